@@ -1,0 +1,54 @@
+"""One `Model` interface for every LLM call: in-process llama.cpp, OpenAI-compatible HTTP, scripted."""
+
+from overseer.models._http import OpenAIModel
+from overseer.models._llamacpp import LlamaCppModel
+from overseer.models._registry import (
+    MODEL_CARDS,
+    ModelCard,
+    ModelStatus,
+    list_models,
+    load_model,
+    model_card,
+    model_path,
+)
+from overseer.models._scripted import ScriptedModel, count_tokens
+from overseer.models._types import (
+    Completion,
+    Message,
+    Model,
+    ModelConnectionError,
+    ModelError,
+    ModelNotInstalledError,
+    ModelOutputError,
+    ModelRequestError,
+    ModelTimeoutError,
+    ModelUnavailableError,
+    TokenLogprob,
+    Usage,
+)
+
+__all__ = [
+    "MODEL_CARDS",
+    "Completion",
+    "LlamaCppModel",
+    "Message",
+    "Model",
+    "ModelCard",
+    "ModelConnectionError",
+    "ModelError",
+    "ModelNotInstalledError",
+    "ModelOutputError",
+    "ModelRequestError",
+    "ModelStatus",
+    "ModelTimeoutError",
+    "ModelUnavailableError",
+    "OpenAIModel",
+    "ScriptedModel",
+    "TokenLogprob",
+    "Usage",
+    "count_tokens",
+    "list_models",
+    "load_model",
+    "model_card",
+    "model_path",
+]

@@ -1,0 +1,129 @@
+"""A scripted model for unit tests of logic: replies from a list or a function, real-looking usage."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from overseer.models._types import (
+    Completion,
+    Message,
+    Model,
+    ModelError,
+    TokenLogprob,
+    Usage,
+    validate_messages,
+)
+
+Reply = str | Mapping[str, Any]
+ReplyFn = Callable[[list[Message]], Reply]
+
+
+def count_tokens(text: str) -> int:
+    """A deterministic stand-in tokenizer: about one token per 4 characters, at least 1 per word."""
+    return max(len(text.split()), math.ceil(len(text) / 4)) if text else 0
+
+
+class ScriptedModel(Model):
+    """Replies in order from `replies` (a list) or by calling `replies(messages)`.
+
+    A reply that is a dict is sent as JSON text. An Exception instance in the list is raised.
+    Usage counts prompt and reply with `count_tokens`; `calls` records every request.
+    With `logprobs_fn`, each reply token gets logprobs from `logprobs_fn(token_index, token)`.
+    """
+
+    def __init__(
+        self,
+        replies: Sequence[Reply | Exception] | ReplyFn,
+        *,
+        name: str = "scripted",
+        latency_s: float = 0.0,
+        logprobs_fn: Callable[[int, str], TokenLogprob] | None = None,
+    ) -> None:
+        self.name = name
+        self._replies = replies
+        self._index = 0
+        self._lock = threading.Lock()
+        self.latency_s = latency_s
+        self.logprobs_fn = logprobs_fn
+        self.calls: list[dict[str, Any]] = []
+
+    def _next(self, messages: list[Message]) -> Reply:
+        if callable(self._replies):
+            return self._replies(messages)
+        with self._lock:
+            if self._index >= len(self._replies):
+                raise ModelError(
+                    f"scripted model {self.name}: ran out of replies after {self._index} calls"
+                )
+            reply = self._replies[self._index]
+            self._index += 1
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    def _logprobs(self, text: str, k: int) -> tuple[TokenLogprob, ...]:
+        tokens = text.split() or [text]
+        if self.logprobs_fn is not None:
+            return tuple(self.logprobs_fn(i, t) for i, t in enumerate(tokens))
+        # Confident by default: the chosen token holds ~90% of the mass.
+        rest = math.log(0.1 / max(k - 1, 1))
+        return tuple(
+            TokenLogprob(t, math.log(0.9), ((t, math.log(0.9)),) + ((f"<alt{j}>", rest),) * (k - 1))
+            for t in tokens
+        )
+
+    def _respond(self, messages: Sequence[Mapping[str, Any]], kw: dict[str, Any]) -> Completion:
+        msgs = validate_messages(messages)
+        with self._lock:
+            self.calls.append({"messages": msgs, **kw})
+        reply = self._next(msgs)
+        text = reply if isinstance(reply, str) else json.dumps(reply)
+        prompt = sum(count_tokens(m["content"]) + 4 for m in msgs)
+        k = kw["top_logprobs"]
+        return Completion(
+            text=text,
+            usage=Usage(prompt_tokens=prompt, completion_tokens=count_tokens(text)),
+            latency_s=self.latency_s,
+            model=self.name,
+            finish_reason="stop",
+            logprobs=self._logprobs(text, k) if k else None,
+        )
+
+    def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        stop: Sequence[str] | None = None,
+        schema: Mapping[str, Any] | None = None,
+        top_logprobs: int = 0,
+        seed: int | None = None,
+    ) -> Completion:
+        if self.latency_s:
+            time.sleep(self.latency_s)
+        kw = {"max_tokens": max_tokens, "schema": schema, "top_logprobs": top_logprobs, "seed": seed}
+        return self._respond(messages, kw)
+
+    async def acomplete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        stop: Sequence[str] | None = None,
+        schema: Mapping[str, Any] | None = None,
+        top_logprobs: int = 0,
+        seed: int | None = None,
+    ) -> Completion:
+        """Like `complete`, but waits its fixed latency without holding a thread."""
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        kw = {"max_tokens": max_tokens, "schema": schema, "top_logprobs": top_logprobs, "seed": seed}
+        return self._respond(messages, kw)
