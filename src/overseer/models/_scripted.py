@@ -73,10 +73,8 @@ class ScriptedModel(Model):
             return tuple(self.logprobs_fn(i, t) for i, t in enumerate(tokens))
         # Confident by default: the chosen token holds ~90% of the mass.
         rest = math.log(0.1 / max(k - 1, 1))
-        return tuple(
-            TokenLogprob(t, math.log(0.9), ((t, math.log(0.9)),) + ((f"<alt{j}>", rest),) * (k - 1))
-            for t in tokens
-        )
+        alts = tuple((f"<alt{j}>", rest) for j in range(1, k))
+        return tuple(TokenLogprob(t, math.log(0.9), ((t, math.log(0.9)), *alts)) for t in tokens)
 
     def _respond(self, messages: Sequence[Mapping[str, Any]], kw: dict[str, Any]) -> Completion:
         msgs = validate_messages(messages)

@@ -1,0 +1,34 @@
+"""Experiment runner: configurations x tasks x seeds -> SQLite result store -> summary table."""
+
+from overseer.bench._report import SummaryRow, summarize, summary_table
+from overseer.bench._runner import RunSummary, run_experiment
+from overseer.bench._solvers import (
+    DIRECT,
+    ConfigRegistry,
+    Solver,
+    SolverConfig,
+    SolverOutput,
+    default_configs,
+    direct_solver,
+    task_messages,
+)
+from overseer.bench._store import ResultKey, ResultRecord, ResultStore
+
+__all__ = [
+    "DIRECT",
+    "ConfigRegistry",
+    "ResultKey",
+    "ResultRecord",
+    "ResultStore",
+    "RunSummary",
+    "Solver",
+    "SolverConfig",
+    "SolverOutput",
+    "SummaryRow",
+    "default_configs",
+    "direct_solver",
+    "run_experiment",
+    "summarize",
+    "summary_table",
+    "task_messages",
+]

@@ -1,0 +1,184 @@
+"""The `overseer` command line: models, bench, report."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from overseer.models import ModelError, list_models, load_model
+
+if TYPE_CHECKING:
+    from overseer.bench import ResultStore
+
+app = typer.Typer(
+    name="overseer",
+    help="Run teams of LLM agents and cut what they waste at run time.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+DEFAULT_STORE = Path("results") / "results.sqlite"
+
+
+class InputError(Exception):
+    """Bad command-line input: printed as one line, exit code 2."""
+
+
+def _csv(text: str, what: str) -> list[str]:
+    items = [s.strip() for s in text.split(",") if s.strip()]
+    if not items:
+        raise InputError(f"{what}: expected a comma-separated list, got {text!r}")
+    return items
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        return [int(s) for s in _csv(text, "--seeds")]
+    except ValueError:
+        raise InputError(f"--seeds: expected integers like 0,1,2, got {text!r}") from None
+
+
+@app.command("models")
+def models_cmd() -> None:
+    """List the named local models, whether they are installed, and their sizes."""
+    t = Table(title="local models")
+    for col in ("name", "installed", "ready", "size", "description / install"):
+        t.add_column(col)
+    for s in list_models():
+        t.add_row(
+            s.name,
+            "yes" if s.installed else "no",
+            "yes" if s.assembled else ("on first use" if s.installed else "no"),
+            f"{s.size_bytes / 1e6:.0f} MB",
+            s.description if s.installed else f"{s.description}\n  install: {s.install}",
+        )
+    Console().print(t)
+
+
+@app.command("bench")
+def bench_cmd(
+    suite: Annotated[str, typer.Option(help="Task suite, e.g. gsm8k-sample, mmlu-sample.")],
+    configs: Annotated[str, typer.Option(help="Comma-separated configurations.")] = "direct",
+    model: Annotated[str, typer.Option(help="Local model name or openai:MODEL.")] = "smollm2-135m",
+    base_url: Annotated[str | None, typer.Option(help="Server URL for openai:MODEL.")] = None,
+    split: Annotated[str, typer.Option(help="train, validation, test or all.")] = "test",
+    limit: Annotated[int | None, typer.Option(help="First N tasks of the split.")] = None,
+    seeds: Annotated[str, typer.Option(help="Comma-separated seeds.")] = "0",
+    baseline: Annotated[str | None, typer.Option(help="Config tokens are compared to.")] = None,
+    store: Annotated[Path, typer.Option(help="SQLite result store.")] = DEFAULT_STORE,
+    concurrency: Annotated[int, typer.Option(help="Tasks solved at once.")] = 1,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Run configurations on a suite, store every result, print the comparison table."""
+    from overseer.bench import ResultStore, default_configs, run_experiment
+    from overseer.models import model_card
+    from overseer.tasks import load_suite
+
+    if split not in ("train", "validation", "test", "all"):
+        raise InputError(f"--split: expected train|validation|test|all, got {split!r}")
+    if limit is not None and limit < 1:
+        raise InputError(f"--limit: expected >= 1, got {limit}")
+    if concurrency < 1:
+        raise InputError(f"--concurrency: expected >= 1, got {concurrency}")
+    names = _csv(configs, "--configs")
+    seed_list = _seeds(seeds)
+    if baseline is not None and baseline not in names:
+        raise InputError(f"--baseline: {baseline!r} is not among --configs {names}")
+    if not model.startswith("openai:"):
+        model_card(model)  # unknown names fail here, before any work
+    try:
+        chosen = default_configs().resolve(names)
+        tasks = load_suite(suite, split=split, seed=seed_list[0], limit=limit)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    console = Console()
+    with ResultStore(store) as rs:
+        summary = asyncio.run(
+            run_experiment(
+                configs=chosen,
+                tasks=tasks,
+                seeds=seed_list,
+                model_name=model,
+                load_model=lambda: load_model(model, base_url=base_url),
+                store=rs,
+                concurrency=concurrency,
+                progress=progress,
+            )
+        )
+        console.print(
+            f"{summary.planned} planned: {summary.already_done} already done, "
+            f"{summary.ran} ran, {summary.errors} errors; store {store}"
+        )
+        _print_summary(console, rs, suite=suite, model=model, configs=names, baseline=baseline)
+
+
+def _print_summary(
+    console: Console,
+    rs: ResultStore,
+    *,
+    suite: str | None,
+    model: str | None,
+    configs: list[str] | None,
+    baseline: str | None,
+) -> None:
+    from overseer.bench import summarize, summary_table
+
+    order = configs or []
+    base = baseline or (order[0] if order else None)
+    rows = summarize(
+        rs.records(suite=suite, model=model, configs=configs), baseline=base, order=order
+    )
+    if not rows:
+        console.print("no stored results match")
+        return
+    console.print(summary_table(rows, baseline=base))
+
+
+@app.command("report")
+def report_cmd(
+    store: Annotated[Path, typer.Option(help="SQLite result store.")] = DEFAULT_STORE,
+    suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
+    model: Annotated[str | None, typer.Option(help="Only this model.")] = None,
+    configs: Annotated[str | None, typer.Option(help="Only these configurations.")] = None,
+    baseline: Annotated[str | None, typer.Option(help="Config tokens are compared to.")] = None,
+) -> None:
+    """Print the comparison table of a result store without running anything."""
+    from overseer.bench import ResultStore
+
+    if not store.is_file():
+        raise InputError(f"--store: no result store at {store}")
+    names = _csv(configs, "--configs") if configs else None
+    with ResultStore(store) as rs:
+        _print_summary(Console(), rs, suite=suite, model=model, configs=names, baseline=baseline)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: bad input gives one line on stderr and exit code 2."""
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    try:
+        app(args=argv, standalone_mode=False, prog_name="overseer")
+    except typer.exceptions.TyperException as exc:  # click's usage errors, as typer ships them
+        if not exc.format_message():  # bare `overseer`: help was printed
+            return 0
+        err.print(f"overseer: error: {exc.format_message()}", markup=False)
+        return exc.exit_code
+    except (InputError, ModelError) as exc:
+        err.print(f"overseer: error: {exc}", markup=False)
+        return 2
+    except typer.Abort:
+        err.print("overseer: interrupted; finished results are in the store", markup=False)
+        return 130
+    except typer.Exit as exc:
+        return exc.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
