@@ -1,0 +1,68 @@
+"""The agent runtime: teams on a spatial-temporal graph, the Executor, the bus, ledger and trace."""
+
+from overseer.runtime._agent import Agent, AgentContext, AgentStepError, action_schema
+from overseer.runtime._bus import (
+    ALL_KINDS,
+    BaseSupervisor,
+    Interaction,
+    Supervisor,
+    SupervisorChain,
+    Verdict,
+)
+from overseer.runtime._channel import Channel, ChannelMessage
+from overseer.runtime._executor import Executor, last_line
+from overseer.runtime._ledger import Budget, BudgetExceeded, Ledger, LedgerEntry, MeteredModel
+from overseer.runtime._presets import PRESETS, ROLE_POOLS, make_team, spatial_edges
+from overseer.runtime._run import AgentFailure, Run, RunResult
+from overseer.runtime._spec import AgentSpec, TeamSpec, TeamSpecError, topological_order
+from overseer.runtime._tools import (
+    KeywordMemory,
+    Memory,
+    MemoryTool,
+    PythonTool,
+    Tool,
+    ToolResult,
+)
+from overseer.runtime._trace import TRACE_VERSION, Trace, read_trace
+
+__all__ = [
+    "ALL_KINDS",
+    "PRESETS",
+    "ROLE_POOLS",
+    "TRACE_VERSION",
+    "Agent",
+    "AgentContext",
+    "AgentFailure",
+    "AgentSpec",
+    "AgentStepError",
+    "BaseSupervisor",
+    "Budget",
+    "BudgetExceeded",
+    "Channel",
+    "ChannelMessage",
+    "Executor",
+    "Interaction",
+    "KeywordMemory",
+    "Ledger",
+    "LedgerEntry",
+    "Memory",
+    "MemoryTool",
+    "MeteredModel",
+    "PythonTool",
+    "Run",
+    "RunResult",
+    "Supervisor",
+    "SupervisorChain",
+    "TeamSpec",
+    "TeamSpecError",
+    "Tool",
+    "ToolResult",
+    "Trace",
+    "Verdict",
+    "action_schema",
+    "last_line",
+    "make_team",
+    "read_trace",
+    "spatial_edges",
+    "topological_order",
+]

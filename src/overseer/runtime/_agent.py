@@ -1,0 +1,207 @@
+"""The agent step: ReAct-style JSON (thought, then a tool call or an answer), re-asked when unparsable.
+
+Prompts put what all agents share first (common rules, the task), then what is the agent's
+own (role, teammates' messages, tools), so a model server reuses the cached shared prefix.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from overseer.models import Message, Model, ModelError
+from overseer.runtime._bus import Interaction
+from overseer.runtime._channel import ChannelMessage
+from overseer.runtime._spec import AgentSpec
+from overseer.runtime._tools import Tool
+
+COMMON_RULES = (
+    "You are one agent in a team that solves a task together. Teammates may send you their "
+    "work; use it with critical thinking, never copy it blindly. Reply only with JSON: a short "
+    '"thought", then an "action": "answer" with your message to the team in "answer", or a '
+    'tool name with its "args". Keep answers short and end them with the final result.'
+)
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """What an agent sees this round: the task, its teammates' messages, its own last answer."""
+
+    global_task: str
+    round: int
+    spatial_inputs: Sequence[ChannelMessage]
+    temporal_inputs: Sequence[ChannelMessage]
+    guidance: Sequence[str] = ()
+    local_task: str = ""
+
+
+class AgentStepError(Exception):
+    """The agent could not produce a usable step; `reason` is an AgentFailure reason."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+def action_schema(tools: Sequence[Tool]) -> dict[str, Any]:
+    """The JSON Schema of one step: an answer, or a call of one of the agent's tools."""
+    answer = {
+        "type": "object",
+        "properties": {
+            "thought": {"type": "string", "maxLength": 800},
+            "action": {"const": "answer"},
+            "answer": {"type": "string"},
+        },
+        "required": ["thought", "action", "answer"],
+    }
+    options = [answer] + [
+        {
+            "type": "object",
+            "properties": {
+                "thought": {"type": "string", "maxLength": 800},
+                "action": {"const": t.name},
+                "args": dict(t.parameters),
+            },
+            "required": ["thought", "action", "args"],
+        }
+        for t in tools
+    ]
+    return options[0] if len(options) == 1 else {"anyOf": options}
+
+
+def build_messages(spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool]) -> list[Message]:
+    """System rules and task first (shared by every agent), then this agent's own part."""
+    own = [f"Your name: {spec.name}."]
+    if spec.role:
+        own.append(f"Your role: {spec.role}")
+    if spec.instructions:
+        own.append(spec.instructions)
+    if ctx.local_task:
+        own.append(f"Your sub-task: {ctx.local_task}")
+    if ctx.temporal_inputs:
+        own.append("From the previous round:")
+        own += [f"[{m.sender}] {m.content}" for m in ctx.temporal_inputs]
+    if ctx.spatial_inputs:
+        own.append("From teammates this round:")
+        own += [f"[{m.sender}] {m.content}" for m in ctx.spatial_inputs]
+    if tools:
+        own.append("Tools you may call:")
+        own += [
+            f"- {t.name}: {t.description} args: {json.dumps(dict(t.parameters))}" for t in tools
+        ]
+    own += [f"[guidance] {g}" for g in ctx.guidance]
+    return [
+        {"role": "system", "content": COMMON_RULES},
+        {"role": "user", "content": f"Task:\n{ctx.global_task}\n\n" + "\n".join(own)},
+    ]
+
+
+def parse_step(text: str, tools: Mapping[str, Tool]) -> dict[str, Any]:
+    """Check a step against the action schema; raises ValueError saying what is wrong."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg} at char {exc.pos})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+    action = data.get("action")
+    if action == "answer":
+        if not isinstance(data.get("answer"), str) or not data["answer"].strip():
+            raise ValueError('action "answer" needs a non-empty "answer" string')
+        return data
+    if action in tools:
+        if not isinstance(data.get("args"), dict):
+            raise ValueError(f'action "{action}" needs an "args" object')
+        return data
+    allowed = ["answer", *tools]
+    raise ValueError(f'"action" must be one of {allowed}, got {action!r}')
+
+
+Judge = Callable[[Interaction], Awaitable[str]]
+
+
+class Agent:
+    """Runs one agent's steps for a round: model call, tool calls through the bus, an answer."""
+
+    def __init__(
+        self,
+        spec: AgentSpec,
+        model: Model,
+        tools: Sequence[Tool],
+        *,
+        max_steps: int = 4,
+        max_reasks: int = 2,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        seed: int | None = None,
+    ) -> None:
+        self.spec = spec
+        self.model = model
+        self.tools = {t.name: t for t in tools}
+        self.max_steps = max_steps
+        self.max_reasks = max_reasks
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.seed = seed
+        self._schema = action_schema(list(tools))
+
+    async def _ask(self, messages: list[Message]) -> tuple[dict[str, Any], str, Any]:
+        """One step from the model, re-asked up to max_reasks times when unparsable."""
+        convo = list(messages)
+        last_error = ""
+        for _ in range(self.max_reasks + 1):
+            try:
+                c = await self.model.acomplete(
+                    convo, max_tokens=self.max_tokens, temperature=self.temperature,
+                    schema=self._schema, seed=self.seed,
+                )  # fmt: skip
+            except ModelError as exc:
+                raise AgentStepError("model_error", str(exc)) from exc
+            try:
+                return parse_step(c.text, self.tools), c.text, c.usage
+            except ValueError as exc:
+                last_error = str(exc)
+                convo = [
+                    *convo,
+                    {"role": "assistant", "content": c.text},
+                    {"role": "user", "content": f"That reply is invalid: {last_error}. "
+                                                "Reply again with one JSON object only."},
+                ]  # fmt: skip
+        raise AgentStepError("unparsable", last_error)
+
+    async def run(self, ctx: AgentContext, judge: Judge) -> str:
+        """Steps until an answer; every tool call and the answer pass `judge` (the bus)."""
+        messages = build_messages(self.spec, ctx, list(self.tools.values()))
+        for step in range(self.max_steps):
+            data, raw, usage = await self._ask(messages)
+            thought = str(data.get("thought", ""))
+            if data["action"] == "answer":
+                return await judge(
+                    Interaction(
+                        kind="message", agent=self.spec.name, global_task=ctx.global_task,
+                        local_task=ctx.local_task, round=ctx.round, step=step,
+                        input=data["answer"], observation=data["answer"], thought=thought,
+                        usage=usage,
+                    )
+                )  # fmt: skip
+            tool = self.tools[data["action"]]
+            args = data["args"]
+            result = await tool.call(args)
+            observation = await judge(
+                Interaction(
+                    kind=tool.kind, agent=self.spec.name, global_task=ctx.global_task,
+                    local_task=ctx.local_task, round=ctx.round, step=step,
+                    input=json.dumps(args, ensure_ascii=False), observation=result.output,
+                    error=result.error, tool=tool.name, thought=thought, usage=usage,
+                )
+            )  # fmt: skip
+            note = f"\nError: {result.error}" if result.error else ""
+            messages = [
+                *messages,
+                {"role": "assistant", "content": raw},
+                {"role": "user", "content": f"Observation from {tool.name}:\n{observation}{note}"},
+            ]
+        raise AgentStepError("no_answer", f"no answer after {self.max_steps} steps")

@@ -1,0 +1,121 @@
+"""The ledger books every model call of a run by actor; budgets are checked before each call."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from overseer.models import Completion, Model, Usage
+
+if TYPE_CHECKING:
+    from overseer.runtime._trace import Trace
+
+ActorKind = Literal["agent", "decision", "supervisor", "monitor", "watcher", "trainer", "verifier"]
+StopReason = Literal["tokens", "steps", "time"]
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One booked model call."""
+
+    run: str
+    actor: str
+    kind: ActorKind
+    model: str
+    usage: Usage
+    latency_s: float
+
+
+class BudgetExceeded(RuntimeError):
+    """A run hit one of its budgets; `reason` says which (tokens, steps or time)."""
+
+    def __init__(self, reason: StopReason, detail: str) -> None:
+        super().__init__(f"budget exceeded ({reason}): {detail}")
+        self.reason: StopReason = reason
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Per-run limits, checked before every model call. None means unlimited."""
+
+    max_tokens: int | None = None
+    max_calls: int | None = None
+    max_seconds: float | None = None
+
+
+class Ledger:
+    """Every model call of a run, with who made it; net tokens include the overseers' own."""
+
+    def __init__(self, run: str, budget: Budget | None = None) -> None:
+        self.run = run
+        self.budget = budget or Budget()
+        self.entries: list[LedgerEntry] = []
+        self.started = time.monotonic()
+
+    def check(self) -> None:
+        """Raise BudgetExceeded if another call would break a budget."""
+        b = self.budget
+        if b.max_calls is not None and len(self.entries) >= b.max_calls:
+            raise BudgetExceeded("steps", f"{len(self.entries)} model calls of {b.max_calls}")
+        if b.max_tokens is not None and self.total.total_tokens >= b.max_tokens:
+            raise BudgetExceeded("tokens", f"{self.total.total_tokens} tokens of {b.max_tokens}")
+        elapsed = time.monotonic() - self.started
+        if b.max_seconds is not None and elapsed >= b.max_seconds:
+            raise BudgetExceeded("time", f"{elapsed:.1f} s of {b.max_seconds}")
+
+    def book(self, actor: str, kind: ActorKind, model: str, usage: Usage, latency: float) -> None:
+        self.entries.append(LedgerEntry(self.run, actor, kind, model, usage, latency))
+
+    @property
+    def total(self) -> Usage:
+        return sum((e.usage for e in self.entries), Usage())
+
+    def by_actor(self) -> dict[str, Usage]:
+        """Usage per `kind:actor` key (the key the result store keeps)."""
+        out: dict[str, Usage] = defaultdict(Usage)
+        for e in self.entries:
+            out[f"{e.kind}:{e.actor}"] += e.usage
+        return dict(out)
+
+    def by_kind(self) -> dict[str, Usage]:
+        out: dict[str, Usage] = defaultdict(Usage)
+        for e in self.entries:
+            out[e.kind] += e.usage
+        return dict(out)
+
+    def calls_by_actor(self) -> dict[str, int]:
+        out: dict[str, int] = defaultdict(int)
+        for e in self.entries:
+            out[f"{e.kind}:{e.actor}"] += 1
+        return dict(out)
+
+
+class MeteredModel(Model):
+    """A model as one actor sees it: every call is budget-checked, booked and traced."""
+
+    def __init__(
+        self, inner: Model, ledger: Ledger, actor: str, kind: ActorKind, trace: Trace | None
+    ) -> None:
+        self.inner = inner
+        self.ledger = ledger
+        self.actor = actor
+        self.kind = kind
+        self.trace = trace
+        self.name = inner.name
+
+    def _booked(self, c: Completion, messages: Sequence[Mapping[str, Any]]) -> Completion:
+        self.ledger.book(self.actor, self.kind, self.inner.name, c.usage, c.latency_s)
+        if self.trace is not None:
+            self.trace.model_call(self.actor, self.kind, self.inner.name, messages, c)
+        return c
+
+    def complete(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> Completion:
+        self.ledger.check()
+        return self._booked(self.inner.complete(messages, **kw), messages)
+
+    async def acomplete(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> Completion:
+        self.ledger.check()
+        return self._booked(await self.inner.acomplete(messages, **kw), messages)

@@ -1,0 +1,84 @@
+"""The state of one run that plug-ins may read: team, channel, ledger, trace, interactions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from overseer.models import Model, Usage
+from overseer.runtime._bus import Interaction, Verdict
+from overseer.runtime._channel import Channel, ChannelMessage
+from overseer.runtime._ledger import ActorKind, Ledger, MeteredModel
+from overseer.runtime._spec import TeamSpec
+from overseer.runtime._trace import Trace
+
+StopReason = Literal["done", "budget_tokens", "budget_steps", "budget_time", "error"]
+
+
+@dataclass(frozen=True)
+class AgentFailure:
+    """An agent that produced no message this round, and why (never an empty message)."""
+
+    agent: str
+    round: int
+    reason: Literal["unparsable", "no_answer", "model_error", "tool_error"]
+    detail: str
+
+
+@dataclass
+class Run:
+    """One query through one team. The Executor owns it; supervisors read it and book calls."""
+
+    id: str
+    query: str
+    team: TeamSpec
+    model: Model
+    ledger: Ledger
+    trace: Trace
+    channel: Channel = field(default_factory=Channel)
+    round: int = 0
+    interactions: list[Interaction] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    failures: list[AgentFailure] = field(default_factory=list)
+    guidance_count: dict[str, int] = field(default_factory=dict)
+
+    def metered(self, actor: str, kind: ActorKind, model: Model | None = None) -> MeteredModel:
+        """A model for `actor` whose calls are budget-checked, booked and traced in this run."""
+        return MeteredModel(model or self.model, self.ledger, actor, kind, self.trace)
+
+    def interactions_of(self, agent: str) -> list[Interaction]:
+        return [i for i in self.interactions if i.agent == agent]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The answer of a run, why it stopped, and where its books and trace are."""
+
+    run_id: str
+    answer: str
+    stop_reason: StopReason
+    usage_by_actor: dict[str, Usage]
+    calls_by_actor: dict[str, int]
+    total: Usage
+    rounds: int
+    trace_path: Path
+    failures: tuple[AgentFailure, ...] = ()
+    messages: tuple[ChannelMessage, ...] = ()
+    error: str | None = None
+
+
+class RollbackSignal(Exception):
+    """Raised inside a round when a supervisor asked for a rollback."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(verdict.reason)
+        self.verdict = verdict
+
+
+class ReplaceAgentSignal(Exception):
+    """Raised inside an agent's step when a supervisor asked to replace that agent."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(verdict.reason)
+        self.verdict = verdict

@@ -1,0 +1,95 @@
+"""The run's trace: JSON Lines, one event per line, flushed at once, stable field names.
+
+Model calls use OpenTelemetry GenAI attribute names (`gen_ai.usage.input_tokens`, ...), so
+the file can be mapped onto spans; every line carries the schema version `v`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from overseer.models import Completion
+
+TRACE_VERSION = 1
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if hasattr(value, "model_dump"):
+        return value.model_dump()
+    return str(value)
+
+
+class Trace:
+    """Appends events to a JSONL file; every event is written and flushed before returning."""
+
+    def __init__(self, path: str | Path, run: str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.run = run
+        self._lock = threading.Lock()
+        self._fh: IO[str] | None = self.path.open("a", encoding="utf-8")
+
+    def event(self, event: str, **fields: Any) -> None:
+        record = {"v": TRACE_VERSION, "ts": round(time.time(), 6), "run": self.run,
+                  "event": event, **fields}  # fmt: skip
+        line = json.dumps(record, default=_plain, ensure_ascii=False)
+        with self._lock:
+            if self._fh is None:
+                raise ValueError(f"trace {self.path}: written after close")
+            self._fh.write(line + "\n")
+            self._fh.flush()
+
+    def model_call(
+        self,
+        actor: str,
+        kind: str,
+        model: str,
+        messages: Sequence[Mapping[str, Any]],
+        c: Completion,
+    ) -> None:
+        self.event(
+            "model_call",
+            **{
+                "gen_ai.operation.name": "chat",
+                "gen_ai.agent.name": actor,
+                "overseer.actor.kind": kind,
+                "gen_ai.request.model": model,
+                "gen_ai.usage.input_tokens": c.usage.prompt_tokens,
+                "gen_ai.usage.output_tokens": c.usage.completion_tokens,
+                "gen_ai.usage.cache_read_input_tokens": c.usage.cached_prompt_tokens,
+                "gen_ai.response.finish_reasons": [c.finish_reason],
+                "latency_s": round(c.latency_s, 4),
+                "input": [dict(m) for m in messages],
+                "output": c.text,
+            },
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fh is not None:
+                self._fh.close()
+                self._fh = None
+
+
+def read_trace(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Events of a trace file; a line that is not JSON raises ValueError naming the line."""
+    path = Path(path)
+    with path.open(encoding="utf-8") as fh:
+        for no, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"trace {path}, line {no}: not JSON ({exc.msg})") from None
+            if not isinstance(rec, dict) or "event" not in rec:
+                raise ValueError(f"trace {path}, line {no}: expected an object with 'event'")
+            yield rec
