@@ -10,9 +10,11 @@ from overseer.bench._solvers import (
     SolverOutput,
     default_configs,
     direct_solver,
+    task_instructions,
     task_messages,
 )
 from overseer.bench._store import ResultKey, ResultRecord, ResultStore
+from overseer.bench._teams import team_configs, team_query, team_solver
 
 __all__ = [
     "DIRECT",
@@ -30,5 +32,9 @@ __all__ = [
     "run_experiment",
     "summarize",
     "summary_table",
+    "task_instructions",
     "task_messages",
+    "team_configs",
+    "team_query",
+    "team_solver",
 ]

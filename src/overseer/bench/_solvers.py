@@ -91,10 +91,15 @@ _INSTRUCTIONS = {
 _MAX_TOKENS = {"mc": 384, "numeric": 512, "code": 512, "text": 384}
 
 
+def task_instructions(task: Task) -> str:
+    """How an answer to this kind of task must end, so that its scorer can read it."""
+    return _INSTRUCTIONS[task.kind]
+
+
 def task_messages(task: Task) -> list[Message]:
     """The plain prompt of a task: instructions for its kind, then the task itself."""
     return [
-        {"role": "system", "content": _INSTRUCTIONS[task.kind]},
+        {"role": "system", "content": task_instructions(task)},
         {"role": "user", "content": task.prompt},
     ]
 
@@ -114,6 +119,8 @@ def direct_solver(model: Model) -> Solver:
 DIRECT = SolverConfig("direct", "one model call per task (baseline)", direct_solver)
 
 
-def default_configs() -> ConfigRegistry:
-    """A fresh registry with the configurations this package ships."""
-    return ConfigRegistry([DIRECT])
+def default_configs(*, agents: int = 3, rounds: int = 2) -> ConfigRegistry:
+    """A fresh registry: the direct baseline and one team per topology preset."""
+    from overseer.bench._teams import team_configs
+
+    return ConfigRegistry([DIRECT, *team_configs(agents, rounds)])

@@ -1,9 +1,8 @@
-"""The `overseer` command line: models, bench, report."""
+"""`overseer models`, `overseer bench`, `overseer report`."""
 
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -11,36 +10,18 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from overseer.models import ModelError, list_models, load_model
+from overseer.cli._app import InputError, app, csv_list
+from overseer.models import list_models, load_model
 
 if TYPE_CHECKING:
     from overseer.bench import ResultStore
 
-app = typer.Typer(
-    name="overseer",
-    help="Run teams of LLM agents and cut what they waste at run time.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-
 DEFAULT_STORE = Path("results") / "results.sqlite"
-
-
-class InputError(Exception):
-    """Bad command-line input: printed as one line, exit code 2."""
-
-
-def _csv(text: str, what: str) -> list[str]:
-    items = [s.strip() for s in text.split(",") if s.strip()]
-    if not items:
-        raise InputError(f"{what}: expected a comma-separated list, got {text!r}")
-    return items
 
 
 def _seeds(text: str) -> list[int]:
     try:
-        return [int(s) for s in _csv(text, "--seeds")]
+        return [int(s) for s in csv_list(text, "--seeds")]
     except ValueError:
         raise InputError(f"--seeds: expected integers like 0,1,2, got {text!r}") from None
 
@@ -74,6 +55,8 @@ def bench_cmd(
     baseline: Annotated[str | None, typer.Option(help="Config tokens are compared to.")] = None,
     store: Annotated[Path, typer.Option(help="SQLite result store.")] = DEFAULT_STORE,
     concurrency: Annotated[int, typer.Option(help="Tasks solved at once.")] = 1,
+    agents: Annotated[int, typer.Option(help="Agents per team (team configs).")] = 3,
+    rounds: Annotated[int, typer.Option(help="Rounds per team run (team configs).")] = 2,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Run configurations on a suite, store every result, print the comparison table."""
@@ -87,14 +70,16 @@ def bench_cmd(
         raise InputError(f"--limit: expected >= 1, got {limit}")
     if concurrency < 1:
         raise InputError(f"--concurrency: expected >= 1, got {concurrency}")
-    names = _csv(configs, "--configs")
+    if not 1 <= agents <= 32 or not 1 <= rounds <= 10:
+        raise InputError(f"--agents/--rounds: expected 1..32 and 1..10, got {agents}, {rounds}")
+    names = csv_list(configs, "--configs")
     seed_list = _seeds(seeds)
     if baseline is not None and baseline not in names:
         raise InputError(f"--baseline: {baseline!r} is not among --configs {names}")
     if not model.startswith("openai:"):
         model_card(model)  # unknown names fail here, before any work
     try:
-        chosen = default_configs().resolve(names)
+        chosen = default_configs(agents=agents, rounds=rounds).resolve(names)
         tasks = load_suite(suite, split=split, seed=seed_list[0], limit=limit)  # type: ignore[arg-type]
     except ValueError as exc:
         raise InputError(str(exc)) from None
@@ -154,31 +139,6 @@ def report_cmd(
 
     if not store.is_file():
         raise InputError(f"--store: no result store at {store}")
-    names = _csv(configs, "--configs") if configs else None
+    names = csv_list(configs, "--configs") if configs else None
     with ResultStore(store) as rs:
         _print_summary(Console(), rs, suite=suite, model=model, configs=names, baseline=baseline)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: bad input gives one line on stderr and exit code 2."""
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    try:
-        app(args=argv, standalone_mode=False, prog_name="overseer")
-    except typer.exceptions.TyperException as exc:  # click's usage errors, as typer ships them
-        if not exc.format_message():  # bare `overseer`: help was printed
-            return 0
-        err.print(f"overseer: error: {exc.format_message()}", markup=False)
-        return exc.exit_code
-    except (InputError, ModelError) as exc:
-        err.print(f"overseer: error: {exc}", markup=False)
-        return 2
-    except typer.Abort:
-        err.print("overseer: interrupted; finished results are in the store", markup=False)
-        return 130
-    except typer.Exit as exc:
-        return exc.exit_code
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
