@@ -1,0 +1,57 @@
+"""Packaged benchmark suites: loaders with verified counts, seeded splits, and scorers."""
+
+from overseer.tasks._loaders import (
+    LOADERS,
+    MMLU_SAMPLE_PER_SUBJECT,
+    TaskDataError,
+    data_file,
+    load_wordproblems,
+    mc_prompt,
+)
+from overseer.tasks._score import (
+    ascore,
+    ascore_code,
+    code_program,
+    extract_code,
+    extract_letter,
+    extract_number,
+    score,
+    score_code,
+    score_mc,
+    score_numeric,
+)
+from overseer.tasks._split import (
+    DEFAULT_FRACTIONS,
+    SUITE_NAMES,
+    UnknownSuiteError,
+    load_suite,
+    split_tasks,
+)
+from overseer.tasks._types import Score, Task, TaskKind
+
+__all__ = [
+    "DEFAULT_FRACTIONS",
+    "LOADERS",
+    "MMLU_SAMPLE_PER_SUBJECT",
+    "SUITE_NAMES",
+    "Score",
+    "Task",
+    "TaskDataError",
+    "TaskKind",
+    "UnknownSuiteError",
+    "ascore",
+    "ascore_code",
+    "code_program",
+    "data_file",
+    "extract_code",
+    "extract_letter",
+    "extract_number",
+    "load_suite",
+    "load_wordproblems",
+    "mc_prompt",
+    "score",
+    "score_code",
+    "score_mc",
+    "score_numeric",
+    "split_tasks",
+]

