@@ -65,13 +65,17 @@ def measure(name: str, calls: int, table: Table) -> None:
         lat = [c.latency_s for c in outs]
         rates = [_rates(c) for c in outs]
         table.add_row(
-            name, label, f"{load_s:.1f}", str(calls),
+            name,
+            label,
+            f"{load_s:.1f}",
+            str(calls),
             f"{statistics.mean(c.usage.prompt_tokens for c in outs):.0f}",
             f"{statistics.mean(c.usage.completion_tokens for c in outs):.0f}",
             f"{statistics.mean(r[0] for r in rates):.0f}",
             f"{statistics.mean(r[1] for r in rates):.1f}",
-            f"{statistics.mean(lat):.2f}", f"{max(lat):.2f}",
-        )  # fmt: skip
+            f"{statistics.mean(lat):.2f}",
+            f"{max(lat):.2f}",
+        )
     model.close()
 
 
@@ -84,8 +88,18 @@ def main() -> None:
         s.name for s in list_models() if s.installed
     ]
     table = Table(title="local model speed (llama.cpp timings; latency is wall time per call)")
-    for col in ("model", "mode", "load s", "calls", "prompt tok", "compl tok",
-                "prompt tok/s", "gen tok/s", "lat mean s", "lat max s"):  # fmt: skip
+    for col in (
+        "model",
+        "mode",
+        "load s",
+        "calls",
+        "prompt tok",
+        "compl tok",
+        "prompt tok/s",
+        "gen tok/s",
+        "lat mean s",
+        "lat max s",
+    ):
         table.add_column(col, justify="left" if col in ("model", "mode") else "right")
     for name in names:
         measure(name, args.calls, table)

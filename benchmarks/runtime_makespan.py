@@ -58,16 +58,32 @@ def main() -> None:
         "debate": make_team("debate", n, rounds=2),
     }
     t = Table(title=f"makespan, {n} agents, fixed model latency {lat * 1000:.0f} ms per call")
-    for col in ("team", "rounds", "calls", "critical path s", "ours s", "ours / critical",
-                "one-at-a-time s", "one-at-a-time / critical"):  # fmt: skip
+    for col in (
+        "team",
+        "rounds",
+        "calls",
+        "critical path s",
+        "ours s",
+        "ours / critical",
+        "one-at-a-time s",
+        "one-at-a-time / critical",
+    ):
         t.add_column(col, justify="left" if col == "team" else "right")
     for name, team in teams.items():
         calls = team.rounds * len(team.agents) + (1 if team.decision == "llm" else 0)
         crit = critical_path_calls(team) * lat
         ours = asyncio.run(makespan(team, lat, concurrency=n))
         serial = asyncio.run(makespan(team, lat, concurrency=1))
-        t.add_row(name, str(team.rounds), str(calls), f"{crit:.2f}", f"{ours:.2f}",
-                  f"{ours / crit:.3f}", f"{serial:.2f}", f"{serial / crit:.2f}")  # fmt: skip
+        t.add_row(
+            name,
+            str(team.rounds),
+            str(calls),
+            f"{crit:.2f}",
+            f"{ours:.2f}",
+            f"{ours / crit:.3f}",
+            f"{serial:.2f}",
+            f"{serial / crit:.2f}",
+        )
     Console(width=140).print(t)
 
 

@@ -61,8 +61,10 @@ def main() -> None:
     ap.add_argument("--agents", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
-    t = Table(title=f"overhead per agent step (complete team, {args.agents} agents, "
-                    f"{args.rounds} rounds, {args.runs} runs)")  # fmt: skip
+    t = Table(
+        title=f"overhead per agent step (complete team, {args.agents} agents, "
+        f"{args.rounds} rounds, {args.runs} runs)"
+    )
     for col in ("setting", "steps", "us per step"):
         t.add_column(col, justify="left" if col == "setting" else "right")
     t.add_row("bare scripted model call", "-", f"{bare_model_us(2000):.0f}")

@@ -11,10 +11,15 @@ from overseer.models import Usage
 
 def rec(config: str, i: int, correct: bool, prompt: int, completion: int) -> ResultRecord:
     return ResultRecord(
-        key=ResultKey(config, "m", "s", f"t/{i}", 0), answer="", parsed=None, correct=correct,
-        score=float(correct), usage_by_actor={"agent:x": Usage(prompt, completion, prompt // 2)},
-        latency_s=1.0, error=None if correct or i else "boom",
-    )  # fmt: skip
+        key=ResultKey(config, "m", "s", f"t/{i}", 0),
+        answer="",
+        parsed=None,
+        correct=correct,
+        score=float(correct),
+        usage_by_actor={"agent:x": Usage(prompt, completion, prompt // 2)},
+        latency_s=1.0,
+        error=None if correct or i != 9 else "boom",
+    )
 
 
 def test_summary_figures() -> None:
@@ -23,8 +28,8 @@ def test_summary_figures() -> None:
     rows = summarize(base + cheap, baseline="base", order=["cheap", "base"])
     assert [r.config for r in rows] == ["cheap", "base"]
     c, b = rows
-    assert (b.n, b.correct, b.accuracy, b.errors) == (10, 5, 0.5, 0)
-    assert c.accuracy == 0.8 and c.errors == 1  # task 0 of 'cheap' is wrong, with an error
+    assert (b.n, b.correct, b.accuracy, b.errors) == (10, 5, 0.5, 1)
+    assert c.accuracy == 0.8 and c.errors == 1  # task 9 of 'cheap' is wrong, with an error
     assert b.mean_tokens == pytest.approx(100 + 45)
     assert b.p90_tokens == pytest.approx(100 + 81)  # numpy linear percentile of 0..90
     assert b.mean_cached == 50 and b.mean_prompt == 100 and b.mean_completion == 45

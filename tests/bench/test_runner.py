@@ -61,10 +61,16 @@ def run(store: ResultStore, model: Model, configs, tasks, seeds=(0,), concurrenc
 
     return asyncio.run(
         run_experiment(
-            configs=configs, tasks=tasks, seeds=list(seeds), model_name="scripted",
-            load_model=load, store=store, concurrency=concurrency, progress=False,
+            configs=configs,
+            tasks=tasks,
+            seeds=list(seeds),
+            model_name="scripted",
+            load_model=load,
+            store=store,
+            concurrency=concurrency,
+            progress=False,
         )
-    )  # fmt: skip
+    )
 
 
 def test_results_are_scored_stored_and_a_rerun_does_nothing(tmp_path: Path) -> None:
@@ -119,11 +125,16 @@ def test_cancelled_run_resumes_without_loss_or_duplicates(tmp_path: Path) -> Non
         with ResultStore(path) as store:
             task = asyncio.create_task(
                 run_experiment(
-                    configs=[doubling_config()], tasks=numeric_tasks(8), seeds=[0],
-                    model_name="scripted", load_model=lambda: answer_model(0.05), store=store,
-                    concurrency=1, progress=False,
+                    configs=[doubling_config()],
+                    tasks=numeric_tasks(8),
+                    seeds=[0],
+                    model_name="scripted",
+                    load_model=lambda: answer_model(0.05),
+                    store=store,
+                    concurrency=1,
+                    progress=False,
                 )
-            )  # fmt: skip
+            )
             while len(store.done_keys()) < 3:
                 await asyncio.sleep(0.01)
             task.cancel()
@@ -187,10 +198,15 @@ def test_store_rejects_a_non_sqlite_file(tmp_path: Path) -> None:
 
 def test_store_round_trips_usage_by_actor(tmp_path: Path) -> None:
     rec = ResultRecord(
-        key=ResultKey("c", "m", "s", "t/1", 3), answer="42", parsed="42", correct=True,
-        score=1.0, usage_by_actor={"agent:a": Usage(10, 2, 4), "supervisor:s": Usage(5, 1, 0)},
-        latency_s=0.5, extra={"note": "x"},
-    )  # fmt: skip
+        key=ResultKey("c", "m", "s", "t/1", 3),
+        answer="42",
+        parsed="42",
+        correct=True,
+        score=1.0,
+        usage_by_actor={"agent:a": Usage(10, 2, 4), "supervisor:s": Usage(5, 1, 0)},
+        latency_s=0.5,
+        extra={"note": "x"},
+    )
     with ResultStore(tmp_path / "r.sqlite") as store:
         store.add(rec)
         store.add(rec)  # replacing, not duplicating

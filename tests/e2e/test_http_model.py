@@ -27,10 +27,11 @@ OK_BODY = {
     "object": "chat.completion",
     "created": 0,
     "model": "m",
-    "choices": [{"index": 0, "finish_reason": "stop",
-                 "message": {"role": "assistant", "content": "fine"}}],
+    "choices": [
+        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "fine"}}
+    ],
     "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
-}  # fmt: skip
+}
 
 Behaviour = Callable[[int], tuple[int, dict, float]]  # request number -> status, body, delay
 
@@ -80,9 +81,12 @@ def test_real_llamacpp_server_over_http(embedded_model: LlamaCppModel) -> None:
         [{"role": "user", "content": "What is 2+3? Reply in JSON."}],
         max_tokens=30,
         top_logprobs=5,
-        schema={"type": "object", "properties": {"answer": {"type": "integer"}},
-                "required": ["answer"]},
-    )  # fmt: skip
+        schema={
+            "type": "object",
+            "properties": {"answer": {"type": "integer"}},
+            "required": ["answer"],
+        },
+    )
     assert isinstance(json.loads(c.text)["answer"], int)
     assert c.usage.prompt_tokens > 5 and c.usage.completion_tokens > 0
     assert c.logprobs is not None and len(c.logprobs[0].top) == 5
@@ -90,9 +94,12 @@ def test_real_llamacpp_server_over_http(embedded_model: LlamaCppModel) -> None:
     local = embedded_model.complete(
         [{"role": "user", "content": "What is 2+3? Reply in JSON."}],
         max_tokens=30,
-        schema={"type": "object", "properties": {"answer": {"type": "integer"}},
-                "required": ["answer"]},
-    )  # fmt: skip
+        schema={
+            "type": "object",
+            "properties": {"answer": {"type": "integer"}},
+            "required": ["answer"],
+        },
+    )
     assert local.text == c.text
 
 

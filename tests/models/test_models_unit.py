@@ -41,28 +41,51 @@ def test_build_request_carries_schema_logprobs_stop_seed() -> None:
 
 @pytest.mark.parametrize(
     ("kw", "field"),
-    [({"max_tokens": 0}, "max_tokens"), ({"temperature": 3.0}, "temperature"),
-     ({"top_logprobs": 50}, "top_logprobs")],
-)  # fmt: skip
+    [
+        ({"max_tokens": 0}, "max_tokens"),
+        ({"temperature": 3.0}, "temperature"),
+        ({"top_logprobs": 50}, "top_logprobs"),
+    ],
+)
 def test_build_request_rejects_bad_parameters(kw: dict, field: str) -> None:
-    args = {"max_tokens": 5, "temperature": 0.0, "stop": None, "schema": None,
-            "top_logprobs": 0, "seed": None} | kw  # fmt: skip
+    args = {
+        "max_tokens": 5,
+        "temperature": 0.0,
+        "stop": None,
+        "schema": None,
+        "top_logprobs": 0,
+        "seed": None,
+    } | kw
     with pytest.raises(ModelRequestError, match=field):
         build_request(MSG, **args)  # type: ignore[arg-type]
 
 
 def test_parse_response_reads_usage_cache_and_logprobs() -> None:
     data = {
-        "choices": [{
-            "finish_reason": "stop",
-            "message": {"role": "assistant", "content": "B"},
-            "logprobs": {"content": [{"token": "B", "logprob": -0.1,
-                                      "top_logprobs": [{"token": "B", "logprob": -0.1},
-                                                       {"token": "A", "logprob": -2.4}]}]},
-        }],
-        "usage": {"prompt_tokens": 30, "completion_tokens": 1,
-                  "prompt_tokens_details": {"cached_tokens": 29}},
-    }  # fmt: skip
+        "choices": [
+            {
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "B"},
+                "logprobs": {
+                    "content": [
+                        {
+                            "token": "B",
+                            "logprob": -0.1,
+                            "top_logprobs": [
+                                {"token": "B", "logprob": -0.1},
+                                {"token": "A", "logprob": -2.4},
+                            ],
+                        }
+                    ]
+                },
+            }
+        ],
+        "usage": {
+            "prompt_tokens": 30,
+            "completion_tokens": 1,
+            "prompt_tokens_details": {"cached_tokens": 29},
+        },
+    }
     c = parse_response(data, latency_s=0.2, model="m")
     assert c.text == "B" and c.finish_reason == "stop"
     assert c.usage == Usage(prompt_tokens=30, completion_tokens=1, cached_prompt_tokens=29)

@@ -84,17 +84,37 @@ def summary_table(rows: Sequence[SummaryRow], *, baseline: str | None = None) ->
     title = "results" + (f" (tokens relative to {baseline})" if baseline else "")
     t = Table(title=title)
     for col in (
-        "suite", "model", "config", "n", "acc", "95% CI", "err",
-        "tok mean", "tok p90", "prompt", "cached", "compl", "vs base", "lat s",
+        "suite",
+        "model",
+        "config",
+        "n",
+        "acc",
+        "95% CI",
+        "err",
+        "tok mean",
+        "tok p90",
+        "prompt",
+        "cached",
+        "compl",
+        "vs base",
+        "lat s",
     ):
         t.add_column(col, justify="left" if col in ("suite", "model", "config") else "right")
     for r in rows:
         t.add_row(
-            r.suite, r.model, r.config, str(r.n), f"{r.accuracy:.3f}",
-            f"{r.ci_low:.2f}-{r.ci_high:.2f}", str(r.errors),
-            f"{r.mean_tokens:.0f}", f"{r.p90_tokens:.0f}", f"{r.mean_prompt:.0f}",
-            f"{r.mean_cached:.0f}", f"{r.mean_completion:.0f}",
+            r.suite,
+            r.model,
+            r.config,
+            str(r.n),
+            f"{r.accuracy:.3f}",
+            f"{r.ci_low:.2f}-{r.ci_high:.2f}",
+            str(r.errors),
+            f"{r.mean_tokens:.0f}",
+            f"{r.p90_tokens:.0f}",
+            f"{r.mean_prompt:.0f}",
+            f"{r.mean_cached:.0f}",
+            f"{r.mean_completion:.0f}",
             "-" if r.tokens_vs_baseline is None else f"{r.tokens_vs_baseline:.2f}x",
             f"{r.mean_latency_s:.2f}",
-        )  # fmt: skip
+        )
     return t

@@ -128,17 +128,27 @@ class ResultStore:
         u = rec.usage
         with self._lock, self._db:
             self._db.execute(
-                "INSERT OR REPLACE INTO results VALUES "
-                "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    k.config, k.model, k.suite, k.task_id, k.seed,
-                    rec.answer, rec.parsed, int(rec.correct), rec.score,
-                    u.prompt_tokens, u.cached_prompt_tokens, u.completion_tokens,
-                    _usage_json(rec.usage_by_actor), rec.latency_s, rec.error,
+                    k.config,
+                    k.model,
+                    k.suite,
+                    k.task_id,
+                    k.seed,
+                    rec.answer,
+                    rec.parsed,
+                    int(rec.correct),
+                    rec.score,
+                    u.prompt_tokens,
+                    u.cached_prompt_tokens,
+                    u.completion_tokens,
+                    _usage_json(rec.usage_by_actor),
+                    rec.latency_s,
+                    rec.error,
                     json.dumps(dict(rec.extra), sort_keys=True, default=str),
                     rec.finished_at or time.time(),
                 ),
-            )  # fmt: skip
+            )
 
     def records(
         self,

@@ -58,8 +58,11 @@ def team_solver(
             res.answer,
             res.usage_by_actor,
             error=res.error if res.stop_reason != "done" else None,
-            extra={"trace": str(res.trace_path), "stop": res.stop_reason,
-                   "failures": len(res.failures)},  # fmt: skip
+            extra={
+                "trace": str(res.trace_path),
+                "stop": res.stop_reason,
+                "failures": len(res.failures),
+            },
         )
 
     return solve
@@ -71,6 +74,7 @@ def team_configs(agents: int = 3, rounds: int = 2) -> list[SolverConfig]:
 
     out = []
     for preset in PRESETS:
+
         def build(model: Model, preset: str = preset) -> Solver:
             return team_solver(model, preset=preset, agents=agents, rounds=rounds, name=preset)
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
+from rich.console import Console
 
 app = typer.Typer(
     name="overseer",
@@ -23,3 +26,8 @@ def csv_list(text: str, what: str) -> list[str]:
     if not items:
         raise InputError(f"{what}: expected a comma-separated list, got {text!r}")
     return items
+
+
+def out_console() -> Console:
+    """Stdout console; wide when not a terminal so tables in logs and pipes are not cut."""
+    return Console(width=None if sys.stdout.isatty() else 160)

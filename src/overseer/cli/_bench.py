@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from overseer.cli._app import InputError, app, csv_list
+from overseer.cli._app import InputError, app, csv_list, out_console
 from overseer.models import list_models, load_model
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def models_cmd() -> None:
             f"{s.size_bytes / 1e6:.0f} MB",
             s.description if s.installed else f"{s.description}\n  install: {s.install}",
         )
-    Console().print(t)
+    out_console().print(t)
 
 
 @app.command("bench")
@@ -83,7 +83,7 @@ def bench_cmd(
         tasks = load_suite(suite, split=split, seed=seed_list[0], limit=limit)  # type: ignore[arg-type]
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    console = Console()
+    console = out_console()
     with ResultStore(store) as rs:
         summary = asyncio.run(
             run_experiment(
@@ -141,4 +141,6 @@ def report_cmd(
         raise InputError(f"--store: no result store at {store}")
     names = csv_list(configs, "--configs") if configs else None
     with ResultStore(store) as rs:
-        _print_summary(Console(), rs, suite=suite, model=model, configs=names, baseline=baseline)
+        _print_summary(
+            out_console(), rs, suite=suite, model=model, configs=names, baseline=baseline
+        )

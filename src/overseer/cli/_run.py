@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from overseer.cli._app import InputError, app
+from overseer.cli._app import InputError, app, out_console
 from overseer.runtime import PRESETS, Budget, Executor, RunResult, TeamSpec, make_team, read_trace
 
 trace_app = typer.Typer(help="Read run traces.", no_args_is_help=True)
@@ -44,12 +43,24 @@ def _usage_table(res: RunResult) -> Table:
     for col in ("actor", "calls", "prompt", "cached", "completion", "total"):
         t.add_column(col, justify="left" if col == "actor" else "right")
     for actor, u in sorted(res.usage_by_actor.items()):
-        t.add_row(actor, str(res.calls_by_actor.get(actor, 0)), str(u.prompt_tokens),
-                  str(u.cached_prompt_tokens), str(u.completion_tokens), str(u.total_tokens))  # fmt: skip
+        t.add_row(
+            actor,
+            str(res.calls_by_actor.get(actor, 0)),
+            str(u.prompt_tokens),
+            str(u.cached_prompt_tokens),
+            str(u.completion_tokens),
+            str(u.total_tokens),
+        )
     tot = res.total
-    t.add_row("net", str(sum(res.calls_by_actor.values())), str(tot.prompt_tokens),
-              str(tot.cached_prompt_tokens), str(tot.completion_tokens), str(tot.total_tokens),
-              style="bold")  # fmt: skip
+    t.add_row(
+        "net",
+        str(sum(res.calls_by_actor.values())),
+        str(tot.prompt_tokens),
+        str(tot.cached_prompt_tokens),
+        str(tot.completion_tokens),
+        str(tot.total_tokens),
+        style="bold",
+    )
     return t
 
 
@@ -59,7 +70,9 @@ def run_cmd(
     team: Annotated[str, typer.Option(help=f"Preset: {', '.join(PRESETS)}.")] = "complete",
     agents: Annotated[int, typer.Option(help="Number of agents.")] = 3,
     rounds: Annotated[int, typer.Option(help="Rounds of communication.")] = 2,
-    spec: Annotated[Path | None, typer.Option(help="TeamSpec JSON file (overrides --team).")] = None,
+    spec: Annotated[
+        Path | None, typer.Option(help="TeamSpec JSON file (overrides --team).")
+    ] = None,
     task: Annotated[str | None, typer.Option(help="Packaged task, e.g. mmlu:17.")] = None,
     split: Annotated[str, typer.Option(help="Split --task indexes into.")] = "test",
     model: Annotated[str, typer.Option(help="Local model name or openai:MODEL.")] = "smollm2-135m",
@@ -82,7 +95,11 @@ def run_cmd(
     if spec is not None:
         team_spec = TeamSpec.load(spec)
     else:
-        pool = {"numeric": "math", "code": "code"}.get(the_task.kind, "reasoning") if the_task else "reasoning"
+        pool = (
+            {"numeric": "math", "code": "code"}.get(the_task.kind, "reasoning")
+            if the_task
+            else "reasoning"
+        )
         try:
             team_spec = make_team(team, agents, rounds=rounds, pool=pool, seed=seed)
         except ValueError as exc:
@@ -92,19 +109,24 @@ def run_cmd(
     if not model.startswith("openai:"):
         model_card(model)
     m = load_model(model, base_url=base_url)
-    ex = Executor(m, trace_dir=trace_dir, budget=Budget(max_tokens=max_tokens, max_calls=max_calls),
-                  seed=seed)  # fmt: skip
+    ex = Executor(
+        m, trace_dir=trace_dir, budget=Budget(max_tokens=max_tokens, max_calls=max_calls), seed=seed
+    )
     res = asyncio.run(ex.run(team_spec, query))
-    console = Console()
+    console = out_console()
     console.print(f"[bold]answer[/bold] ({res.stop_reason}):")
     console.print(res.answer, markup=False)
     if the_task is not None:
         sc = score(the_task, res.answer)
-        console.print(f"task {the_task.id}: gold {the_task.answer!r}, parsed {sc.parsed!r}, "
-                      f"correct {sc.correct}", markup=False)  # fmt: skip
+        console.print(
+            f"task {the_task.id}: gold {the_task.answer!r}, parsed {sc.parsed!r}, "
+            f"correct {sc.correct}",
+            markup=False,
+        )
     for f in res.failures:
-        console.print(f"agent {f.agent} failed in round {f.round}: {f.reason}: {f.detail}",
-                      markup=False)  # fmt: skip
+        console.print(
+            f"agent {f.agent} failed in round {f.round}: {f.reason}: {f.detail}", markup=False
+        )
     if res.error:
         console.print(f"stopped: {res.error}", markup=False)
     console.print(_usage_table(res))
@@ -124,10 +146,12 @@ def _line(e: dict[str, Any]) -> str | None:
     if ev in ("round_start", "round_end"):
         return f"-- {ev.replace('_', ' ')} {e['round']}"
     if ev == "model_call":
-        return (f"   call {e['overseer.actor.kind']}:{e['gen_ai.agent.name']} "
-                f"in={e['gen_ai.usage.input_tokens']} cached="
-                f"{e['gen_ai.usage.cache_read_input_tokens']} "
-                f"out={e['gen_ai.usage.output_tokens']} {e['latency_s']}s")  # fmt: skip
+        return (
+            f"   call {e['overseer.actor.kind']}:{e['gen_ai.agent.name']} "
+            f"in={e['gen_ai.usage.input_tokens']} cached="
+            f"{e['gen_ai.usage.cache_read_input_tokens']} "
+            f"out={e['gen_ai.usage.output_tokens']} {e['latency_s']}s"
+        )
     if ev == "interaction":
         what = e["kind"] + (f"({e['tool']})" if e.get("tool") else "")
         err = f" ERROR {e['error']}" if e.get("error") else ""
@@ -138,8 +162,10 @@ def _line(e: dict[str, Any]) -> str | None:
         return f"   VERDICT {e['action']} by {e['by']} on {e['agent']}: {_short(e['reason'])}"
     if ev == "run_end":
         u = e["usage"]
-        return (f"end {e['stop_reason']}: answer {_short(e['answer'])!r} tokens in="
-                f"{u['input_tokens']} out={u['output_tokens']}")  # fmt: skip
+        return (
+            f"end {e['stop_reason']}: answer {_short(e['answer'])!r} tokens in="
+            f"{u['input_tokens']} out={u['output_tokens']}"
+        )
     keys = {k: v for k, v in e.items() if k not in ("v", "ts", "run", "event")}
     return f"   {ev}: {_short(keys)}"
 
@@ -152,7 +178,7 @@ def trace_show(
     """Print a run trace readably: rounds, calls, interactions, verdicts, messages."""
     if not file.is_file():
         raise InputError(f"trace file {file}: not found")
-    console = Console(highlight=False)
+    console = out_console()
     try:
         for e in read_trace(file):
             line = _line(e)

@@ -1,4 +1,4 @@
-"""One `Model` interface for every LLM call: in-process llama.cpp, OpenAI-compatible HTTP, scripted."""
+"""One `Model` interface for every LLM call: llama.cpp in process, HTTP servers, scripted."""
 
 from overseer.models._http import OpenAIModel
 from overseer.models._llamacpp import LlamaCppModel

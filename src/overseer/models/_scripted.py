@@ -1,4 +1,4 @@
-"""A scripted model for unit tests of logic: replies from a list or a function, real-looking usage."""
+"""A scripted model for unit tests of logic: replies from a list or a function, plausible usage."""
 
 from __future__ import annotations
 
@@ -106,7 +106,12 @@ class ScriptedModel(Model):
     ) -> Completion:
         if self.latency_s:
             time.sleep(self.latency_s)
-        kw = {"max_tokens": max_tokens, "schema": schema, "top_logprobs": top_logprobs, "seed": seed}
+        kw = {
+            "max_tokens": max_tokens,
+            "schema": schema,
+            "top_logprobs": top_logprobs,
+            "seed": seed,
+        }
         return self._respond(messages, kw)
 
     async def acomplete(
@@ -123,5 +128,10 @@ class ScriptedModel(Model):
         """Like `complete`, but waits its fixed latency without holding a thread."""
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
-        kw = {"max_tokens": max_tokens, "schema": schema, "top_logprobs": top_logprobs, "seed": seed}
+        kw = {
+            "max_tokens": max_tokens,
+            "schema": schema,
+            "top_logprobs": top_logprobs,
+            "seed": seed,
+        }
         return self._respond(messages, kw)

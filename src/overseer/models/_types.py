@@ -19,7 +19,7 @@ class Message(TypedDict):
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens as the backend counted them; `cached_prompt_tokens` were served from its prefix cache."""
+    """Tokens as the backend counted them; `cached_prompt_tokens` came from its prefix cache."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -160,7 +160,7 @@ class Model(ABC):
             seed=seed,
         )
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
         """Release the backend's resources (model weights, connections)."""
 
     def __enter__(self) -> Model:

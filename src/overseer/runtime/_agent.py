@@ -1,4 +1,4 @@
-"""The agent step: ReAct-style JSON (thought, then a tool call or an answer), re-asked when unparsable.
+"""The agent step: ReAct-style JSON (a thought, then a tool call or an answer), re-asked if bad.
 
 Prompts put what all agents share first (common rules, the task), then what is the agent's
 own (role, teammates' messages, tools), so a model server reuses the cached shared prefix.
@@ -155,9 +155,12 @@ class Agent:
         for _ in range(self.max_reasks + 1):
             try:
                 c = await self.model.acomplete(
-                    convo, max_tokens=self.max_tokens, temperature=self.temperature,
-                    schema=self._schema, seed=self.seed,
-                )  # fmt: skip
+                    convo,
+                    max_tokens=self.max_tokens,
+                    temperature=self.temperature,
+                    schema=self._schema,
+                    seed=self.seed,
+                )
             except ModelError as exc:
                 raise AgentStepError("model_error", str(exc)) from exc
             try:
@@ -167,9 +170,12 @@ class Agent:
                 convo = [
                     *convo,
                     {"role": "assistant", "content": c.text},
-                    {"role": "user", "content": f"That reply is invalid: {last_error}. "
-                                                "Reply again with one JSON object only."},
-                ]  # fmt: skip
+                    {
+                        "role": "user",
+                        "content": f"That reply is invalid: {last_error}. "
+                        "Reply again with one JSON object only.",
+                    },
+                ]
         raise AgentStepError("unparsable", last_error)
 
     async def run(self, ctx: AgentContext, judge: Judge) -> str:
@@ -181,23 +187,37 @@ class Agent:
             if data["action"] == "answer":
                 return await judge(
                     Interaction(
-                        kind="message", agent=self.spec.name, global_task=ctx.global_task,
-                        local_task=ctx.local_task, round=ctx.round, step=step,
-                        input=data["answer"], observation=data["answer"], thought=thought,
+                        kind="message",
+                        agent=self.spec.name,
+                        global_task=ctx.global_task,
+                        local_task=ctx.local_task,
+                        round=ctx.round,
+                        step=step,
+                        input=data["answer"],
+                        observation=data["answer"],
+                        thought=thought,
                         usage=usage,
                     )
-                )  # fmt: skip
+                )
             tool = self.tools[data["action"]]
             args = data["args"]
             result = await tool.call(args)
             observation = await judge(
                 Interaction(
-                    kind=tool.kind, agent=self.spec.name, global_task=ctx.global_task,
-                    local_task=ctx.local_task, round=ctx.round, step=step,
-                    input=json.dumps(args, ensure_ascii=False), observation=result.output,
-                    error=result.error, tool=tool.name, thought=thought, usage=usage,
+                    kind=tool.kind,
+                    agent=self.spec.name,
+                    global_task=ctx.global_task,
+                    local_task=ctx.local_task,
+                    round=ctx.round,
+                    step=step,
+                    input=json.dumps(args, ensure_ascii=False),
+                    observation=result.output,
+                    error=result.error,
+                    tool=tool.name,
+                    thought=thought,
+                    usage=usage,
                 )
-            )  # fmt: skip
+            )
             note = f"\nError: {result.error}" if result.error else ""
             messages = [
                 *messages,

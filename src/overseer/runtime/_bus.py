@@ -40,7 +40,7 @@ class Interaction:
     error: str | None = None
     tool: str | None = None
     thought: str = ""
-    usage: Usage = Usage()
+    usage: Usage = field(default_factory=Usage)
     meta: Mapping[str, Any] = field(default_factory=dict)
 
 

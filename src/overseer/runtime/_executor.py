@@ -104,9 +104,18 @@ class Executor:
         if v.action == "approve":
             return i.observation
         run.verdicts.append(v)
-        run.trace.event("verdict", agent=i.agent, step=i.step, round=i.round,
-                        action=v.action, by=v.by, reason=v.reason, text=v.text,
-                        note=v.note, task=v.task)  # fmt: skip
+        run.trace.event(
+            "verdict",
+            agent=i.agent,
+            step=i.step,
+            round=i.round,
+            action=v.action,
+            by=v.by,
+            reason=v.reason,
+            text=v.text,
+            note=v.note,
+            task=v.task,
+        )
         if v.action == "guide":
             return f"{i.observation}\n\n[guidance from {v.by}] {v.text}"
         if v.action == "replace":
@@ -129,10 +138,13 @@ class Executor:
             return await self.verifier(task, run)
         model = run.metered("verifier", "verifier")
         c = await model.acomplete(
-            [{"role": "system", "content": "You check one claim or question carefully."},
-             {"role": "user", "content": f"Task context:\n{run.query}\n\nCheck: {task}"}],
-            max_tokens=self.max_tokens, seed=self.seed,
-        )  # fmt: skip
+            [
+                {"role": "system", "content": "You check one claim or question carefully."},
+                {"role": "user", "content": f"Task context:\n{run.query}\n\nCheck: {task}"},
+            ],
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+        )
         return c.text.strip()
 
     # -- one agent, one round --------------------------------------------------------------
@@ -162,22 +174,30 @@ class Executor:
                 assert new is not None
                 removed = run.channel.purge(name)
                 run.team = run.team.with_agent(new)
-                run.trace.event("agent_replaced", agent=name, by=sig.verdict.by,
-                                reason=sig.verdict.reason, purged=len(removed),
-                                spec=new.model_dump())  # fmt: skip
+                run.trace.event(
+                    "agent_replaced",
+                    agent=name,
+                    by=sig.verdict.by,
+                    reason=sig.verdict.reason,
+                    purged=len(removed),
+                    spec=new.model_dump(),
+                )
                 continue
             except AgentStepError as exc:
                 fail = AgentFailure(name, r, exc.reason, exc.detail)  # type: ignore[arg-type]
                 run.failures.append(fail)
-                run.trace.event("agent_failure", agent=name, round=r, reason=exc.reason,
-                                detail=exc.detail)  # fmt: skip
+                run.trace.event(
+                    "agent_failure", agent=name, round=r, reason=exc.reason, detail=exc.detail
+                )
                 return
             msg = run.channel.post(name, text, round=r)
             run.trace.event("message", sender=name, round=r, seq=msg.seq, content=text)
             return
         fail = AgentFailure(name, r, "no_answer", "replaced too many times")
         run.failures.append(fail)
-        run.trace.event("agent_failure", agent=name, round=r, reason=fail.reason, detail=fail.detail)
+        run.trace.event(
+            "agent_failure", agent=name, round=r, reason=fail.reason, detail=fail.detail
+        )
 
     async def _round(self, run: Run, r: int, rollbacks: list[int]) -> None:
         team = run.team
@@ -217,10 +237,13 @@ class Executor:
         model = run.metered("decision", "decision")
         answers = "\n\n".join(f"[{m.sender}] {m.content}" for m in finals)
         c = await model.acomplete(
-            [{"role": "system", "content": DECISION_RULES},
-             {"role": "user", "content": f"Task:\n{run.query}\n\nTeam answers:\n{answers}"}],
-            max_tokens=self.max_tokens, seed=self.seed,
-        )  # fmt: skip
+            [
+                {"role": "system", "content": DECISION_RULES},
+                {"role": "user", "content": f"Task:\n{run.query}\n\nTeam answers:\n{answers}"},
+            ],
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+        )
         run.channel.post("decision", c.text, round=last, kind="decision")
         return c.text
 
@@ -231,8 +254,13 @@ class Executor:
         rid = run_id or f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
         trace = Trace(self.trace_dir / f"{rid}.jsonl", rid)
         run = Run(rid, query, team, self.model, Ledger(rid, self.budget), trace)
-        trace.event("run_start", query=query, team=team.model_dump(), model=self.model.name,
-                    supervisors=[s.name for s in self.chain.supervisors])  # fmt: skip
+        trace.event(
+            "run_start",
+            query=query,
+            team=team.model_dump(),
+            model=self.model.name,
+            supervisors=[s.name for s in self.chain.supervisors],
+        )
         stop: StopReason = "done"
         answer, error = "", None
         rollbacks = [0]
@@ -259,8 +287,14 @@ class Executor:
                     rollbacks[0] += 1
                     removed = run.channel.rollback()
                     run.verdicts.append(sig.verdict)
-                    trace.event("rollback", round=r, by=sig.verdict.by, reason=sig.verdict.reason,
-                                removed=len(removed), count=rollbacks[0])  # fmt: skip
+                    trace.event(
+                        "rollback",
+                        round=r,
+                        by=sig.verdict.by,
+                        reason=sig.verdict.reason,
+                        removed=len(removed),
+                        count=rollbacks[0],
+                    )
                     continue
                 run.channel.drop_checkpoint()
                 trace.event("round_end", round=r)
@@ -275,20 +309,37 @@ class Executor:
             trace.event("error", error=error, traceback=traceback.format_exc())
             answer = _best_effort(run)
         result = RunResult(
-            run_id=rid, answer=answer, stop_reason=stop,
-            usage_by_actor=run.ledger.by_actor(), calls_by_actor=run.ledger.calls_by_actor(),
-            total=run.ledger.total, rounds=run.round + 1, trace_path=trace.path,
-            failures=tuple(run.failures), messages=run.channel.snapshot(), error=error,
-        )  # fmt: skip
+            run_id=rid,
+            answer=answer,
+            stop_reason=stop,
+            usage_by_actor=run.ledger.by_actor(),
+            calls_by_actor=run.ledger.calls_by_actor(),
+            total=run.ledger.total,
+            rounds=run.round + 1,
+            trace_path=trace.path,
+            failures=tuple(run.failures),
+            messages=run.channel.snapshot(),
+            error=error,
+        )
         try:
             await self.chain.run_end(run, result)
         finally:
             t = result.total
-            trace.event("run_end", answer=answer, stop_reason=stop, error=error,
-                        usage={"input_tokens": t.prompt_tokens, "output_tokens": t.completion_tokens,
-                               "cached_input_tokens": t.cached_prompt_tokens},
-                        by_actor={k: [u.prompt_tokens, u.cached_prompt_tokens, u.completion_tokens]
-                                  for k, u in result.usage_by_actor.items()})  # fmt: skip
+            trace.event(
+                "run_end",
+                answer=answer,
+                stop_reason=stop,
+                error=error,
+                usage={
+                    "input_tokens": t.prompt_tokens,
+                    "output_tokens": t.completion_tokens,
+                    "cached_input_tokens": t.cached_prompt_tokens,
+                },
+                by_actor={
+                    k: [u.prompt_tokens, u.cached_prompt_tokens, u.completion_tokens]
+                    for k, u in result.usage_by_actor.items()
+                },
+            )
             trace.close()
         return result
 
@@ -310,9 +361,16 @@ def _best_effort(run: Run) -> str:
 
 def _interaction_fields(i: Interaction) -> dict[str, object]:
     return {
-        "kind": i.kind, "agent": i.agent, "round": i.round, "step": i.step, "tool": i.tool,
-        "thought": i.thought, "input": i.input, "observation": i.observation, "error": i.error,
+        "kind": i.kind,
+        "agent": i.agent,
+        "round": i.round,
+        "step": i.step,
+        "tool": i.tool,
+        "thought": i.thought,
+        "input": i.input,
+        "observation": i.observation,
+        "error": i.error,
         "local_task": i.local_task,
         "gen_ai.usage.input_tokens": i.usage.prompt_tokens,
         "gen_ai.usage.output_tokens": i.usage.completion_tokens,
-    }  # fmt: skip
+    }

@@ -11,6 +11,7 @@ debate: no spatial edges; every agent reads every agent's previous answer (all-t
 
 from __future__ import annotations
 
+import itertools
 import random as _random
 from typing import Literal
 
@@ -80,7 +81,7 @@ def spatial_edges(preset: str, n: int, *, p: float = 0.5, seed: int = 0) -> list
         return [(i, j) for i in range(n) for j in range(i + 1, n)]
     if preset == "layered":
         layers = _layers(n)
-        return [(a, b) for l1, l2 in zip(layers, layers[1:], strict=False) for a in l1 for b in l2]
+        return [(a, b) for l1, l2 in itertools.pairwise(layers) for a in l1 for b in l2]
     if preset == "random":
         rng = _random.Random(seed)
         return [(i, j) for i in range(n) for j in range(i + 1, n) if rng.random() < p]
@@ -90,9 +91,14 @@ def spatial_edges(preset: str, n: int, *, p: float = 0.5, seed: int = 0) -> list
 
 
 _DECISION: dict[str, Decision] = {
-    "chain": "last", "star": "last", "tree": "last", "layered": "last",
-    "complete": "llm", "random": "llm", "debate": "llm",
-}  # fmt: skip
+    "chain": "last",
+    "star": "last",
+    "tree": "last",
+    "layered": "last",
+    "complete": "llm",
+    "random": "llm",
+    "debate": "llm",
+}
 
 
 def make_team(
@@ -118,10 +124,14 @@ def make_team(
     agents = []
     for i, (name, (role, how)) in enumerate(zip(names, roles, strict=True)):
         text = how
-        if preset in ("star", "tree") and i == 0 or preset in ("chain", "layered") and i == n_agents - 1:
+        if (preset in ("star", "tree") and i == 0) or (
+            preset in ("chain", "layered") and i == n_agents - 1
+        ):
             text += " You give the team's final answer after weighing the others' reports."
         agents.append(AgentSpec(name=name, role=role, instructions=text, tools=tools))
-    sp: list[Edge] = [(names[a], names[b]) for a, b in spatial_edges(preset, n_agents, p=p, seed=seed)]
+    sp: list[Edge] = [
+        (names[a], names[b]) for a, b in spatial_edges(preset, n_agents, p=p, seed=seed)
+    ]
     if rounds == 1 or temporal == "none":
         tp: list[Edge] = []
     elif temporal == "self":

@@ -38,8 +38,13 @@ class Trace:
         self._fh: IO[str] | None = self.path.open("a", encoding="utf-8")
 
     def event(self, event: str, **fields: Any) -> None:
-        record = {"v": TRACE_VERSION, "ts": round(time.time(), 6), "run": self.run,
-                  "event": event, **fields}  # fmt: skip
+        record = {
+            "v": TRACE_VERSION,
+            "ts": round(time.time(), 6),
+            "run": self.run,
+            "event": event,
+            **fields,
+        }
         line = json.dumps(record, default=_plain, ensure_ascii=False)
         with self._lock:
             if self._fh is None:

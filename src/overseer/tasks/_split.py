@@ -28,7 +28,9 @@ def split_tasks(
     """Train/validation/test by a seeded hash of each task id: no overlap, covers all,
     independent of input order. Each part keeps the input order of its tasks."""
     if len(fractions) != 3 or any(f < 0 for f in fractions) or abs(sum(fractions) - 1) > 1e-9:
-        raise ValueError(f"fractions: expected three non-negative numbers summing to 1, got {fractions}")
+        raise ValueError(
+            f"fractions: expected three non-negative numbers summing to 1, got {fractions}"
+        )
     ids = [t.id for t in tasks]
     if len(set(ids)) != len(ids):
         raise ValueError("tasks: ids must be unique to split them")
@@ -44,10 +46,14 @@ def split_tasks(
     return out
 
 
-def load_suite(name: str, *, split: Split = "test", seed: int = 0, limit: int | None = None) -> list[Task]:
+def load_suite(
+    name: str, *, split: Split = "test", seed: int = 0, limit: int | None = None
+) -> list[Task]:
     """The tasks of a suite's split, in the loader's order, the first `limit` of them."""
     if name not in LOADERS:
-        raise UnknownSuiteError(f"unknown suite {name!r}; expected one of: {', '.join(SUITE_NAMES)}")
+        raise UnknownSuiteError(
+            f"unknown suite {name!r}; expected one of: {', '.join(SUITE_NAMES)}"
+        )
     if split not in ("train", "validation", "test", "all"):
         raise ValueError(f"split: expected train|validation|test|all, got {split!r}")
     if limit is not None and limit < 1:
