@@ -1,0 +1,118 @@
+"""The supervisor's LLM decision: JSON under a schema, repaired or re-asked, never trusted blindly.
+
+Only the actions the context permits are accepted. A reply naming another action is repaired
+when it carries a usable parameter for a permitted one; otherwise the model is re-asked a
+bounded number of times, and then the step is approved with the reason recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from overseer.models import Message, Model, ModelError, Usage
+from overseer.supervise._filter import Context
+from overseer.supervise._prompts import PARAM, Action, decision_schema, system_prompt
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the supervisor chose; `fallback` says why it fell back to approve, if it did."""
+
+    context: Context
+    action: Action
+    analysis: str = ""
+    parameter: str = ""
+    attempts: int = 1
+    repaired: str = ""
+    fallback: str = ""
+    usage: Usage = field(default_factory=Usage)
+
+
+def check_reply(text: str, allowed: tuple[Action, ...]) -> tuple[Action, str, str, str]:
+    """(action, analysis, parameter, repair note) from a reply; ValueError says what is wrong."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg} at char {exc.pos})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+    analysis = str(data.get("analysis", ""))
+    params = data.get("parameters") or {}
+    if not isinstance(params, Mapping):
+        raise ValueError('"parameters" must be an object')
+    action = data.get("action")
+    repaired = ""
+    if action not in allowed:
+        usable = [a for a in allowed if (p := PARAM[a]) and str(params.get(p, "")).strip()]
+        if len(usable) != 1:
+            raise ValueError(f'"action" must be one of {list(allowed)}, got {action!r}')
+        repaired = f"action {action!r} is not permitted here; used {usable[0]!r}"
+        action = usable[0]
+    p = PARAM[action]
+    value = str(params.get(p, "")).strip() if p else ""
+    if p and not value:
+        raise ValueError(f'action "{action}" needs a non-empty parameters.{p}')
+    return action, analysis, value, repaired
+
+
+async def decide(
+    model: Model,
+    context: Context,
+    allowed: tuple[Action, ...],
+    window_text: str,
+    *,
+    max_reasks: int = 2,
+    max_tokens: int = 768,
+    seed: int | None = 0,
+) -> Decision:
+    """Ask `model` for a decision on a rendered context window."""
+    if not allowed:
+        raise ValueError(f"{context}: no permitted action")
+    convo: list[Message] = [
+        {"role": "system", "content": system_prompt(context, allowed)},
+        {"role": "user", "content": window_text},
+    ]
+    schema = decision_schema(allowed)
+    usage = Usage()
+    last = ""
+    for attempt in range(1, max_reasks + 2):
+        try:
+            c = await model.acomplete(
+                convo, max_tokens=max_tokens, temperature=0.0, schema=schema, seed=seed
+            )
+        except ModelError as exc:
+            return Decision(
+                context, "approve", attempts=attempt, fallback=f"model error: {exc}", usage=usage
+            )
+        usage = usage + c.usage
+        try:
+            action, analysis, value, repaired = check_reply(c.text, allowed)
+        except ValueError as exc:
+            last = str(exc)
+            convo = [
+                *convo,
+                {"role": "assistant", "content": c.text},
+                {
+                    "role": "user",
+                    "content": f"That reply is invalid: {last}. Reply again with one JSON "
+                    f"object whose action is one of {list(allowed)}.",
+                },
+            ]
+            continue
+        return Decision(context, action, analysis, value, attempt, repaired, usage=usage)
+    return Decision(
+        context,
+        "approve",
+        attempts=max_reasks + 1,
+        fallback=f"no valid decision after {max_reasks + 1} replies: {last}",
+        usage=usage,
+    )
+
+
+def reply_template(action: Action, analysis: str, parameter: str = "") -> dict[str, Any]:
+    """A well-formed decision (for scripted models in tests and examples)."""
+    p = PARAM[action]
+    return {"analysis": analysis, "action": action, "parameters": {p: parameter} if p else {}}
