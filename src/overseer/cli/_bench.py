@@ -60,7 +60,8 @@ def bench_cmd(
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Run configurations on a suite, store every result, print the comparison table."""
-    from overseer.bench import ResultStore, default_configs, run_experiment
+    from overseer.bench import ResultStore, run_experiment
+    from overseer.cli._configs import all_configs
     from overseer.models import model_card
     from overseer.tasks import load_suite
 
@@ -79,7 +80,7 @@ def bench_cmd(
     if not model.startswith("openai:"):
         model_card(model)  # unknown names fail here, before any work
     try:
-        chosen = default_configs(agents=agents, rounds=rounds).resolve(names)
+        chosen = all_configs(agents=agents, rounds=rounds).resolve(names)
         tasks = load_suite(suite, split=split, seed=seed_list[0], limit=limit)  # type: ignore[arg-type]
     except ValueError as exc:
         raise InputError(str(exc)) from None

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from overseer.cli._app import InputError, app, out_console
+from overseer.cli._app import InputError, app, csv_list, out_console
 from overseer.runtime import PRESETS, Budget, Executor, RunResult, TeamSpec, make_team, read_trace
 
 trace_app = typer.Typer(help="Read run traces.", no_args_is_help=True)
@@ -82,6 +82,14 @@ def run_cmd(
     max_calls: Annotated[int | None, typer.Option(help="Model-call budget of the run.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for sampling and random topologies.")] = 0,
     save_spec: Annotated[Path | None, typer.Option(help="Write the team spec here.")] = None,
+    supervise: Annotated[bool, typer.Option(help="Put the SupervisorAgent on the bus.")] = False,
+    supervisor_model: Annotated[
+        str | None, typer.Option(help="Model of the supervisor (default: the agents' model).")
+    ] = None,
+    filter_preset: Annotated[
+        str | None, typer.Option(help="Filter thresholds: gaia, humaneval, mbpp, aime, ...")
+    ] = None,
+    tools: Annotated[str | None, typer.Option(help="Tools for every agent: python.")] = None,
 ) -> None:
     """Run one query through a team; print the answer, tokens per actor and the trace path."""
     from overseer.bench import team_query
@@ -109,8 +117,24 @@ def run_cmd(
     if not model.startswith("openai:"):
         model_card(model)
     m = load_model(model, base_url=base_url)
+    sups = _supervisors(supervise, supervisor_model, filter_preset, base_url)
+    tool_map = _tools(tools)
+    if tool_map:
+        team_spec = team_spec.model_copy(
+            update={
+                "agents": [
+                    a.model_copy(update={"tools": sorted(set(a.tools) | set(tool_map))})
+                    for a in team_spec.agents
+                ]
+            }
+        )
     ex = Executor(
-        m, trace_dir=trace_dir, budget=Budget(max_tokens=max_tokens, max_calls=max_calls), seed=seed
+        m,
+        supervisors=sups,
+        tools=tool_map,
+        trace_dir=trace_dir,
+        budget=Budget(max_tokens=max_tokens, max_calls=max_calls),
+        seed=seed,
     )
     res = asyncio.run(ex.run(team_spec, query))
     console = out_console()
@@ -131,6 +155,40 @@ def run_cmd(
         console.print(f"stopped: {res.error}", markup=False)
     console.print(_usage_table(res))
     console.print(f"trace: {res.trace_path}")
+
+
+def _supervisors(
+    on: bool, model: str | None, filter_preset: str | None, base_url: str | None
+) -> list[Any]:
+    """The SupervisorAgent the flags ask for (none without --supervise)."""
+    if not on:
+        if model or filter_preset:
+            raise InputError("--supervisor-model/--filter-preset: need --supervise")
+        return []
+    from overseer.models import load_model
+    from overseer.supervise import SupervisorAgent, SupervisorSettings, preset
+
+    try:
+        settings = SupervisorSettings(filter=preset(filter_preset)) if filter_preset else None
+    except ValueError as exc:
+        raise InputError(f"--filter-preset: {exc}") from None
+    sup_model = load_model(model, base_url=base_url) if model else None
+    return [SupervisorAgent(sup_model, settings)]
+
+
+def _tools(names: str | None) -> dict[str, Any]:
+    """Tools named on the command line (only the sandboxed Python tool for now)."""
+    from overseer.runtime import PythonTool
+
+    if names is None:
+        return {}
+    known = {"python": PythonTool}
+    out = {}
+    for n in csv_list(names, "--tools"):
+        if n not in known:
+            raise InputError(f"--tools: unknown tool {n!r}; expected one of: {', '.join(known)}")
+        out[n] = known[n]()
+    return out
 
 
 def _short(text: Any, n: int = 160) -> str:

@@ -73,7 +73,7 @@ async def decide(
         raise ValueError(f"{context}: no permitted action")
     convo: list[Message] = [
         {"role": "system", "content": system_prompt(context, allowed)},
-        {"role": "user", "content": window_text},
+        {"role": "user", "content": f"{window_text}\n\nYour decision, as JSON:"},
     ]
     schema = decision_schema(allowed)
     usage = Usage()

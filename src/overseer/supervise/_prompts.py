@@ -32,7 +32,9 @@ PARAM: dict[Action, str | None] = {
 BASE = (
     "You supervise one agent of a multi-agent team: you keep it aligned with the team's goal, "
     "fix its errors and stop it from wasting work. First decide whether intervening helps at "
-    "all; when it does, pick the single most effective action. Reply with one JSON object: "
+    "all; when it does, pick the single most effective action. Never invent facts: a "
+    "corrected observation may only use what the observation or the trace shows. Reply with "
+    "one JSON object: "
     '"analysis" (two sentences at most), "action", and "parameters".'
 )
 

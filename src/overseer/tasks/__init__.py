@@ -1,5 +1,6 @@
 """Packaged benchmark suites: loaders with verified counts, seeded splits, and scorers."""
 
+from overseer.tasks._browse import BrowserSession, Page, browser_tools, build_corpus
 from overseer.tasks._loaders import (
     LOADERS,
     MMLU_SAMPLE_PER_SUBJECT,
@@ -34,6 +35,8 @@ __all__ = [
     "LOADERS",
     "MMLU_SAMPLE_PER_SUBJECT",
     "SUITE_NAMES",
+    "BrowserSession",
+    "Page",
     "Score",
     "Task",
     "TaskDataError",
@@ -41,6 +44,8 @@ __all__ = [
     "UnknownSuiteError",
     "ascore",
     "ascore_code",
+    "browser_tools",
+    "build_corpus",
     "code_program",
     "data_file",
     "extract_code",

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from overseer.tasks._browse import load_browse_sample
 from overseer.tasks._types import Task
 
 LETTERS = "ABCD"
@@ -197,4 +198,5 @@ LOADERS: dict[str, Callable[[], list[Task]]] = {
     "gsm8k-sample": load_gsm8k_sample,
     "aime2024": load_aime2024,
     "wordproblems": load_wordproblems,
+    "browse-sample": load_browse_sample,
 }
