@@ -22,6 +22,7 @@ COUNTS = {
     "gsm8k-sample": 100,
     "aime2024": 30,
     "wordproblems": 100,
+    "browse-sample": 50,
 }
 
 
