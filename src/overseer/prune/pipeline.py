@@ -4,9 +4,10 @@ through the Executor, learn-then-prune, and solvers the bench runner can store r
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from overseer.bench import Solver, SolverOutput, team_query
@@ -159,3 +160,30 @@ def spec_solver(model: Model, team: TeamSpec, *, attack: str, rs: RunSettings) -
         return out
 
     return solve
+
+
+def load_trained(out: Path, key: dict[str, object]) -> tuple[TeamSpec, dict[str, object]] | None:
+    """A pruned spec and its training record saved by `save_trained` under the same key."""
+    side = out.with_suffix(".train.json")
+    if not (out.is_file() and side.is_file()):
+        return None
+    try:
+        data = json.loads(side.read_text())
+    except json.JSONDecodeError:
+        return None
+    if data.get("key") != json.loads(json.dumps(key, default=str)):
+        return None
+    return TeamSpec.load(out), data
+
+
+def save_trained(out: Path, key: dict[str, object], res: PruneResult) -> dict[str, object]:
+    """Write the pruned spec to `out` and masks, training history and costs beside it."""
+    res.spec.save(out)
+    record: dict[str, object] = {
+        "key": json.loads(json.dumps(key, default=str)),
+        "masks": res.masks.to_dict(),
+        "report": res.report.to_dict(),
+        "runs": [asdict(c) for c in res.costs],
+    }
+    out.with_suffix(".train.json").write_text(json.dumps(record, indent=2) + "\n")
+    return record
