@@ -1,0 +1,189 @@
+"""AgentPrune on benchmark tasks: teams (presets and the -C/-L/-R variants), training rollouts
+through the Executor, learn-then-prune, and solvers the bench runner can store results of."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from overseer.bench import Solver, SolverOutput, team_query
+from overseer.models import Model, Usage
+from overseer.prune.attacks import AttackedTeam, apply_attack
+from overseer.prune.cost import RunCost
+from overseer.prune.masks import Candidates, EdgeMasks
+from overseer.prune.prune import prune_team
+from overseer.prune.trainer import Rollout, RolloutFn, TrainConfig, TrainReport, train_query_level
+from overseer.runtime import Executor, TeamSpec, make_team
+from overseer.tasks import Task, ascore, score
+
+VARIANTS: dict[str, str] = {
+    "agentprune-c": "complete",
+    "agentprune-l": "layered",
+    "agentprune-r": "random",
+}
+POOL_BY_KIND = {"mc": "reasoning", "numeric": "math", "code": "code", "text": "reasoning"}
+
+
+def build_team(
+    preset: str, agents: int, *, rounds: int, kind: str, temporal: str = "all", seed: int = 0
+) -> TeamSpec:
+    """A preset team for a task kind; AgentPrune-C/-L/-R are complete/layered/random spatial
+    graphs with all-to-all temporal edges (seed section 4.2), to be trained and pruned."""
+    base = VARIANTS.get(preset, preset)
+    if preset in VARIANTS:
+        temporal = "all"
+    return make_team(
+        base,
+        agents,
+        rounds=rounds,
+        pool=POOL_BY_KIND[kind],
+        temporal=temporal,  # type: ignore[arg-type]
+        seed=seed,
+    )
+
+
+def spec_digest(team: TeamSpec) -> str:
+    """A short digest of a spec, so stored results of different specs never mix."""
+    return hashlib.sha256(team.to_json().encode()).hexdigest()[:8]
+
+
+def _extractor(task: Task) -> Callable[[str], str]:
+    if task.kind in ("mc", "numeric"):
+        return lambda text: score(task, text).parsed or ""
+    return lambda text: text.strip()
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How each team run is executed: per-call token cap, agent steps, trace folder, seed."""
+
+    max_tokens: int = 256
+    max_steps: int = 2
+    trace_dir: Path = Path("runs/prune")
+    seed: int = 0
+
+
+async def _run_task(
+    model: Model, attacked: AttackedTeam, task: Task, rs: RunSettings, tag: str
+) -> tuple[SolverOutput, RunCost]:
+    ex = Executor(
+        model,
+        models=attacked.models,
+        trace_dir=rs.trace_dir,
+        extract_answer=_extractor(task),
+        max_tokens=rs.max_tokens,
+        max_steps=rs.max_steps,
+        seed=rs.seed,
+    )
+    safe = task.id.replace("/", "_")
+    res = await ex.run(
+        attacked.team, team_query(task), run_id=f"{tag}-{safe}-{uuid.uuid4().hex[:6]}"
+    )
+    cost = RunCost.of(attacked.team, res)
+    out = SolverOutput(
+        res.answer,
+        res.usage_by_actor,
+        error=res.error if res.stop_reason != "done" else None,
+        extra={
+            "trace": str(res.trace_path),
+            "agent_calls": cost.calls,
+            "spatial_deliveries": cost.spatial_deliveries,
+            "temporal_deliveries": cost.temporal_deliveries,
+            "spatial_edges": len(attacked.team.spatial_edges),
+            "temporal_edges": len(attacked.team.temporal_edges),
+        },
+    )
+    return out, cost
+
+
+def task_rollout(
+    model: Model, tasks: list[Task], *, attack: str, rs: RunSettings, costs: list[RunCost]
+) -> RolloutFn:
+    """Training rollouts: the sampled team (under the attack) on training task q, scored."""
+
+    async def rollout(team: TeamSpec, q: int, k: int) -> Rollout:
+        attacked = apply_attack(team, attack, rs.seed)
+        out, cost = await _run_task(model, attacked, tasks[q], rs, f"train-q{q}-m{k}")
+        costs.append(cost)
+        value = 0.0
+        if out.error is None:
+            value = (await ascore(tasks[q], out.answer)).value
+        return Rollout(value, sum(out.usage_by_actor.values(), Usage()), out.error)
+
+    return rollout
+
+
+@dataclass
+class PruneResult:
+    """The pruned team (clean agents, pruned edges), the learned masks, training cost."""
+
+    spec: TeamSpec
+    masks: EdgeMasks
+    report: TrainReport
+    costs: list[RunCost] = field(default_factory=list)
+
+
+async def learn_and_prune(
+    team: TeamSpec,
+    model: Model,
+    train_tasks: list[Task],
+    *,
+    ratio: float,
+    cfg: TrainConfig,
+    attack: str = "none",
+    candidates: Candidates = "existing",
+    rs: RunSettings | None = None,
+    on_step: Callable[..., None] | None = None,
+) -> PruneResult:
+    """Query-level AgentPrune: train masks on the training tasks (with the attacker present,
+    if any), prune once with ratio p, return the pruned spec of the original agents."""
+    if not train_tasks:
+        raise ValueError("train_tasks: expected at least one training task")
+    rs = rs or RunSettings(seed=cfg.seed)
+    masks = EdgeMasks.from_team(team, candidates=candidates)
+    costs: list[RunCost] = []
+    rollout = task_rollout(model, train_tasks, attack=attack, rs=rs, costs=costs)
+    report = await train_query_level(masks, team, rollout, len(train_tasks), cfg, on_step=on_step)
+    return PruneResult(prune_team(team, masks, ratio), masks, report, costs)
+
+
+def spec_solver(model: Model, team: TeamSpec, *, attack: str, rs: RunSettings) -> Solver:
+    """A runner solver that runs `team` (under `attack`) on each task."""
+
+    async def solve(task: Task, seed: int) -> SolverOutput:
+        attacked = apply_attack(team, attack, rs.seed)
+        out, _ = await _run_task(model, attacked, task, rs, f"eval-{team.name}-s{seed}")
+        return out
+
+    return solve
+
+
+def load_trained(out: Path, key: dict[str, object]) -> tuple[TeamSpec, dict[str, object]] | None:
+    """A pruned spec and its training record saved by `save_trained` under the same key."""
+    side = out.with_suffix(".train.json")
+    if not (out.is_file() and side.is_file()):
+        return None
+    try:
+        data = json.loads(side.read_text())
+    except json.JSONDecodeError:
+        return None
+    if data.get("key") != json.loads(json.dumps(key, default=str)):
+        return None
+    return TeamSpec.load(out), data
+
+
+def save_trained(out: Path, key: dict[str, object], res: PruneResult) -> dict[str, object]:
+    """Write the pruned spec to `out` and masks, training history and costs beside it."""
+    res.spec.save(out)
+    record: dict[str, object] = {
+        "key": json.loads(json.dumps(key, default=str)),
+        "masks": res.masks.to_dict(),
+        "report": res.report.to_dict(),
+        "runs": [asdict(c) for c in res.costs],
+    }
+    out.with_suffix(".train.json").write_text(json.dumps(record, indent=2) + "\n")
+    return record
