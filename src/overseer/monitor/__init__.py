@@ -1,0 +1,1 @@
+"""Rogue-agent monitor: uncertainty features, trained monitors, rollback interventions."""
