@@ -77,3 +77,14 @@ def test_cli_collect_train_eval(tmp_path: Path, capsys: pytest.CaptureFixture[st
     )
     out = capsys.readouterr().out
     assert "none" in out and "monitor-cap1@" in out and "random-cap1@" in out
+
+
+async def test_one_govsim_month_with_features(embedded_model: LlamaCppModel) -> None:
+    from overseer.envs.govsim import GovSimConfig, play_govsim
+
+    cfg = GovSimConfig(months=1, reflect=False, max_tokens=40, message_chars=60)
+    rec = UncertaintyMonitor()
+    r = await play_govsim(100, embedded_model, cfg, supervisors=[rec])
+    assert len(r.catches) == 1 and all(0 <= x <= 100 for x in r.catches[0])
+    harvest = [row for row in rec.rows if row["role"] == "harvest"]
+    assert len(harvest) == 5 and all(not row["fallback"] for row in harvest)

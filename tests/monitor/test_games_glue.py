@@ -87,3 +87,31 @@ async def test_collect_train_eval_through_the_store(tmp_path: Path) -> None:
     none = table[0]
     assert none[1] == "6" and float(none[4]) == 1.0  # every game: one turn, no reset
     assert all(r.error is None for r in recs)
+
+
+async def test_govsim_games_through_the_store(tmp_path: Path) -> None:
+    from overseer.cli._monitor_games import govsim_setup
+    from overseer.envs.govsim import GovSimConfig
+
+    setup = govsim_setup(GovSimConfig(months=2, reflect=False))
+    assert setup.suite.startswith("govsim-") and len(setup.games("test")) == 20
+
+    def reply(messages: list) -> dict:
+        return {"fish": 10} if "How many tons" in messages[-1]["content"] else {"message": "10"}
+
+    tasks = setup.games("test")[:2]
+    with ResultStore(tmp_path / "r.sqlite") as rs:
+        await run_experiment(
+            configs=[game_config("none", setup)],
+            tasks=tasks,
+            seeds=[0],
+            model_name="scripted",
+            load_model=lambda: ScriptedModel(reply),
+            store=rs,
+            progress=False,
+        )
+        recs = list(rs.records(suite=setup.suite))
+    assert [r.correct for r in recs] == [True, True]
+    assert {row["role"] for row in recs[0].extra["rows"]} == {"harvest", "discuss"}
+    (row,) = eval_rows("govsim", recs, ["none"])
+    assert row[:4] == ["none", "2", "100.0", "2.0"]

@@ -25,7 +25,7 @@ Seed = Annotated[int, typer.Option(help="Sampling seed of the games.")]
 Store = Annotated[Path, typer.Option(help="SQLite result store (resumable).")]
 Suspects = Annotated[int | None, typer.Option(help="Characters per game (default: the seed's).")]
 Attributes = Annotated[int | None, typer.Option(help="Attributes per character.")]
-Turns = Annotated[int | None, typer.Option(help="Turn limit per game.")]
+Turns = Annotated[int | None, typer.Option(help="Turn limit per game (govsim: months).")]
 Thoughts = Annotated[int, typer.Option(help="Max characters of 'thoughts' (0: none).")]
 MaxTokens = Annotated[int, typer.Option(help="Max tokens per agent answer.")]
 BaseUrl = Annotated[str | None, typer.Option(help="Server URL for openai:MODEL.")]
@@ -41,8 +41,15 @@ def _setup(env: str, suspects, attributes, turns, thoughts, max_tokens, trace_di
         raise InputError(f"--env: expected one of {', '.join(ENVS)}, got {env!r}")
     if env == "govsim":
         from overseer.cli._monitor_games import govsim_setup
+        from overseer.envs.govsim import GovSimConfig
 
-        return govsim_setup(max_tokens=max_tokens, trace_dir=trace_dir)
+        if suspects is not None or attributes is not None:
+            raise InputError("--suspects/--attributes: WhoDunitEnv options, not for govsim")
+        try:
+            cfg = GovSimConfig(max_tokens=max_tokens, **({"months": turns} if turns else {}))
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        return govsim_setup(cfg, trace_dir=trace_dir)
     sizes = {
         k: v
         for k, v in (("n_suspects", suspects), ("n_attributes", attributes), ("max_turns", turns))

@@ -18,6 +18,7 @@ import numpy as np
 
 from overseer.bench import ResultRecord, SolverConfig, SolverOutput
 from overseer.envs import Game, WhoDunitConfig, call_seed, generate_games, play_whodunit
+from overseer.envs.govsim import GovSimConfig, govsim_splits, play_govsim
 from overseer.models import Model
 from overseer.monitor import MonitorSet, RandomMonitor, UncertaintyMonitor
 from overseer.runtime import Supervisor
@@ -81,6 +82,33 @@ def whodunit_setup(env: str, cfg: WhoDunitConfig, *, trace_dir: Path | None = No
         )
 
     return EnvSetup(env, suite, games, play)
+
+
+def govsim_setup(cfg: GovSimConfig, *, trace_dir: Path | None = None) -> EnvSetup:
+    """GovSim fishing: one game per starting capacity R0 of the split (appendix D.1)."""
+    fp = _fingerprint(cfg)
+    suite = f"govsim-{fp}" if fp else "govsim"
+    splits = govsim_splits()
+
+    def games(split: str) -> list[Task]:
+        return [
+            Task(
+                suite,
+                f"govsim-{split}-r{r0}",
+                f"govsim R0={r0}",
+                "success",
+                "text",
+                meta={"r0": r0, "split": split},
+            )
+            for r0 in splits[split]
+        ]
+
+    async def play(meta: Mapping[str, Any], model: Model, sups: list[Supervisor], seed: int):
+        return await play_govsim(
+            int(meta["r0"]), model, cfg, supervisors=sups, seed=seed, trace_dir=trace_dir
+        )
+
+    return EnvSetup("govsim", suite, games, play)
 
 
 def game_config(
