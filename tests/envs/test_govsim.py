@@ -65,11 +65,15 @@ class RollbackOnce(BaseSupervisor):
         self.before: list[str] = []
 
     async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
-        if not self.done and interaction.meta["role"] == self.phase:
-            if interaction.meta["turn"] == self.month and interaction.agent == "Cy":
-                self.done = True
-                self.before = [m.content for m in run.channel.messages]
-                return Verdict.rollback(by=self.name, reason="test")
+        m = interaction.meta
+        if not self.done and (m["role"], m["turn"], interaction.agent) == (
+            self.phase,
+            self.month,
+            "Cy",
+        ):
+            self.done = True
+            self.before = [m.content for m in run.channel.messages]
+            return Verdict.rollback(by=self.name, reason="test")
         return Verdict.approve()
 
 

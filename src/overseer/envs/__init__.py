@@ -2,6 +2,7 @@
 
 from overseer.envs._attributes import ATTRIBUTES, attribute_table
 from overseer.envs._loop import GameResult, call_seed, decide, play_whodunit
+from overseer.envs.govsim import GovSimConfig, GovSimResult, govsim_splits, play_govsim
 from overseer.envs.whodunit import (
     SPLITS,
     Game,
@@ -17,12 +18,16 @@ __all__ = [
     "SPLITS",
     "Game",
     "GameResult",
+    "GovSimConfig",
+    "GovSimResult",
     "WhoDunitConfig",
     "action_schema",
     "attribute_table",
     "call_seed",
     "decide",
     "generate_games",
+    "govsim_splits",
+    "play_govsim",
     "play_whodunit",
     "system_prompt",
     "user_prompt",
