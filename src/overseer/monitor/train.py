@@ -1,0 +1,325 @@
+"""Monitor training and selection (seed section 4.2, appendix D.2), per agent role.
+
+For every subset of {entropy, varentropy, kurtosis} (turn always in) and degree 1..5: scale
+the training rows to [-1, 1] (min-max, fitted on training rows), expand to polynomial
+features, fit a ridge regression on the game outcome (1 = the game succeeded). On the
+validation games, a monitor with threshold tau triggers in a game when its estimate of
+success falls below tau at any of the role's turns. Each (subset, degree, tau) is scored by
+the expected gain of a reset, in points of success rate:
+
+    gain = 100 * (TP * s - FP * (1 - s)) / games
+
+TP = failed games it triggers in, FP = successful games it triggers in, s = the validation
+success rate (the chance a fresh replay succeeds). The best one is kept. The random
+baseline triggers at each turn with probability p; p is tuned on the same games by the same
+gain, in closed form (a game with m turns triggers with probability 1 - (1 - p)^m).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.linear_model import Ridge
+from sklearn.preprocessing import MinMaxScaler, PolynomialFeatures
+
+from overseer.monitor.features import FEATURES
+
+FORMAT_VERSION = 1
+ROW_KEYS = ("game", "role", "turn", *FEATURES, "success")
+SHORT = {"entropy": "Ent", "varentropy": "Var", "kurtosis": "Kur"}
+
+
+def check_rows(rows: Sequence[Mapping[str, Any]], what: str) -> None:
+    """Every row needs game, role, turn, the three features and success; errors name the row."""
+    for i, r in enumerate(rows):
+        for k in ROW_KEYS:
+            if k not in r:
+                raise ValueError(f"{what} row {i}: missing {k!r} (expected keys {ROW_KEYS})")
+        for k in ("turn", *FEATURES):
+            v = r[k]
+            if isinstance(v, bool) or not isinstance(v, int | float) or not np.isfinite(v):
+                raise ValueError(f"{what} row {i}: {k!r} must be a finite number, got {v!r}")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One (features, degree) fit with its best threshold on the validation games."""
+
+    role: str
+    features: tuple[str, ...]
+    degree: int
+    tau: float
+    gain: float
+    tp: int
+    fp: int
+
+    @property
+    def label(self) -> str:
+        return " ".join(SHORT[f] for f in self.features)
+
+
+@dataclass
+class RoleMonitor:
+    """A trained monitor for one role: scaler, polynomial powers, ridge weights, threshold."""
+
+    role: str
+    inputs: tuple[str, ...]  # "turn" first, then the chosen features
+    degree: int
+    tau: float
+    gain: float
+    scale: np.ndarray
+    offset: np.ndarray
+    powers: np.ndarray
+    coef: np.ndarray
+    intercept: float
+
+    def estimate(self, x: np.ndarray) -> np.ndarray:
+        """Estimated success probability for rows of `inputs` values (clipped to [0, 1])."""
+        x = np.atleast_2d(np.asarray(x, dtype=float))
+        z = np.clip(x * self.scale + self.offset, -1.0, 1.0)
+        poly = np.prod(z[:, None, :] ** self.powers[None, :, :], axis=2)
+        return np.clip(poly @ self.coef + self.intercept, 0.0, 1.0)
+
+    def estimate_row(self, row: Mapping[str, float]) -> float:
+        return float(self.estimate(np.array([[row[k] for k in self.inputs]]))[0])
+
+
+@dataclass
+class MonitorSet:
+    """The monitors of one environment and model, per role, with the random baseline's p."""
+
+    env: str
+    model: str
+    monitors: dict[str, RoleMonitor]
+    random_p: dict[str, float]
+    random_gain: dict[str, float]
+    meta: dict[str, Any] = field(default_factory=dict)
+    candidates: list[Candidate] = field(default_factory=list)
+
+    def save(self, path: str | Path) -> Path:
+        """Write `<path>.json` (metadata, choices) and `<path>.npz` (arrays); no pickle."""
+        path = Path(path).with_suffix("")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        arrays: dict[str, np.ndarray] = {}
+        roles = {}
+        for role, m in self.monitors.items():
+            for k in ("scale", "offset", "powers", "coef"):
+                arrays[f"{role}.{k}"] = getattr(m, k)
+            roles[role] = {
+                "inputs": list(m.inputs),
+                "degree": m.degree,
+                "tau": m.tau,
+                "gain": m.gain,
+                "intercept": m.intercept,
+            }
+        doc = {
+            "format": FORMAT_VERSION,
+            "env": self.env,
+            "model": self.model,
+            "roles": roles,
+            "random_p": self.random_p,
+            "random_gain": self.random_gain,
+            "meta": self.meta,
+            "candidates": [c.__dict__ | {"features": list(c.features)} for c in self.candidates],
+        }
+        path.with_suffix(".json").write_text(json.dumps(doc, indent=2) + "\n")
+        np.savez(path.with_suffix(".npz"), **arrays)
+        return path.with_suffix(".json")
+
+    @classmethod
+    def load(cls, path: str | Path) -> MonitorSet:
+        """Read a saved monitor set; a missing or malformed file is an error naming it."""
+        base = Path(path).with_suffix("")
+        jpath, npath = base.with_suffix(".json"), base.with_suffix(".npz")
+        try:
+            doc = json.loads(jpath.read_text())
+            arrays = np.load(npath, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"monitor file {jpath}: cannot read ({exc})") from None
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT_VERSION:
+            raise ValueError(f"monitor file {jpath}: expected format {FORMAT_VERSION}")
+        try:
+            monitors = {
+                role: RoleMonitor(
+                    role=role,
+                    inputs=tuple(r["inputs"]),
+                    degree=int(r["degree"]),
+                    tau=float(r["tau"]),
+                    gain=float(r["gain"]),
+                    scale=arrays[f"{role}.scale"],
+                    offset=arrays[f"{role}.offset"],
+                    powers=arrays[f"{role}.powers"],
+                    coef=arrays[f"{role}.coef"],
+                    intercept=float(r["intercept"]),
+                )
+                for role, r in doc["roles"].items()
+            }
+            cands = [
+                Candidate(**{**c, "features": tuple(c["features"])}) for c in doc["candidates"]
+            ]
+            return cls(
+                env=doc["env"],
+                model=doc["model"],
+                monitors=monitors,
+                random_p={k: float(v) for k, v in doc["random_p"].items()},
+                random_gain={k: float(v) for k, v in doc["random_gain"].items()},
+                meta=doc.get("meta", {}),
+                candidates=cands,
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"monitor file {jpath}: missing or bad field {exc}") from None
+
+
+def _fit(x: np.ndarray, y: np.ndarray, degree: int, alpha: float) -> tuple:
+    scaler = MinMaxScaler(feature_range=(-1, 1), clip=True).fit(x)
+    poly = PolynomialFeatures(degree, include_bias=False).fit(scaler.transform(x))
+    ridge = Ridge(alpha=alpha).fit(poly.transform(scaler.transform(x)), y)
+    return scaler, poly, ridge
+
+
+def _games(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], dict[str, bool]]:
+    outcome: dict[str, bool] = {}
+    for r in rows:
+        outcome[str(r["game"])] = bool(r["success"])
+    return sorted(outcome), outcome
+
+
+def gains(
+    min_estimate: np.ndarray, success: np.ndarray, taus: np.ndarray, n_games: int, s: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Expected gain per threshold given each game's lowest estimate; also TP and FP counts."""
+    trig = min_estimate[None, :] < taus[:, None]
+    tp = (trig & ~success[None, :]).sum(axis=1)
+    fp = (trig & success[None, :]).sum(axis=1)
+    return 100.0 * (tp * s - fp * (1 - s)) / max(n_games, 1), tp, fp
+
+
+def random_gain_curve(
+    turns: np.ndarray, success: np.ndarray, ps: np.ndarray, n_games: int, s: float
+) -> np.ndarray:
+    """Expected gain of a random monitor that triggers each turn with probability p."""
+    trig = 1.0 - (1.0 - ps[:, None]) ** turns[None, :]
+    tp = (trig * ~success[None, :]).sum(axis=1)
+    fp = (trig * success[None, :]).sum(axis=1)
+    return 100.0 * (tp * s - fp * (1 - s)) / max(n_games, 1)
+
+
+def train_monitors(
+    train_rows: Sequence[Mapping[str, Any]],
+    val_rows: Sequence[Mapping[str, Any]],
+    *,
+    env: str,
+    model: str,
+    degrees: Sequence[int] = (1, 2, 3, 4, 5),
+    taus: Sequence[float] | None = None,
+    alpha: float = 1.0,
+) -> MonitorSet:
+    """Select, per role, the (features, degree, tau) with the best expected gain on validation."""
+    check_rows(train_rows, "train")
+    check_rows(val_rows, "validation")
+    if not train_rows or not val_rows:
+        raise ValueError("monitor training: expected rows in both train and validation sets")
+    if not all(1 <= d <= 10 for d in degrees):
+        raise ValueError(f"degrees: expected values in 1..10, got {list(degrees)}")
+    grid = np.linspace(0.0, 1.0, 101) if taus is None else np.asarray(taus, dtype=float)
+    games, outcome = _games(val_rows)
+    s = float(np.mean([outcome[g] for g in games]))
+    roles = sorted({str(r["role"]) for r in train_rows} & {str(r["role"]) for r in val_rows})
+    monitors: dict[str, RoleMonitor] = {}
+    cands: list[Candidate] = []
+    rand_p: dict[str, float] = {}
+    rand_gain: dict[str, float] = {}
+    subsets = [c for n in (1, 2, 3) for c in itertools.combinations(FEATURES, n)]
+    for role in roles:
+        tr = [r for r in train_rows if r["role"] == role]
+        va = [r for r in val_rows if r["role"] == role]
+        y = np.array([float(bool(r["success"])) for r in tr])
+        gidx = {g: i for i, g in enumerate(games)}
+        vg = np.array([gidx[str(r["game"])] for r in va])
+        succ = np.array([outcome[g] for g in games])
+        best: tuple[float, Candidate, tuple] | None = None
+        for feats in subsets:
+            cols = ("turn", *feats)
+            xt = np.array([[float(r[c]) for c in cols] for r in tr])
+            xv = np.array([[float(r[c]) for c in cols] for r in va])
+            for d in degrees:
+                fitted = _fit(xt, y, d, alpha)
+                scaler, poly, ridge = fitted
+                est = np.clip(ridge.predict(poly.transform(scaler.transform(xv))), 0, 1)
+                lowest = np.full(len(games), np.inf)
+                np.minimum.at(lowest, vg, est)
+                g, tp, fp = gains(lowest, succ, grid, len(games), s)
+                i = int(np.argmax(g))  # first max: the lowest threshold reaching it
+                cand = Candidate(
+                    role, feats, d, float(grid[i]), float(g[i]), int(tp[i]), int(fp[i])
+                )
+                cands.append(cand)
+                if best is None or cand.gain > best[0] + 1e-9:
+                    best = (cand.gain, cand, fitted)
+        assert best is not None
+        _, cand, (scaler, poly, ridge) = best
+        monitors[role] = RoleMonitor(
+            role=role,
+            inputs=("turn", *cand.features),
+            degree=cand.degree,
+            tau=cand.tau,
+            gain=cand.gain,
+            scale=np.asarray(scaler.scale_, dtype=float),
+            offset=np.asarray(scaler.min_, dtype=float),
+            powers=np.asarray(poly.powers_, dtype=np.int64),
+            coef=np.asarray(ridge.coef_, dtype=float),
+            intercept=float(ridge.intercept_),
+        )
+        turns = np.bincount(vg, minlength=len(games)).astype(float)
+        ps = np.linspace(0.0, 1.0, 201)
+        curve = random_gain_curve(turns, succ, ps, len(games), s)
+        j = int(np.argmax(curve))
+        rand_p[role], rand_gain[role] = float(ps[j]), float(curve[j])
+    meta = {
+        "train_games": len(_games(train_rows)[0]),
+        "validation_games": len(games),
+        "train_rows": len(train_rows),
+        "validation_rows": len(val_rows),
+        "validation_success_rate": s,
+        "alpha": alpha,
+        "degrees": list(degrees),
+    }
+    return MonitorSet(env, model, monitors, rand_p, rand_gain, meta, cands)
+
+
+def report_lines(ms: MonitorSet, top: int = 3) -> list[list[str]]:
+    """Rows of the selection report: the best candidates per role, the chosen one marked."""
+    out: list[list[str]] = []
+    for role, m in ms.monitors.items():
+        ranked = sorted((c for c in ms.candidates if c.role == role), key=lambda c: -c.gain)[:top]
+        for c in ranked:
+            chosen = c.features == m.inputs[1:] and c.degree == m.degree
+            out.append(
+                [
+                    role,
+                    c.label,
+                    str(c.degree),
+                    f"{c.tau:.2f}",
+                    f"{c.gain:.1f}",
+                    f"{c.tp}/{c.fp}",
+                    "*" if chosen else "",
+                ]
+            )
+        out.append(
+            [
+                role,
+                f"random p={ms.random_p[role]:.3f}",
+                "-",
+                "-",
+                f"{ms.random_gain[role]:.1f}",
+                "-",
+                "",
+            ]
+        )
+    return out

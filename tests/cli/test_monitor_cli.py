@@ -1,0 +1,37 @@
+"""`overseer monitor` input errors: one line naming the option, exit code 2, nothing run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from overseer.cli import main
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["collect", "--env", "chess"], "--env: expected one of"),
+        (["collect", "--suspects", "1"], "n_suspects"),
+        (["collect", "--suspects", "30", "--attributes", "3"], "distinct characters"),
+        (["collect", "--games", "500"], "has 210 games, asked for 500"),
+        (["collect", "--model", "gpt-9000"], "unknown"),
+        (["eval", "--caps", "x"], "--caps"),
+        (["eval", "--caps", "7"], "--caps"),
+        (["eval", "--monitor", "/nonexistent/m.json"], "--monitor"),
+    ],
+)
+def test_bad_input_is_one_line(
+    args: list[str], needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["monitor", *args, "--store", str(tmp_path / "r.sqlite")])
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and err.count("\n") == 1
+
+
+def test_train_without_store_says_collect_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["monitor", "train", "--store", str(tmp_path / "none.sqlite")]) == 2
+    assert "overseer monitor collect" in capsys.readouterr().err
