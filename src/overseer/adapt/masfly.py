@@ -45,6 +45,7 @@ class MASFlyConfig:
     max_agents: int = 5
     max_steps: int = 4
     max_tokens: int = 512
+    plan_tokens: int = 900
     attack: bool = False
 
 
@@ -139,7 +140,14 @@ class MASFly:
             inst = fallback(sops, tools=names)
             inst.source = "fixed" if case is not None else inst.source
             return Plan(None, [], inst, self._experiences(query, None))
-        need = await analyse_need(self.model, query, tools=names, seed=seed)
+        need = await analyse_need(
+            self.model,
+            query,
+            tools=names,
+            max_tries=cfg.max_tries,
+            max_tokens=min(256, cfg.plan_tokens),
+            seed=seed,
+        )
         hits = (
             Retriever(self.repository, cfg.k, cfg.lam, cfg.mode).retrieve(query, need.need, domain)
             if cfg.rag
@@ -159,6 +167,7 @@ class MASFly:
                 minimal=minimal,
                 max_tries=cfg.max_tries,
                 max_agents=cfg.max_agents,
+                max_tokens=cfg.plan_tokens,
                 seed=seed,
             )
         return Plan(need, hits, inst, self._experiences(query, need.need))
@@ -194,6 +203,7 @@ class MASFly:
                 every=cfg.every,
                 tool_streak=cfg.tool_streak,
                 max_interventions=cfg.max_interventions,
+                max_tokens=min(320, cfg.max_tokens),
                 seed=seed,
             )
             if cfg.watcher
