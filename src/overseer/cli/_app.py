@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -31,3 +33,11 @@ def csv_list(text: str, what: str) -> list[str]:
 def out_console() -> Console:
     """Stdout console; wide when not a terminal so tables in logs and pipes are not cut."""
     return Console(width=None if sys.stdout.isatty() else 160)
+
+
+#: Plug-in hooks filled by the command modules at import (like the commands themselves):
+#: functions adding configurations to `overseer bench`'s registry (given agents, rounds), and
+#: extra suites by name: {"load": (split, seed, limit) -> tasks, "configs": like a config hook
+#: but overriding same-named configurations for that suite, "report": (console, records)}.
+BENCH_CONFIG_HOOKS: list[Callable[[Any, int, int], None]] = []
+BENCH_SUITES: dict[str, dict[str, Callable[..., Any]]] = {}

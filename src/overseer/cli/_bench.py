@@ -10,7 +10,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from overseer.cli._app import InputError, app, csv_list, out_console
+from overseer.cli._app import (
+    BENCH_CONFIG_HOOKS,
+    BENCH_SUITES,
+    InputError,
+    app,
+    csv_list,
+    out_console,
+)
 from overseer.models import list_models, load_model
 
 if TYPE_CHECKING:
@@ -79,10 +86,17 @@ def bench_cmd(
         raise InputError(f"--baseline: {baseline!r} is not among --configs {names}")
     if not model.startswith("openai:"):
         model_card(model)  # unknown names fail here, before any work
+    plugin = BENCH_SUITES.get(suite, {})
     try:
-        chosen = all_configs(agents=agents, rounds=rounds).resolve(names)
-        tasks = load_suite(suite, split=split, seed=seed_list[0], limit=limit)  # type: ignore[arg-type]
-    except ValueError as exc:
+        registry = all_configs(agents=agents, rounds=rounds)
+        for hook in BENCH_CONFIG_HOOKS:
+            hook(registry, agents, rounds)
+        if "configs" in plugin:
+            plugin["configs"](registry, agents, rounds)
+        chosen = registry.resolve(names)
+        load = plugin.get("load") or load_suite
+        tasks = load(suite, split=split, seed=seed_list[0], limit=limit)
+    except (ValueError, RuntimeError) as exc:
         raise InputError(str(exc)) from None
     console = out_console()
     with ResultStore(store) as rs:
@@ -103,6 +117,8 @@ def bench_cmd(
             f"{summary.ran} ran, {summary.errors} errors; store {store}"
         )
         _print_summary(console, rs, suite=suite, model=model, configs=names, baseline=baseline)
+        if "report" in plugin:
+            plugin["report"](console, rs.records(suite=suite, model=model, configs=names), names)
 
 
 def _print_summary(

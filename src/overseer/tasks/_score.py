@@ -142,7 +142,10 @@ async def ascore_code(task: Task, completion: str) -> Score:
 
 
 def score(task: Task, output: str) -> Score:
-    """Score an output by the task's kind."""
+    """Score an output by the task's own scorer (`meta["scorer"]`, if any), else by its kind."""
+    own = task.meta.get("scorer")
+    if own is not None:
+        return own(task, output)
     if task.kind == "mc":
         return score_mc(output, task.answer, len(task.choices) or 4)
     if task.kind == "numeric":

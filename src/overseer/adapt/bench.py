@@ -1,0 +1,227 @@
+"""MASFly and its ablations as runner configurations, and tool-using fixed teams for travel."""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from overseer.adapt.embed import Embedder, TextEmbedder
+from overseer.adapt.experience import ExperiencePool
+from overseer.adapt.masfly import MASFly, MASFlyConfig
+from overseer.adapt.repository import Repository
+from overseer.adapt.starter import starter_cases
+from overseer.bench import Solver, SolverConfig, SolverOutput, team_query
+from overseer.models import Model
+from overseer.runtime import Executor, PythonTool, Tool, make_team
+from overseer.tasks import Task
+
+DEFAULT_STORE = Path("results") / "adapt.sqlite"
+
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "masfly": ("MASFly: hybrid SOP retrieval, OP instantiation, Watcher with pool", {}),
+    "masfly-querysim": ("MASFly retrieving by query similarity only", {"mode": "query"}),
+    "masfly-needsim": ("MASFly retrieving by need similarity only", {"mode": "need"}),
+    "masfly-norag": ("MASFly without SOP retrieval (the LLM designs the OP)", {"rag": False}),
+    "masfly-noinst": ("MASFly without instantiation (one fixed SOP)", {"instantiate": False}),
+    "masfly-nowatch": ("MASFly without the Watcher", {"watcher": False}),
+    "masfly-nopep": ("MASFly with the Watcher but no experience pool", {"pool": False}),
+    "masfly-attack": ("MASFly under the empty-function prompt attack", {"attack": True}),
+    "masfly-attack-nowatch": (
+        "MASFly under the prompt attack, without the Watcher",
+        {"attack": True, "watcher": False},
+    ),
+}
+
+
+class _Session:
+    """Tools for one task, and how its final answer is stored (plain, or a travel transcript)."""
+
+    def __init__(self, task: Task) -> None:
+        factory = task.meta.get("session")
+        self._inner = factory() if callable(factory) else None
+        if self._inner is not None:
+            self.tools: Mapping[str, Tool] = self._inner.tools
+        elif task.kind == "code":
+            self.tools = {"python": PythonTool()}
+        else:
+            self.tools = {}
+
+    def finish(self, answer: str) -> str:
+        return self._inner.transcript(answer) if self._inner is not None else answer
+
+
+def open_stores(path: str | Path, embedder: TextEmbedder) -> tuple[Repository, ExperiencePool]:
+    """The repository and the pool, sharing one SQLite file; an empty repository gets the
+    starter cases so that MASFly has something to retrieve."""
+    repo = Repository(path, embedder)
+    if len(repo) == 0:
+        for c in starter_cases():
+            repo.add(c)
+    return repo, ExperiencePool(path, embedder)
+
+
+def masfly_solver(
+    model: Model,
+    *,
+    store: str | Path = DEFAULT_STORE,
+    config: MASFlyConfig | None = None,
+    name: str = "masfly",
+    trace_dir: str | Path = "runs/bench",
+    embedder: TextEmbedder | None = None,
+) -> Solver:
+    """A solver that sees only the task's prompt (never its answer or tests)."""
+    repo, pool = open_stores(store, embedder or Embedder())
+    fly = MASFly(model, repo, pool, config=config, trace_dir=Path(trace_dir) / name)
+
+    async def solve(task: Task, seed: int) -> SolverOutput:
+        session = _Session(task)
+        out = await fly.solve(
+            team_query(task),
+            tools=session.tools,
+            domain=task.kind if task.suite != "travel" else "travel",
+            seed=seed,
+            run_id=f"{task.id.replace('/', '_')}-s{seed}-{uuid.uuid4().hex[:6]}",
+        )
+        res = out.result
+        return SolverOutput(
+            session.finish(out.answer),
+            out.usage_by_actor,
+            error=res.error if res.stop_reason != "done" else None,
+            extra={
+                "trace": str(res.trace_path),
+                "team": out.team.names,
+                "op_source": out.plan.inst.source,
+                "retrieved": [h.case.id for h in out.plan.hits],
+                "interventions": sum(
+                    1 for r in out.reviews if (r["decision"] or {}).get("decision", "ok") != "ok"
+                ),
+                "attacked": out.attacked,
+            },
+        )
+
+    return solve
+
+
+def masfly_configs(
+    store: str | Path = DEFAULT_STORE, names: Iterable[str] | None = None, **overrides: Any
+) -> list[SolverConfig]:
+    """`masfly` and its ablation/retriever/attack variants as runner configurations."""
+    out = []
+    for n in names or VARIANTS:
+        desc, knobs = VARIANTS[n]
+        cfg = replace(MASFlyConfig(**overrides), **knobs)
+
+        def build(model: Model, n: str = n, cfg: MASFlyConfig = cfg) -> Solver:
+            return masfly_solver(model, store=store, config=cfg, name=n)
+
+        out.append(SolverConfig(n, desc, build))
+    return out
+
+
+def travel_team_solver(
+    model: Model, preset: str, agents: int, rounds: int, *, trace_dir: str | Path = "runs/bench"
+) -> Solver:
+    """A fixed preset team whose agents all hold every tool of the task's environment."""
+    make_team(preset, agents, rounds=rounds)
+
+    async def solve(task: Task, seed: int) -> SolverOutput:
+        session = _Session(task)
+        team = make_team(preset, agents, rounds=rounds, tools=tuple(sorted(session.tools)))
+        ex = Executor(
+            model, tools=session.tools, trace_dir=Path(trace_dir) / preset, max_steps=8, seed=seed
+        )
+        res = await ex.run(team, team_query(task), run_id=f"{task.id.replace('/', '_')}-s{seed}")
+        return SolverOutput(
+            session.finish(res.answer),
+            res.usage_by_actor,
+            error=res.error if res.stop_reason != "done" else None,
+            extra={"trace": str(res.trace_path), "stop": res.stop_reason},
+        )
+
+    return solve
+
+
+def travel_configs(presets: Sequence[str], agents: int, rounds: int) -> list[SolverConfig]:
+    """Tool-using versions of the preset teams, replacing the tool-less ones on travel."""
+    out = []
+    for p in presets:
+
+        def build(model: Model, p: str = p) -> Solver:
+            return travel_team_solver(model, p, agents, rounds)
+
+        out.append(SolverConfig(p, f"{p} team with all travel tools", build))
+    return out
+
+
+def travel_table(records: Iterable[Any], order: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Per configuration: success rate, delivery rate, micro pass rate, mean tokens."""
+    groups: dict[str, list[Any]] = defaultdict(list)
+    for r in records:
+        groups[r.key.config].append(r)
+    rank = {n: i for i, n in enumerate(order)}
+    rows = []
+    for cfg in sorted(groups, key=lambda c: (rank.get(c, len(rank)), c)):
+        recs = groups[cfg]
+        n = len(recs)
+        rows.append(
+            {
+                "config": cfg,
+                "n": n,
+                "success": sum(r.correct for r in recs) / n,
+                "delivery": sum(r.parsed is not None and r.error is None for r in recs) / n,
+                "micro": sum(r.score for r in recs) / n,
+                "tokens": sum(r.usage.total_tokens for r in recs) / n,
+            }
+        )
+    return rows
+
+
+def travel_report(console: Any, records: Iterable[Any], order: Sequence[str] = ()) -> None:
+    """Print the travel table (success, delivery, micro, tokens)."""
+    from rich.table import Table
+
+    t = Table(title="travel (AgentDojo travel suite; success = the task's own utility check)")
+    for col in ("config", "n", "success", "delivery", "micro", "tok mean"):
+        t.add_column(col, justify="left" if col == "config" else "right")
+    for row in travel_table(records, order):
+        t.add_row(
+            row["config"],
+            str(row["n"]),
+            f"{row['success']:.3f}",
+            f"{row['delivery']:.3f}",
+            f"{row['micro']:.3f}",
+            f"{row['tokens']:.0f}",
+        )
+    console.print(t)
+
+
+def register(registry: Any, agents: int, rounds: int) -> None:
+    """Config hook for `overseer bench`: add masfly and its variants."""
+    for c in masfly_configs():
+        registry.add(c)
+
+
+def register_travel(registry: Any, agents: int, rounds: int) -> None:
+    """Suite hook for travel: the preset teams get the environment's tools."""
+    from overseer.runtime import PRESETS
+
+    for c in travel_configs([p for p in PRESETS if p != "debate" or rounds >= 2], agents, rounds):
+        registry._configs[c.name] = c  # replace the tool-less team of the same name
+
+
+__all__ = [
+    "DEFAULT_STORE",
+    "VARIANTS",
+    "masfly_configs",
+    "masfly_solver",
+    "open_stores",
+    "register",
+    "register_travel",
+    "travel_configs",
+    "travel_report",
+    "travel_table",
+]

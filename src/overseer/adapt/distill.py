@@ -1,0 +1,331 @@
+"""Reflective distillation, on labelled training tasks only.
+
+Success: the OP is generalised into a query-agnostic SOP and stored as a case. Failure: the
+run's messages and the evaluation are diagnosed, errors are attributed to agents, the
+experience pool is updated, the OP is revised and the task re-run, up to `max_tries` runs.
+Repository initialisation is the same loop from an empty repository; for code it starts from
+a one-agent team and adds roles only when a run fails. Test-split tasks are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from overseer.adapt._llm import ask_json
+from overseer.adapt.experience import Experience
+from overseer.adapt.masfly import MASFly, Outcome, Plan
+from overseer.adapt.repository import Case
+from overseer.adapt.sop import SOP, AgentLesson, Reflection, SOPAgent, sop_to_team
+from overseer.models import Usage
+from overseer.runtime import Tool, last_line, read_trace
+from overseer.tasks import Score, Task, ascore, split_tasks
+
+GENERALISE_PROMPT = (
+    "This operating procedure (OP) made a team of AI agents solve the task below. Rewrite it "
+    "as a reusable SOP for similar tasks: keep the agents, tools and flow, but replace details "
+    "of this particular task in the instructions with general directions. Reply with the SOP "
+    "as JSON in the same format."
+)
+REFLECT_PROMPT = (
+    "A team of AI agents failed the task below. From the OP, the agents' messages and the "
+    "evaluation, explain why it failed and which agents caused it: for each responsible "
+    "agent, what it did wrong and a concrete strategy to avoid it. Reply with JSON."
+)
+REVISE_PROMPT = (
+    "Revise the operating procedure (OP) of a team of AI agents that failed the task below, "
+    "using the diagnosis: change instructions, roles, tools or the flow as needed. {extra}"
+    "Reply with the revised OP as JSON in the same format."
+)
+ADD_ONE_ROLE = "Add at most one new agent, and only if the diagnosis shows it is needed. "
+
+
+class LeakageError(RuntimeError):
+    """A task outside the training split was handed to distillation."""
+
+
+def training_ids(tasks: Iterable[Task], *, seed: int) -> frozenset[str]:
+    """Ids of the training split of a suite's tasks (the runner's seeded hash split)."""
+    return frozenset(t.id for t in split_tasks(list(tasks), seed=seed)["train"])
+
+
+@dataclass
+class Attempt:
+    """One run of a distilled task: the OP's source, the score and what was learnt."""
+
+    correct: bool
+    detail: str
+    op_source: str
+    experience_id: int | None = None
+
+
+@dataclass
+class DistillRecord:
+    """What distilling one training task did."""
+
+    task_id: str
+    attempts: list[Attempt] = field(default_factory=list)
+    case_id: int | None = None
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def success(self) -> bool:
+        return self.case_id is not None
+
+
+def _transcript(outcome: Outcome, limit: int = 3000) -> str:
+    """Messages and tool calls of a run (tool calls read back from its trace), clipped."""
+    lines = []
+    for ev in read_trace(outcome.result.trace_path):
+        if ev["event"] == "message":
+            lines.append(f"[{ev['sender']}] {' '.join(str(ev['content']).split())[:400]}")
+        elif ev["event"] == "interaction" and ev.get("kind") != "message":
+            obs = " ".join(str(ev.get("observation", "")).split())[:160]
+            err = f" ERROR {ev['error']}" if ev.get("error") else ""
+            lines.append(
+                f"[{ev['agent']} used {ev.get('tool')}] {str(ev['input'])[:120]} -> {obs}{err}"
+            )
+    text = "\n".join(lines) or "(no messages)"
+    return text[-limit:]
+
+
+class Distiller:
+    """Distils training tasks into SOP cases and experiences of one MASFly instance."""
+
+    def __init__(
+        self,
+        fly: MASFly,
+        *,
+        train_ids: Collection[str],
+        max_tries: int = 2,
+        minimal_kinds: Collection[str] = ("code",),
+    ) -> None:
+        if max_tries < 1:
+            raise ValueError(f"max_tries: expected >= 1, got {max_tries}")
+        self.fly = fly
+        self.train_ids = frozenset(train_ids)
+        self.max_tries = max_tries
+        self.minimal_kinds = frozenset(minimal_kinds)
+
+    def check(self, task: Task) -> None:
+        """Refuse anything that is not a training task (the test split is never seen)."""
+        if task.id not in self.train_ids:
+            raise LeakageError(
+                f"task {task.id!r} of suite {task.suite!r} is not in the training split; "
+                "distillation only ever sees training tasks"
+            )
+
+    async def distill(
+        self,
+        task: Task,
+        query: str,
+        *,
+        tools: Mapping[str, Tool] | None = None,
+        evaluate: Callable[[Task, str], object] | None = None,
+        seed: int | None = 0,
+        extract_answer: Callable[[str], str] = last_line,
+    ) -> DistillRecord:
+        """Run, evaluate and reflect on one training task until it succeeds or tries run out."""
+        self.check(task)
+        rec = DistillRecord(task.id)
+        repo = self.fly.repository
+        minimal = task.kind in self.minimal_kinds and len(repo.cases(task.kind)) == 0
+        plan = await self.fly.plan(query, tools=tools, domain=task.kind, minimal=minimal, seed=seed)
+        rec.usage += sum(plan.usage.values(), Usage())
+        op, source = plan.inst.op, plan.inst.source
+        tool_names = sorted(tools or {})
+        for n in range(self.max_tries):
+            outcome = await self.fly.run_op(
+                query,
+                plan,
+                op=op,
+                tools=tools,
+                seed=seed,
+                extract_answer=extract_answer,
+                run_id=f"distill-{task.id.replace('/', '_')}-t{n}-s{seed}",
+            )
+            rec.usage += outcome.result.total
+            sc = await _evaluate(task, outcome.answer, evaluate)
+            attempt = Attempt(sc.correct, sc.detail, source)
+            rec.attempts.append(attempt)
+            if sc.correct:
+                sop = await self._generalise(query, op, plan, tool_names, rec, seed)
+                need = plan.need.need if plan.need else None
+                if need is None:
+                    from overseer.adapt.retrieve import fallback_need
+
+                    need = fallback_need(query)
+                rec.case_id = repo.add(
+                    Case(query=query, need=need, sop=sop, domain=task.kind, source=task.id)
+                )
+                return rec
+            reflection = await self._reflect(query, op, outcome, sc, rec, seed)
+            if self.fly.pool is not None:
+                attempt.experience_id = self.fly.pool.add(
+                    Experience(
+                        query=query,
+                        failure_cause=reflection.failure_cause,
+                        lessons=reflection.lessons,
+                        need=plan.need.need if plan.need else None,
+                        domain=task.kind,
+                        source=task.id,
+                    )
+                )
+            if n + 1 < self.max_tries:
+                op = await self._revise(query, op, reflection, tool_names, minimal, rec, seed)
+                source = "revised"
+        return rec
+
+    async def _generalise(
+        self,
+        query: str,
+        op: SOP,
+        plan: Plan,
+        tools: list[str],
+        rec: DistillRecord,
+        seed: int | None,
+    ) -> SOP:
+        refs = "\n".join(h.case.sop.model_dump_json() for h in plan.hits)
+        asked = await ask_json(
+            self.fly.model,
+            [
+                {"role": "system", "content": GENERALISE_PROMPT},
+                {
+                    "role": "user",
+                    "content": f"Task:\n{query[:2500]}\n\nOP:\n{op.model_dump_json()}"
+                    + (f"\n\nReference SOPs:\n{refs}" if refs else ""),
+                },
+            ],
+            SOP,
+            check=lambda s: _same_shape(s, op, tools),
+            max_tries=2,
+            max_tokens=900,
+            seed=seed,
+        )
+        rec.usage += asked.usage
+        return asked.value or op
+
+    async def _reflect(
+        self, query: str, op: SOP, outcome: Outcome, sc: Score, rec: DistillRecord, seed: int | None
+    ) -> Reflection:
+        asked = await ask_json(
+            self.fly.model,
+            [
+                {"role": "system", "content": REFLECT_PROMPT},
+                {
+                    "role": "user",
+                    "content": f"Task:\n{query[:2500]}\n\nOP:\n{op.render()}\n\nMessages:\n"
+                    f"{_transcript(outcome)}\n\nFinal answer:\n{outcome.answer[:1500]}\n\n"
+                    f"Evaluation: failed. {sc.detail}",
+                },
+            ],
+            Reflection,
+            max_tries=2,
+            max_tokens=500,
+            seed=seed,
+        )
+        rec.usage += asked.usage
+        if asked.value is not None:
+            return asked.value
+        last = op.agents[-1].name
+        return Reflection(
+            failure_cause=f"evaluation failed: {sc.detail or 'wrong answer'}"[:800],
+            lessons=[
+                AgentLesson(
+                    agent=last,
+                    attribution="gave a final answer that failed the evaluation",
+                    strategy="check the answer against every requirement of the task before "
+                    "giving it",
+                )
+            ],
+        )
+
+    async def _revise(
+        self,
+        query: str,
+        op: SOP,
+        reflection: Reflection,
+        tools: list[str],
+        minimal: bool,
+        rec: DistillRecord,
+        seed: int | None,
+    ) -> SOP:
+        limit = len(op.agents) + 1 if minimal else self.fly.config.max_agents
+
+        def check(s: SOP) -> None:
+            if len(s.agents) > limit:
+                raise ValueError(f"agents: at most {limit} agents, got {len(s.agents)}")
+            sop_to_team(s, tools=tools)
+
+        asked = await ask_json(
+            self.fly.model,
+            [
+                {
+                    "role": "system",
+                    "content": REVISE_PROMPT.format(extra=ADD_ONE_ROLE if minimal else ""),
+                },
+                {
+                    "role": "user",
+                    "content": f"Available tools: {', '.join(tools) or 'none'}\n\nTask:\n"
+                    f"{query[:2500]}\n\nOP:\n{op.model_dump_json()}\n\nDiagnosis:\n"
+                    f"{reflection.model_dump_json()}",
+                },
+            ],
+            SOP,
+            check=check,
+            max_tries=2,
+            max_tokens=900,
+            seed=seed,
+        )
+        rec.usage += asked.usage
+        return asked.value or with_lessons(op, reflection, add_reviewer=minimal)
+
+
+def with_lessons(op: SOP, reflection: Reflection, *, add_reviewer: bool = False) -> SOP:
+    """The OP with each lesson appended to its agent's instructions (the revision fallback);
+    with `add_reviewer`, a reviewer agent is added after the last agent (one role more)."""
+    by_agent: dict[str, list[str]] = {}
+    for x in reflection.lessons:
+        by_agent.setdefault(x.agent, []).append(x.strategy)
+    agents = [
+        a.model_copy(
+            update={
+                "instructions": (a.instructions + " " + " ".join(by_agent.get(a.name, [])))[:2000]
+            }
+        )
+        for a in op.agents
+    ]
+    team, edges = list(op.team), list(op.edges)
+    if add_reviewer and "Reviewer" not in team and len(team) < 8:
+        last = op.team[-1]
+        agents.append(
+            SOPAgent(
+                name="Reviewer",
+                responsibility="Check the previous agent's answer and give the corrected final "
+                "answer.",
+                instructions="Find mistakes against every requirement of the task, fix them, "
+                "and give the final answer in the format the task asks for.",
+                tools=list(next(a.tools for a in op.agents if a.name == last)),
+            )
+        )
+        team.append("Reviewer")
+        edges.append((last, "Reviewer"))
+    return op.model_copy(update={"agents": agents, "team": team, "edges": edges})
+
+
+def _same_shape(sop: SOP, op: SOP, tools: list[str]) -> None:
+    if sorted(sop.team) != sorted(op.team):
+        raise ValueError(f"team: keep the OP's agents {op.team}, got {sop.team}")
+    sop_to_team(sop, tools=tools)
+
+
+async def _evaluate(
+    task: Task, answer: str, evaluate: Callable[[Task, str], object] | None
+) -> Score:
+    if evaluate is not None:
+        result = evaluate(task, answer)
+        if hasattr(result, "__await__"):
+            result = await result  # type: ignore[misc]
+        assert isinstance(result, Score)
+        return result
+    return await ascore(task, answer)

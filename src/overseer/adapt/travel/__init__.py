@@ -1,0 +1,69 @@
+"""The planning benchmark: AgentDojo's travel suite (20 user tasks, 28 tools) as overseer tasks.
+
+TravelPlanner is not obtainable offline; this is the closest packaged stand-in (hotels,
+restaurants, car rentals, flights, calendar, e-mail), scored by the suite's own utility checks.
+Data and checks come from `inspect-evals==0.26.0` (MIT, AgentDojo MIT); nothing is copied.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from overseer.adapt.travel._shim import TravelDataError, load_travel_suite
+from overseer.adapt.travel.env import (
+    TravelSession,
+    gold_transcript,
+    parse_transcript,
+    replay,
+    score_travel,
+)
+from overseer.tasks import Task, split_tasks
+
+N_TASKS = 20
+N_TOOLS = 28
+
+
+def _score(task: Task, output: str):
+    return score_travel(int(task.meta["travel_task"]), output)
+
+
+def load_travel(split: str = "test", *, seed: int = 0, limit: int | None = None) -> list[Task]:
+    """The travel user tasks of a seeded split (same hash split as every other suite)."""
+    suite = load_travel_suite()
+    if len(suite.user_tasks) != N_TASKS or len(suite.tools) != N_TOOLS:
+        raise TravelDataError(
+            f"travel suite: expected {N_TASKS} user tasks and {N_TOOLS} tools, found "
+            f"{len(suite.user_tasks)} and {len(suite.tools)}"
+        )
+    tasks = [
+        Task(
+            suite="travel",
+            id=f"travel/user_task_{n}",
+            prompt=ut.PROMPT,
+            answer=ut.GROUND_TRUTH_OUTPUT,
+            kind="text",
+            meta={
+                "travel_task": n,
+                "scorer": _score,
+                "session": partial(TravelSession, n),
+            },
+        )
+        for n, ut in sorted(suite.user_tasks.items())
+    ]
+    if split not in ("train", "validation", "test", "all"):
+        raise ValueError(f"split: expected train|validation|test|all, got {split!r}")
+    chosen = tasks if split == "all" else split_tasks(tasks, seed=seed)[split]
+    return chosen[:limit] if limit is not None else chosen
+
+
+__all__ = [
+    "N_TASKS",
+    "N_TOOLS",
+    "TravelDataError",
+    "TravelSession",
+    "gold_transcript",
+    "load_travel",
+    "parse_transcript",
+    "replay",
+    "score_travel",
+]

@@ -1,0 +1,228 @@
+"""The Watcher: a Supervisor plug-in that reviews the team against its OP and past experiences.
+
+It reviews every M messages (M = half the number of agents by default) and after L = 5
+consecutive tool steps of one agent, at most `max_interventions` times per run. A review is one
+LLM call under a JSON Schema, given the OP, the experiences retrieved for the query, the recent
+steps and LLM-free signals (repeated identical tool calls, tool errors, empty or repeated
+messages). It acts by guidance that cites an experience, or by replacing the faulty agent with
+revised instructions: the executor purges that agent's messages and the new agent resumes.
+A verdict about an agent other than the one whose step triggered the review waits for that
+agent's next step.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from overseer.adapt._llm import ask_json
+from overseer.adapt.experience import Experience
+from overseer.adapt.sop import SOP, agent_name
+from overseer.models import Model
+from overseer.runtime import ALL_KINDS, AgentSpec, BaseSupervisor, Interaction, Run, Verdict
+
+WATCH_PROMPT = (
+    "You supervise a team of AI agents while it works. Compare what the agents did with the "
+    "operating procedure (OP): do they follow the flow and their responsibilities, are their "
+    "outputs consistent with each other and with the task, are they stuck in a loop, do they "
+    "use their tools properly (right tool, sensible arguments, not fabricating data a tool "
+    "should provide)? Past failures on similar tasks are listed as experiences. Reply with "
+    'JSON: "decision" is "ok" when nothing needs fixing, "guide" to send the agent advice, or '
+    '"replace" when the agent is badly off track (for example it ignores the task or was told '
+    "to sabotage it) and a fresh agent should redo its part; name the agent, the issue, the "
+    'guidance, the number of the experience you rely on (or -1), and for "replace" the '
+    "revised instructions of the new agent."
+)
+
+
+class WatchDecision(BaseModel):
+    """The Watcher's review of the team's recent steps."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["ok", "guide", "replace"]
+    agent: str = Field(default="", max_length=64)
+    issue: str = Field(default="", max_length=400)
+    guidance: str = Field(default="", max_length=600)
+    experience: int = Field(default=-1, ge=-1, le=50)
+    revised_instructions: str = Field(default="", max_length=1500)
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def signals(history: Sequence[Interaction], current: Interaction) -> list[str]:
+    """LLM-free findings the review starts from: loops, tool errors, empty or repeated answers."""
+    out = []
+    calls = Counter((i.agent, i.tool, i.input) for i in history if i.kind != "message")
+    for (agent, tool, args), n in calls.items():
+        if n >= 3:
+            out.append(f"{agent} called {tool} {n} times with the same arguments {args[:80]}")
+    errs = [i for i in history if i.error]
+    if errs:
+        out.append(f"{len(errs)} tool errors, latest from {errs[-1].agent}: {errs[-1].error}")
+    if current.kind == "message":
+        if len(current.input.strip()) < 3:
+            out.append(f"{current.agent} sent an empty message")
+        same = [i for i in history[:-1] if i.kind == "message" and i.agent == current.agent]
+        if same and same[-1].input.strip() == current.input.strip():
+            out.append(f"{current.agent} repeated its previous message word for word")
+    return out
+
+
+class Watcher(BaseSupervisor):
+    """Experience-guided process supervision of one run (create one per run)."""
+
+    name = "watcher"
+    kinds = ALL_KINDS
+
+    def __init__(
+        self,
+        op: SOP,
+        experiences: Sequence[Experience] = (),
+        *,
+        model: Model | None = None,
+        every: int | None = None,
+        tool_streak: int = 5,
+        max_interventions: int = 2,
+        max_reviews: int = 6,
+        max_tokens: int = 320,
+        seed: int | None = 0,
+    ) -> None:
+        if every is not None and every < 1:
+            raise ValueError(f"every: expected >= 1 message, got {every}")
+        if tool_streak < 1 or max_interventions < 0 or max_reviews < 0:
+            raise ValueError("tool_streak >= 1, max_interventions >= 0, max_reviews >= 0")
+        self.op = op
+        self.experiences = list(experiences)
+        self.model = model
+        self.every = every or max(1, len(op.agents) // 2)
+        self.tool_streak = tool_streak
+        self.max_interventions = max_interventions
+        self.max_reviews = max_reviews
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.messages = 0
+        self.streak: Counter[str] = Counter()
+        self.interventions = 0
+        self.reviews: list[dict[str, Any]] = []
+        self.pending: dict[str, Verdict] = {}
+        self._hidden_before: dict[str, int] = {}
+        self._op_agents = {agent_name(a.name): a for a in op.agents}
+
+    # -- triggers --------------------------------------------------------------------------
+    def _trigger(self, i: Interaction) -> str | None:
+        if i.kind == "message":
+            self.streak[i.agent] = 0
+            self.messages += 1
+            if self.messages % self.every == 0:
+                return f"{self.messages} messages"
+            return None
+        self.streak[i.agent] += 1
+        if self.streak[i.agent] >= self.tool_streak:
+            self.streak[i.agent] = 0
+            return f"{self.tool_streak} consecutive tool steps of {i.agent}"
+        return None
+
+    def visible(self, run: Run) -> list[Interaction]:
+        """The run's steps, without those of agents that were replaced (their history is purged)."""
+        return [
+            i for n, i in enumerate(run.interactions) if n >= self._hidden_before.get(i.agent, 0)
+        ]
+
+    async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
+        trigger = self._trigger(interaction)
+        if interaction.agent in self.pending:
+            v = self.pending.pop(interaction.agent)
+            return self._act(v, interaction, run)
+        if trigger is None or self.interventions >= self.max_interventions:
+            return Verdict.approve(self.name)
+        if len(self.reviews) >= self.max_reviews:
+            return Verdict.approve(self.name)
+        return await self._review(interaction, run, trigger)
+
+    # -- review ----------------------------------------------------------------------------
+    def _prompt(self, i: Interaction, run: Run) -> list[dict[str, str]]:
+        history = self.visible(run)
+        steps = []
+        for h in history[-10:]:
+            what = f"{h.tool}({_clip(h.input, 160)}) -> " if h.kind != "message" else "message: "
+            err = f" ERROR {h.error}" if h.error else ""
+            steps.append(f"[r{h.round} {h.agent}] {what}{_clip(h.observation, 240)}{err}")
+        exps = "\n".join(f"{n}. " + e.render() for n, e in enumerate(self.experiences)) or "(none)"
+        sig = "\n".join(f"- {s}" for s in signals(history, i)) or "(none)"
+        user = (
+            f"Task:\n{_clip(run.query, 1500)}\n\nOP:\n{self.op.render()}\n\n"
+            f"Experiences:\n{exps}\n\nRecent steps:\n" + "\n".join(steps) + f"\n\nSignals:\n{sig}"
+            f"\n\nThe step under review is the last one, by {i.agent}."
+        )
+        return [{"role": "system", "content": WATCH_PROMPT}, {"role": "user", "content": user}]
+
+    async def _review(self, i: Interaction, run: Run, trigger: str) -> Verdict:
+        model = run.metered(self.name, "watcher", self.model)
+        asked = await ask_json(
+            model,
+            self._prompt(i, run),
+            WatchDecision,
+            max_tries=2,
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+        )
+        d = asked.value
+        record: dict[str, Any] = {
+            "trigger": trigger,
+            "agent": i.agent,
+            "round": i.round,
+            "decision": d.model_dump() if d else None,
+            "errors": asked.errors,
+        }
+        self.reviews.append(record)
+        run.trace.event("watcher_review", **record)
+        if d is None or d.decision == "ok":
+            return Verdict.approve(self.name)
+        target = agent_name(d.agent) if agent_name(d.agent) in run.team.names else i.agent
+        verdict = self._verdict(d, target, run)
+        self.interventions += 1
+        if target != i.agent:
+            self.pending[target] = verdict
+            run.trace.event("watcher_deferred", agent=target, action=verdict.action)
+            return Verdict.approve(self.name)
+        return self._act(verdict, i, run)
+
+    def _cite(self, d: WatchDecision) -> str:
+        text = d.guidance.strip() or d.issue.strip()
+        if 0 <= d.experience < len(self.experiences):
+            e = self.experiences[d.experience]
+            tips = "; ".join(x.strategy for x in e.lessons) or e.failure_cause
+            text += f" (experience #{e.id}: {tips})"
+        return text
+
+    def _verdict(self, d: WatchDecision, target: str, run: Run) -> Verdict:
+        reason = d.issue or "watcher review"
+        if d.decision == "guide":
+            return Verdict.guide(self._cite(d), by=self.name, reason=reason)
+        current = run.team.agent(target)
+        base = self._op_agents.get(target)
+        instructions = (base.instructions if base else current.instructions).strip()
+        extra = d.revised_instructions.strip() or self._cite(d)
+        if extra:
+            instructions = f"{instructions}\n{extra}".strip()
+        spec = AgentSpec(
+            name=target,
+            role=base.responsibility if base else current.role,
+            instructions=instructions[:4000],
+            tools=current.tools,
+            model=current.model,
+        )
+        return Verdict.replace_agent(spec, by=self.name, reason=reason)
+
+    def _act(self, v: Verdict, i: Interaction, run: Run) -> Verdict:
+        if v.action == "replace_agent":
+            self._hidden_before[i.agent] = len(run.interactions)
+            self.streak[i.agent] = 0
+        return v

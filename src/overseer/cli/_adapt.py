@@ -1,0 +1,240 @@
+"""`overseer adapt init|distill|show|run`: MASFly's SOP repository, experience pool and runs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from overseer.cli._app import BENCH_CONFIG_HOOKS, BENCH_SUITES, InputError, app, out_console
+
+adapt_app = typer.Typer(help="MASFly: teams built from retrieved SOPs, a Watcher, distillation.")
+app.add_typer(adapt_app, name="adapt")
+
+DEFAULT_STORE = Path("results") / "adapt.sqlite"
+StoreOpt = Annotated[Path, typer.Option(help="SQLite file of the SOP repository and pool.")]
+ModelOpt = Annotated[str, typer.Option(help="Local model name or openai:MODEL.")]
+
+
+def _bench_hook(registry: Any, agents: int, rounds: int) -> None:
+    from overseer.adapt.bench import register
+
+    register(registry, agents, rounds)
+
+
+def _travel_load(name: str, *, split: str, seed: int, limit: int | None) -> Any:
+    from overseer.adapt.travel import load_travel
+
+    return load_travel(split, seed=seed, limit=limit)
+
+
+def _travel_configs(registry: Any, agents: int, rounds: int) -> None:
+    from overseer.adapt.bench import register_travel
+
+    register_travel(registry, agents, rounds)
+
+
+def _travel_report(console: Any, records: Any, order: list[str]) -> None:
+    from overseer.adapt.bench import travel_report
+
+    travel_report(console, records, order)
+
+
+BENCH_CONFIG_HOOKS.append(_bench_hook)
+BENCH_SUITES["travel"] = {
+    "load": _travel_load,
+    "configs": _travel_configs,
+    "report": _travel_report,
+}
+
+
+def _load_tasks(suite: str, split: str, seed: int, limit: int | None) -> list:
+    if suite == "travel":
+        return _travel_load(suite, split=split, seed=seed, limit=limit)
+    from overseer.tasks import load_suite
+
+    return load_suite(suite, split=split, seed=seed, limit=limit)  # type: ignore[arg-type]
+
+
+async def _distill(
+    model_name: str, store: Path, suite: str, limit: int, seed: int, tries: int, starter: bool
+) -> list:
+    from overseer.adapt import Distiller, Embedder, ExperiencePool, MASFly, Repository, training_ids
+    from overseer.adapt.bench import _Session, open_stores
+    from overseer.bench import team_query
+    from overseer.models import load_model
+
+    emb = Embedder()
+    if starter:
+        repo, pool = open_stores(store, emb)
+    else:
+        repo, pool = Repository(store, emb), ExperiencePool(store, emb)
+    try:
+        every = _load_tasks(suite, "all", seed, None)
+        train = training_ids(every, seed=seed)
+        tasks = [t for t in _load_tasks(suite, "train", seed, None)][:limit]
+    except (ValueError, RuntimeError) as exc:
+        raise InputError(str(exc)) from None
+    model = load_model(model_name)
+    fly = MASFly(model, repo, pool, trace_dir=Path("runs") / "adapt")
+    d = Distiller(fly, train_ids=train, max_tries=tries)
+    out = []
+    for t in tasks:
+        session = _Session(t)
+        evaluate = None
+        if "session" in t.meta:
+            from overseer.tasks import score
+
+            evaluate = lambda task, ans, s=session: score(task, s.finish(ans))  # noqa: E731
+        rec = await d.distill(t, team_query(t), tools=session.tools, evaluate=evaluate, seed=seed)
+        out.append(rec)
+        out_console().print(
+            f"{t.id}: {'stored case #' + str(rec.case_id) if rec.success else 'failed'} after "
+            f"{len(rec.attempts)} run(s), {rec.usage.total_tokens} tokens"
+        )
+    return out
+
+
+@adapt_app.command("init")
+def init_cmd(
+    store: StoreOpt = DEFAULT_STORE,
+    suite: Annotated[str | None, typer.Option(help="Distil a few training tasks of it.")] = None,
+    limit: Annotated[int, typer.Option(help="Training tasks to distil.")] = 3,
+    model: ModelOpt = "smollm2-135m",
+    seed: Annotated[int, typer.Option(help="Split seed and model seed.")] = 0,
+    tries: Annotated[int, typer.Option(help="Runs per task (first + revisions).")] = 2,
+    starter: Annotated[bool, typer.Option(help="Add the starter cases first.")] = True,
+) -> None:
+    """Create the repository (starter cases), then distil a few training tasks of a suite."""
+    if limit < 1 or tries < 1:
+        raise InputError(f"--limit and --tries: expected >= 1, got {limit}, {tries}")
+    if suite is None:
+        from overseer.adapt import Embedder
+        from overseer.adapt.bench import open_stores
+
+        repo, _ = open_stores(store, Embedder())
+        out_console().print(f"{store}: {len(repo)} SOP cases")
+        return
+    recs = asyncio.run(_distill(model, store, suite, limit, seed, tries, starter))
+    ok = sum(r.success for r in recs)
+    out_console().print(f"distilled {len(recs)} training tasks of {suite}: {ok} stored; {store}")
+
+
+@adapt_app.command("distill")
+def distill_cmd(
+    suite: Annotated[str, typer.Option(help="Suite whose training split is distilled.")],
+    store: StoreOpt = DEFAULT_STORE,
+    limit: Annotated[int, typer.Option(help="Training tasks to distil.")] = 5,
+    model: ModelOpt = "smollm2-135m",
+    seed: Annotated[int, typer.Option(help="Split seed and model seed.")] = 0,
+    tries: Annotated[int, typer.Option(help="Runs per task (first + revisions).")] = 2,
+) -> None:
+    """Distil training tasks only: SOPs of successes, lessons of failures."""
+    if limit < 1 or tries < 1:
+        raise InputError(f"--limit and --tries: expected >= 1, got {limit}, {tries}")
+    recs = asyncio.run(_distill(model, store, suite, limit, seed, tries, False))
+    ok = sum(r.success for r in recs)
+    out_console().print(f"distilled {len(recs)} training tasks of {suite}: {ok} stored; {store}")
+
+
+@adapt_app.command("show")
+def show_cmd(
+    store: StoreOpt = DEFAULT_STORE,
+    export: Annotated[Path | None, typer.Option(help="Write the cases as JSON here.")] = None,
+    import_: Annotated[
+        Path | None, typer.Option("--import", help="Add cases from a JSON export.")
+    ] = None,
+) -> None:
+    """List SOP cases and experiences; export or import the cases as editable JSON."""
+    from overseer.adapt import Embedder, ExperiencePool, Repository, RepositoryError
+
+    if not store.is_file() and import_ is None:
+        raise InputError(f"--store: no repository at {store}; run `overseer adapt init` first")
+    emb = Embedder()
+    repo = Repository(store, emb)
+    console = out_console()
+    try:
+        if import_ is not None:
+            console.print(f"imported {repo.import_json(import_)} cases from {import_}")
+        if export is not None:
+            console.print(f"exported {repo.export_json(export)} cases to {export}")
+    except RepositoryError as exc:
+        raise InputError(str(exc)) from None
+    t = Table(title=f"SOP cases in {store}")
+    for col in ("id", "domain", "source", "team", "query"):
+        t.add_column(col)
+    for c in repo.cases():
+        t.add_row(str(c.id), c.domain, c.source, " -> ".join(c.sop.team), c.query[:70])
+    console.print(t)
+    pool = ExperiencePool(store, emb)
+    e = Table(title="experiences")
+    for col in ("id", "domain", "source", "failure cause", "agents"):
+        e.add_column(col)
+    for x in pool.all():
+        e.add_row(
+            str(x.id),
+            x.domain,
+            x.source,
+            x.failure_cause[:70],
+            ", ".join(sorted({a.agent for a in x.lessons})),
+        )
+    console.print(e)
+
+
+@adapt_app.command("run")
+def run_cmd(
+    query: Annotated[str, typer.Argument(help="The task to solve.")],
+    store: StoreOpt = DEFAULT_STORE,
+    model: ModelOpt = "smollm2-135m",
+    tools: Annotated[str, typer.Option(help="Comma-separated tools: python, or none.")] = "none",
+    seed: Annotated[int, typer.Option(help="Model seed.")] = 0,
+    watcher: Annotated[bool, typer.Option(help="Run under the Watcher.")] = True,
+) -> None:
+    """Build a team for one query from the repository, run it under the Watcher, report."""
+    from overseer.adapt import Embedder, MASFly, MASFlyConfig
+    from overseer.adapt.bench import open_stores
+    from overseer.models import load_model
+    from overseer.runtime import PythonTool
+
+    names = [s.strip() for s in tools.split(",") if s.strip() and s.strip() != "none"]
+    known = {"python": PythonTool}
+    bad = [n for n in names if n not in known]
+    if bad:
+        raise InputError(f"--tools: unknown {bad}; expected python or none")
+    repo, pool = open_stores(store, Embedder())
+    fly = MASFly(
+        load_model(model),
+        repo,
+        pool,
+        config=MASFlyConfig(watcher=watcher),
+        trace_dir=Path("runs") / "adapt",
+    )
+    out = asyncio.run(fly.solve(query, tools={n: known[n]() for n in names}, seed=seed))
+    console = out_console()
+    plan = out.plan
+    if plan.need is not None:
+        console.print(f"need ({plan.need.source}): {plan.need.need.model_dump_json()}")
+    for h in plan.hits:
+        console.print(
+            f"retrieved case #{h.case.id} score {h.score:.3f} (query {h.query_sim:.3f}, "
+            f"need {h.need_sim:.3f}): {' -> '.join(h.case.sop.team)}"
+        )
+    console.print(
+        f"OP ({plan.inst.source}, {len(plan.inst.errors)} errors): "
+        f"{json.dumps(out.team.names)} edges {list(out.team.spatial_edges)}"
+    )
+    for r in out.reviews:
+        console.print(f"watcher [{r['trigger']}]: {json.dumps(r['decision'])}")
+    console.print(f"answer: {out.answer}")
+    usage = out.usage_by_actor
+    t = Table(title="tokens by actor")
+    for col in ("actor", "prompt", "completion"):
+        t.add_column(col)
+    for k, u in sorted(usage.items()):
+        t.add_row(k, str(u.prompt_tokens), str(u.completion_tokens))
+    console.print(t)
+    console.print(f"trace: {out.result.trace_path}")
