@@ -1,0 +1,1 @@
+"""Adapters that put overseer plug-ins into other agent frameworks (import the submodule)."""
