@@ -249,3 +249,34 @@ async def test_short_steps_cost_no_supervisor_call(tmp_path: Path) -> None:
     )
     assert res.answer == "4" and "supervisor:supervisor" not in res.usage_by_actor
     assert sup.finished[0]["steps"] == 1 and sup.finished[0]["triggers"] == {}
+
+
+async def test_verification_cap_and_repeated_error_skip() -> None:
+    from overseer.supervise import Step, SupervisorCore
+
+    replies: list[list[str]] = []
+
+    def reply(messages: list) -> dict:
+        replies.append([m["content"] for m in messages])
+        return reply_template("run_verification", "check it", "Is the page there?")
+
+    core = SupervisorCore(SupervisorSettings(max_verifications=1, max_same_error=2))
+    model = ScriptedModel(reply)
+    step = Step(agent="a", subtask="t", kind="tool", tool="visit", args='{"url": "x"}', error="404")
+    first = await core.review(step, global_task="g", local_task="t", model=model)
+    assert first.decision is not None and first.decision.action == "run_verification"
+    # second identical error: run_verification is no longer allowed, so the reply is refused
+    second = await core.review(step, global_task="g", local_task="t", model=model)
+    assert second.decision is not None and second.decision.action != "run_verification"
+    # third identical error: no LLM call at all
+    calls = len(model.calls)
+    third = await core.review(step, global_task="g", local_task="t", model=model)
+    assert third.decision is None and third.note == "same error already reviewed"
+    assert len(model.calls) == calls
+    # a different error is reviewed again
+    other = Step(
+        agent="a", subtask="t", kind="tool", tool="visit", args='{"url": "y"}', error="500"
+    )
+    assert (await core.review(other, global_task="g", local_task="t", model=model)).decision
+    with pytest.raises(ValueError, match="max_verifications"):
+        SupervisorSettings(max_verifications=-1)

@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 from overseer.models import Model
 from overseer.supervise._context import WindowBounds, build_window, clip
 from overseer.supervise._decide import Decision, decide
-from overseer.supervise._filter import Context, FilterConfig, Step, StepHistory, Trigger, classify
+from overseer.supervise._filter import (
+    Context,
+    FilterConfig,
+    Step,
+    StepHistory,
+    Trigger,
+    classify,
+    normalize_action,
+)
 from overseer.supervise._prompts import ALLOWED, Action
 
 # The seed's ablations switch off one strategy each.
@@ -32,6 +40,8 @@ class SupervisorSettings:
     bounds: WindowBounds = field(default_factory=WindowBounds)
     disable: frozenset[str] = frozenset()
     max_guidance: int = 2  # guidance interventions per (agent, sub-task)
+    max_verifications: int = 1  # verifier runs per (agent, sub-task): each is a whole agent run
+    max_same_error: int = 2  # reviews of one identical (action, error) per (agent, sub-task)
     max_reasks: int = 2
     max_tokens: int = 768
     max_observation_chars: int = 24000  # what a purification prompt may carry
@@ -44,8 +54,9 @@ class SupervisorSettings:
                 f"disable: unknown strategies {sorted(unknown)}; expected some of "
                 f"{sorted(STRATEGIES)}"
             )
-        if self.max_guidance < 0 or self.max_reasks < 0:
-            raise ValueError("max_guidance and max_reasks: expected >= 0")
+        for name in ("max_guidance", "max_verifications", "max_reasks", "max_same_error"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name}: expected >= 0, got {getattr(self, name)}")
 
     @classmethod
     def ablation(cls, without: Iterable[str] = (), **kw: object) -> SupervisorSettings:
@@ -90,6 +101,8 @@ class SupervisorCore:
         self.settings = settings or SupervisorSettings()
         self.history = StepHistory()
         self.guidance: Counter[tuple[str, str]] = Counter()
+        self.verifications: Counter[tuple[str, str]] = Counter()
+        self.errors_seen: Counter[tuple[str, str, str, str]] = Counter()
         self.stats = SupervisorStats()
 
     def _allowed(self, trigger: Trigger, step: Step) -> tuple[tuple[Action, ...], str]:
@@ -98,6 +111,13 @@ class SupervisorCore:
             if trigger.context in contexts and strategy in s.disable:
                 return (), f"{strategy} disabled"
         allowed = ALLOWED[trigger.context]
+        if trigger.context == "error":
+            key = (step.agent, step.subtask, normalize_action(step), step.error or "")
+            self.errors_seen[key] += 1
+            if self.errors_seen[key] > s.max_same_error:
+                return (), "same error already reviewed"
+        if self.verifications[(step.agent, step.subtask)] >= s.max_verifications:
+            allowed = tuple(a for a in allowed if a != "run_verification")
         if self.guidance[(step.agent, step.subtask)] >= s.max_guidance:
             allowed = tuple(a for a in allowed if a != "provide_guidance")
             if trigger.context == "inefficient":
@@ -162,4 +182,6 @@ class SupervisorCore:
         self.stats.actions[d.action] += 1
         if d.action == "provide_guidance":
             self.guidance[(step.agent, step.subtask)] += 1
+        if d.action == "run_verification":
+            self.verifications[(step.agent, step.subtask)] += 1
         return Review(trigger, d)
