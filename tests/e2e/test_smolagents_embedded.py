@@ -46,7 +46,10 @@ def test_supervisor_reviews_a_real_smolagents_run(embedded_model: LlamaCppModel)
     assert sup.stats["steps"] >= 1
     assert sup.log, "no step was flagged"
     assert {e.context for e in sup.log} <= {"error", "excessive"}
-    assert all(e.action is not None for e in sup.log)  # a decision (or its approve fallback)
+    # each flagged step got a decision (or its approve fallback), or a note saying why the
+    # model was not asked (e.g. the same error was already reviewed twice)
+    assert all(e.action is not None or e.note for e in sup.log)
+    assert any(e.action is not None for e in sup.log)
     assert sup.usage.prompt_tokens > 0 and sup.usage.completion_tokens > 0
     # smolagents' own totals include the supervisor's tokens
     assert agent.monitor.get_total_token_counts().input_tokens >= sup.usage.prompt_tokens
