@@ -176,6 +176,33 @@ async def test_rollback_drops_exactly_the_rounds_review() -> None:
     assert r.scores == [[7, 7, 7, 7]] * 3  # the dropped review is not kept
 
 
+async def test_trained_monitor_rolls_back_the_judge_up_to_the_cap() -> None:
+    import numpy as np
+
+    from overseer.monitor import RoleMonitor
+
+    ln10 = math.log(10)
+    low_when_flat = RoleMonitor(  # estimate = 1 - entropy / ln 10: 0 at flat score tokens
+        role="judge",
+        inputs=("turn", "entropy"),
+        degree=1,
+        tau=0.5,
+        gain=0.0,
+        scale=np.array([0.0, 2 / ln10]),
+        offset=np.array([0.0, -1.0]),
+        powers=np.array([[1, 0], [0, 1]]),
+        coef=np.array([0.0, -0.5]),
+        intercept=0.5,
+    )
+    for cap in (1, 2):
+        mon = UncertaintyMonitor({"judge": low_when_flat}, cap=cap)
+        model = ScriptedModel(team(GOOD), logprobs_fn=flat_digits)
+        r = await play_codegen(TASK, model, CFG, supervisors=[mon])
+        assert r.resets == cap and mon.triggers["judge"] == cap and r.turns == 2 + cap
+        assert [i["round"] for i in r.interventions] == [1] * cap and r.success
+        assert [row["attempt"] for row in mon.rows] == [*range(cap + 1), cap]
+
+
 async def test_bad_answers_are_re_asked_then_recorded() -> None:
     judge_calls = iter(["not json", '{"feedback": "ok", "scores": [7]}'])
 
@@ -244,3 +271,88 @@ def test_splits_and_config() -> None:
         CodeGenConfig(n_coders=5)
     with pytest.raises(ValueError, match="rounds"):
         CodeGenConfig(rounds=0)
+
+
+# -- the monitor commands -----------------------------------------------------------------
+PROBLEMS = {str(t.meta["entry_point"]): t for t in load_suite("humaneval", split="all")}
+
+
+def canonical_team(messages: list) -> str | dict:
+    """Coders write the canonical solution when the function name has even length, else a
+    wrong stub; the Tester and Judge answer trivially. Works for any HumanEval problem."""
+    system = messages[0]["content"]
+    if system.startswith("You are the Judge"):
+        n = int(system.split("[")[1].split()[0])
+        return {"feedback": "ok", "scores": [6] * n}
+    entry = system.split("`")[1]
+    if system.startswith("You are the Tester"):
+        return {"tests": [f"assert {entry} is not None"]}
+    t = PROBLEMS[entry]
+    code = t.prompt + t.answer if len(entry) % 2 == 0 else f"def {entry}(*a):\n    return 0\n"
+    return f"```python\n{code}```"
+
+
+def noisy(i: int, tok: str) -> TokenLogprob:
+    p = 0.5 + 0.4 * math.sin(i * 1.3 + len(tok))
+    top = ((tok, math.log(p)), ("x", math.log(1 - p)))
+    return TokenLogprob(tok, top[0][1], top)
+
+
+async def test_codegen_games_through_the_store(tmp_path: Path) -> None:
+    from overseer.bench import ResultStore, run_experiment
+    from overseer.cli._monitor_games import codegen_setup, eval_rows, game_config, split_rows
+
+    setup = codegen_setup(CodeGenConfig(n_coders=2, rounds=2))
+    assert setup.suite.startswith("codegen-") and codegen_setup(CodeGenConfig()).suite == "codegen"
+    tasks = setup.games("train")[:2] + setup.games("validation")[:1]
+    assert tasks[0].id == codegen_splits()["train"][0].id
+    model = ScriptedModel(canonical_team, logprobs_fn=noisy)
+    for _ in range(2):  # the second run resumes: nothing is played again
+        with ResultStore(tmp_path / "r.sqlite") as rs:
+            await run_experiment(
+                configs=[game_config("collect", setup)],
+                tasks=tasks,
+                seeds=[0],
+                model_name="scripted",
+                load_model=lambda: model,
+                store=rs,
+                progress=False,
+            )
+            recs = list(rs.records(suite=setup.suite))
+        assert len(model.calls) == 3 * 2 * (2 + 2)
+    assert all(r.error is None for r in recs) and len(recs) == 3
+    for r in recs:
+        entry = PROBLEMS[next(e for e in PROBLEMS if PROBLEMS[e].id == r.key.task_id)]
+        assert r.correct == (len(entry.meta["entry_point"]) % 2 == 0)
+        assert [row["turn"] for row in r.extra["rows"]] == [1, 2]
+        assert all(row["role"] == "judge" and row["positions"] == 2 for row in r.extra["rows"])
+    train, val = split_rows(recs)
+    assert (len(train), len(val)) == (4, 2)
+    (row,) = eval_rows("codegen", recs, ["collect"])
+    assert row[:2] == ["collect", "3"]
+
+
+def test_cli_collect_train_eval_codegen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from overseer.cli import main
+
+    monkeypatch.setattr(
+        "overseer.models.load_model",
+        lambda name, base_url=None: ScriptedModel(canonical_team, logprobs_fn=noisy),
+    )
+    common = ["--env", "codegen", "--model", "openai:scripted", "--turns", "1", "--coders", "2"]
+    common += ["--store", str(tmp_path / "r.sqlite")]
+    args = ["monitor", "collect", *common, "--games", "3", "--val-games", "3", "--no-progress"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "6 games planned" in out and "pass@1 %" in out
+    mon = str(tmp_path / "m.json")
+    assert main(["monitor", "train", *common, "--out", mon]) == 0
+    assert "trained on 3 games (3 turns)" in capsys.readouterr().out
+    args = ["monitor", "eval", *common, "--monitor", mon, "--games", "2", "--caps", "1"]
+    assert main([*args, "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "none" in out and "monitor-cap1@" in out and "random-cap1@" in out
+    assert main(["monitor", "collect", "--env", "govsim", "--coders", "2"]) == 2
+    assert "--coders" in capsys.readouterr().err
