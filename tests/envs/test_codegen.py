@@ -237,6 +237,9 @@ def test_parsers() -> None:
     assert extract_solution(bare, "f") == bare
     assert extract_solution("def f(x) return", "f") is None
     assert extract_solution("just prose", "f") is None
+    cut = "Here:\n```python\ndef f(x):\n    return [x for"  # stopped by the token limit
+    assert extract_solution(cut, "f") == "def f(x):\n    return [x for\n"
+    assert extract_solution("```python\nimport os\n", "f") is None
     with pytest.raises(ValueError, match=r"integers 0\.\.10"):
         parse_review('{"feedback": "", "scores": [11]}', 1)
     with pytest.raises(ValueError):

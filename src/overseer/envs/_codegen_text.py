@@ -27,17 +27,23 @@ CODERS: tuple[tuple[str, str], ...] = (
 JUDGE, TESTER = "Judge", "Tester"
 MAX_SCORE = 10
 _FENCE = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+_OPEN = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*)\Z", re.DOTALL | re.IGNORECASE)
 HELPFUL = re.compile(r"helpful(?:ness)?\W{0,6}([1-5])\b", re.IGNORECASE)
 
 
 # -- parsing model answers ----------------------------------------------------------------
 def extract_solution(text: str, entry: str) -> str | None:
-    """The code of a coder's answer: the longest fenced block, or the whole text when it is
-    bare Python defining `entry`; None when there is no code to run."""
+    """The code of a coder's answer: the longest fenced block (one cut off by the token limit
+    counts when it defines `entry`), or the whole text when it is bare Python defining
+    `entry`; None when there is no code to run."""
+    defines = re.compile(rf"def\s+{re.escape(entry)}\s*\(")
     blocks = [b for b in _FENCE.findall(text) if b.strip()]
     if blocks:
-        with_def = [b for b in blocks if re.search(rf"def\s+{re.escape(entry)}\s*\(", b)]
+        with_def = [b for b in blocks if defines.search(b)]
         return max(with_def or blocks, key=len).rstrip() + "\n"
+    cut = _OPEN.search(text)
+    if cut and defines.search(cut.group(1)):
+        return cut.group(1).rstrip() + "\n"
     if re.search(rf"^\s*def\s+{re.escape(entry)}\s*\(", text, re.MULTILINE):
         try:
             ast.parse(text)
