@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,7 +161,13 @@ class _Debate:
     """The mutable state of one debate while it is played."""
 
     def __init__(
-        self, task: Task, cfg: CodeGenConfig, sups: Any, seed: int, run: Run, max_resets: int
+        self,
+        task: Task,
+        cfg: CodeGenConfig,
+        sups: Sequence[Supervisor],
+        seed: int,
+        run: Run,
+        max_resets: int,
     ) -> None:
         self.task, self.cfg, self.seed, self.run, self.max_resets = task, cfg, seed, run, max_resets
         self.entry = str(task.meta["entry_point"])
@@ -175,7 +182,13 @@ class _Debate:
         return [m for m in self.run.channel.messages if m.round == r]
 
     async def ask(
-        self, name: str, role: str, msgs: list[dict[str, str]], r: int, check: Any, **kw: Any
+        self,
+        name: str,
+        role: str,
+        msgs: list[dict[str, str]],
+        r: int,
+        check: Callable[[str], Any],
+        **kw: Any,
     ) -> tuple[Completion, Any, str | None]:
         """One answer, re-asked while `check` rejects it: (last completion, value, error)."""
         hint = (
