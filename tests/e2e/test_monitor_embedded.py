@@ -88,3 +88,31 @@ async def test_one_govsim_month_with_features(embedded_model: LlamaCppModel) -> 
     assert len(r.catches) == 1 and all(0 <= x <= 100 for x in r.catches[0])
     harvest = [row for row in rec.rows if row["role"] == "harvest"]
     assert len(harvest) == 5 and all(not row["fallback"] for row in harvest)
+
+
+async def test_one_codegen_round_with_judge_features(embedded_model: LlamaCppModel) -> None:
+    from overseer.envs.codegen import CodeGenConfig, play_codegen
+    from overseer.tasks import load_suite
+
+    task = next(t for t in load_suite("humaneval", split="all") if t.id == "HumanEval/53")
+    cfg = CodeGenConfig(  # one coder, one round, short answers: 3 model calls in all
+        n_coders=1,
+        rounds=1,
+        max_tokens=48,
+        review_tokens=48,
+        feedback_chars=30,
+        max_tests=1,
+        test_chars=40,
+        test_timeout_s=2.0,
+        max_retries=0,
+    )
+    rec = UncertaintyMonitor()
+    r = await play_codegen(task, embedded_model, cfg, supervisors=[rec])
+    # every answer is handled: code or a recorded error, pass@1 by the real tests
+    assert r.turns == 1 and r.resets == 0 and len(r.solved_by) == 1
+    assert r.invalid_actions == len(r.errors) <= 3
+    assert r.success == (r.chosen is not None and r.solved_by[r.chosen - 1])
+    (row,) = rec.rows
+    assert row["role"] == "judge" and rec.missing == 0 and math.isfinite(row["kurtosis"])
+    if r.scores[0] is not None:  # the grammar-bound review finished: its scores are positions
+        assert row["positions"] >= 1 and not row["fallback"]

@@ -19,26 +19,49 @@ app.add_typer(monitor_app, name="monitor")
 
 DEFAULT_STORE = Path("results") / "monitor.sqlite"
 
-Env = Annotated[str, typer.Option(help="whodunit-asym, whodunit-sym or govsim.")]
+Env = Annotated[str, typer.Option(help="whodunit-asym, whodunit-sym, govsim or codegen.")]
 ModelOpt = Annotated[str, typer.Option(help="Local model name or openai:MODEL.")]
 Seed = Annotated[int, typer.Option(help="Sampling seed of the games.")]
 Store = Annotated[Path, typer.Option(help="SQLite result store (resumable).")]
 Suspects = Annotated[int | None, typer.Option(help="Characters per game (default: the seed's).")]
 Attributes = Annotated[int | None, typer.Option(help="Attributes per character.")]
-Turns = Annotated[int | None, typer.Option(help="Turn limit per game (govsim: months).")]
+Turns = Annotated[
+    int | None, typer.Option(help="Turn limit per game (govsim: months; codegen: rounds).")
+]
+Coders = Annotated[int | None, typer.Option(help="codegen: coders in the debate (1-4).")]
 Thoughts = Annotated[int, typer.Option(help="Max characters of 'thoughts' (0: none).")]
-MaxTokens = Annotated[int, typer.Option(help="Max tokens per agent answer.")]
+MaxTokens = Annotated[
+    int | None,
+    typer.Option(help="Max tokens per agent answer (default: 160; codegen coders: 384)."),
+]
 BaseUrl = Annotated[str | None, typer.Option(help="Server URL for openai:MODEL.")]
 Progress = Annotated[bool, typer.Option(help="Show progress bars.")]
 TraceDir = Annotated[Path | None, typer.Option(help="Write one JSONL trace per game here.")]
 
 
-def _setup(env: str, suspects, attributes, turns, thoughts, max_tokens, trace_dir) -> Any:
+def _setup(
+    env: str, suspects, attributes, turns, thoughts, max_tokens, trace_dir, coders=None
+) -> Any:
     from overseer.cli._monitor_games import ENVS, whodunit_setup
     from overseer.envs import WhoDunitConfig
 
     if env not in ENVS:
         raise InputError(f"--env: expected one of {', '.join(ENVS)}, got {env!r}")
+    if coders is not None and env != "codegen":
+        raise InputError(f"--coders: a codegen option, not for {env}")
+    mt = {"max_tokens": max_tokens} if max_tokens is not None else {}
+    if env == "codegen":
+        from overseer.cli._monitor_games import codegen_setup
+        from overseer.envs.codegen import CodeGenConfig
+
+        if suspects is not None or attributes is not None:
+            raise InputError("--suspects/--attributes: WhoDunitEnv options, not for codegen")
+        sizes = {k: v for k, v in (("rounds", turns), ("n_coders", coders)) if v is not None}
+        try:
+            cfg = CodeGenConfig(**sizes, **mt)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        return codegen_setup(cfg, trace_dir=trace_dir)
     if env == "govsim":
         from overseer.cli._monitor_games import govsim_setup
         from overseer.envs.govsim import GovSimConfig
@@ -46,7 +69,7 @@ def _setup(env: str, suspects, attributes, turns, thoughts, max_tokens, trace_di
         if suspects is not None or attributes is not None:
             raise InputError("--suspects/--attributes: WhoDunitEnv options, not for govsim")
         try:
-            cfg = GovSimConfig(max_tokens=max_tokens, **({"months": turns} if turns else {}))
+            cfg = GovSimConfig(**mt, **({"months": turns} if turns else {}))
         except ValueError as exc:
             raise InputError(str(exc)) from None
         return govsim_setup(cfg, trace_dir=trace_dir)
@@ -57,9 +80,9 @@ def _setup(env: str, suspects, attributes, turns, thoughts, max_tokens, trace_di
     }
     try:
         if env == "whodunit-asym":
-            cfg = WhoDunitConfig(**sizes, thoughts_chars=thoughts, max_tokens=max_tokens)
+            cfg = WhoDunitConfig(**sizes, thoughts_chars=thoughts, **mt)
         else:
-            cfg = WhoDunitConfig.symmetric(**sizes, thoughts_chars=thoughts, max_tokens=max_tokens)
+            cfg = WhoDunitConfig.symmetric(**sizes, thoughts_chars=thoughts, **mt)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     return whodunit_setup(env, cfg, trace_dir=trace_dir)
@@ -113,7 +136,8 @@ def collect_cmd(
     attributes: Attributes = None,
     turns: Turns = None,
     thoughts: Thoughts = 160,
-    max_tokens: MaxTokens = 160,
+    max_tokens: MaxTokens = None,
+    coders: Coders = None,
     base_url: BaseUrl = None,
     progress: Progress = True,
     trace_dir: TraceDir = None,
@@ -121,7 +145,7 @@ def collect_cmd(
     """Play training and validation games without intervention, storing per-turn features."""
     from overseer.cli._monitor_games import game_config
 
-    setup = _setup(env, suspects, attributes, turns, thoughts, max_tokens, trace_dir)
+    setup = _setup(env, suspects, attributes, turns, thoughts, max_tokens, trace_dir, coders)
     tasks = _limit(setup.games("train"), games, "--games")
     tasks += _limit(setup.games("validation"), val_games, "--val-games")
     _run(setup, [game_config("collect", setup)], tasks, model, base_url, seed, store, progress)
@@ -138,14 +162,15 @@ def train_cmd(
     attributes: Attributes = None,
     turns: Turns = None,
     thoughts: Thoughts = 160,
-    max_tokens: MaxTokens = 160,
+    max_tokens: MaxTokens = None,
+    coders: Coders = None,
 ) -> None:
     """Train per-role monitors on the collected games and print the selection report."""
     from overseer.bench import ResultStore
     from overseer.cli._monitor_games import split_rows
     from overseer.monitor import report_lines, train_monitors
 
-    setup = _setup(env, suspects, attributes, turns, thoughts, max_tokens, None)
+    setup = _setup(env, suspects, attributes, turns, thoughts, max_tokens, None, coders)
     if not store.is_file():
         raise InputError(f"--store: no result store at {store}; run `overseer monitor collect`")
     with ResultStore(store) as rs:
@@ -193,7 +218,8 @@ def eval_cmd(
     attributes: Attributes = None,
     turns: Turns = None,
     thoughts: Thoughts = 160,
-    max_tokens: MaxTokens = 160,
+    max_tokens: MaxTokens = None,
+    coders: Coders = None,
     base_url: BaseUrl = None,
     progress: Progress = True,
     trace_dir: TraceDir = None,
@@ -202,7 +228,7 @@ def eval_cmd(
     from overseer.cli._monitor_games import game_config, monitor_tag
     from overseer.monitor import MonitorSet
 
-    setup = _setup(env, suspects, attributes, turns, thoughts, max_tokens, trace_dir)
+    setup = _setup(env, suspects, attributes, turns, thoughts, max_tokens, trace_dir, coders)
     try:
         cap_list = sorted({int(c) for c in csv_list(caps, "--caps")})
     except ValueError:

@@ -18,13 +18,14 @@ import numpy as np
 
 from overseer.bench import ResultRecord, SolverConfig, SolverOutput
 from overseer.envs import Game, WhoDunitConfig, call_seed, generate_games, play_whodunit
+from overseer.envs.codegen import CodeGenConfig, codegen_splits, play_codegen
 from overseer.envs.govsim import GovSimConfig, govsim_splits, play_govsim
 from overseer.models import Model
 from overseer.monitor import MonitorSet, RandomMonitor, UncertaintyMonitor
 from overseer.runtime import Supervisor
 from overseer.tasks import Task
 
-ENVS = ("whodunit-asym", "whodunit-sym", "govsim")
+ENVS = ("whodunit-asym", "whodunit-sym", "govsim", "codegen")
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,52 @@ def govsim_setup(cfg: GovSimConfig, *, trace_dir: Path | None = None) -> EnvSetu
     return EnvSetup("govsim", suite, games, play)
 
 
+def codegen_setup(cfg: CodeGenConfig, *, trace_dir: Path | None = None) -> EnvSetup:
+    """CodeGen debates: one game per HumanEval problem of the split (`load_suite`'s split)."""
+    fp = _fingerprint(cfg)
+    suite = f"codegen-{fp}" if fp else "codegen"
+    cache: dict[str, dict[str, list[Task]]] = {}
+
+    def games(split: str) -> list[Task]:
+        if "all" not in cache:
+            cache["all"] = codegen_splits()
+        return [
+            Task(
+                suite,
+                t.id,
+                f"codegen {t.id}",
+                "success",
+                "text",
+                meta={
+                    "split": split,
+                    "problem": {
+                        "id": t.id,
+                        "prompt": t.prompt,
+                        "test": t.meta["test"],
+                        "entry_point": t.meta["entry_point"],
+                    },
+                },
+            )
+            for t in cache["all"][split]
+        ]
+
+    async def play(meta: Mapping[str, Any], model: Model, sups: list[Supervisor], seed: int):
+        p = meta["problem"]
+        task = Task(
+            "humaneval",
+            str(p["id"]),
+            str(p["prompt"]),
+            "",
+            "code",
+            meta={"test": p["test"], "entry_point": p["entry_point"]},
+        )
+        return await play_codegen(
+            task, model, cfg, supervisors=sups, seed=seed, trace_dir=trace_dir, max_resets=4
+        )
+
+    return EnvSetup("codegen", suite, games, play)
+
+
 def game_config(
     name: str,
     setup: EnvSetup,
@@ -168,12 +215,16 @@ def split_rows(records: Sequence[ResultRecord]) -> tuple[list[dict], list[dict]]
 
 def eval_columns(env: str) -> tuple[str, ...]:
     """Columns of the comparison table of an environment."""
+    if env == "codegen":
+        return CODEGEN_COLUMNS
     return WHODUNIT_COLUMNS if env.startswith("whodunit") else GOVSIM_COLUMNS
 
 
 def eval_rows(env: str, records: Sequence[ResultRecord], order: Sequence[str]) -> list[list[str]]:
     """Rows of the comparison table, one per configuration, in `order`."""
     rows = _whodunit_rows if env.startswith("whodunit") else _govsim_rows
+    if env == "codegen":
+        rows = _codegen_rows
     by: dict[str, list[ResultRecord]] = {}
     for rec in records:
         if rec.error is None:
@@ -215,6 +266,20 @@ def _govsim_rows(recs: Sequence[ResultRecord]) -> list[str]:
     ]
 
 
+def _codegen_rows(recs: Sequence[ResultRecord]) -> list[str]:
+    """Pass@1, share with any final solution passing, resets, unusable answers, tokens."""
+    toks = np.mean([r.usage.total_tokens for r in recs])
+    anyp = np.mean([any(r.extra.get("solved_by") or [False]) for r in recs])  # type: ignore[arg-type]
+    return [
+        f"{100 * np.mean([r.correct for r in recs]):.1f}",
+        f"{100 * anyp:.1f}",
+        f"{_mean(recs, 'resets'):.2f}",
+        f"{_mean(recs, 'invalid_actions'):.2f}",
+        f"{toks:.0f}",
+    ]
+
+
+CODEGEN_COLUMNS = ("config", "games", "pass@1 %", "any-pass %", "resets", "invalid", "tokens")
 WHODUNIT_COLUMNS = ("config", "games", "success %", "precision %", "length", "resets", "tokens")
 GOVSIM_COLUMNS = (
     "config",

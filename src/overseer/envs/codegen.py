@@ -1,0 +1,400 @@
+"""CodeGen: a code-writing debate on HumanEval (the seed's section 4.1 and appendix C).
+
+Four coders with different outlooks write a solution each; then, every round, a Tester
+writes unit tests (single asserts, run on every solution in the sandbox) and a Judge reads
+the solutions and the test results, writes feedback and scores each solution 0..10. The
+next round's coders see the previous solutions, the tests with their results and the
+feedback, write new solutions and say how helpful the feedback was. After the last round's
+review the solution with the best judge score (then most tests passed, then coder order)
+is the team's answer, scored pass@1 by the HumanEval task's own tests in the sandbox.
+
+Code, once written, is final (an irreversible mark after each round's solutions). The
+monitor sees the Judge's turns (role `judge`; decision positions are the numbers in
+"scores"); a rollback drops the round's review (tests and feedback) and it is written again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from overseer.envs._codegen_text import (
+    CODERS,
+    HELPFUL,
+    JUDGE,
+    MAX_SCORE,
+    TESTER,
+    coder_prompts,
+    extract_solution,
+    parse_review,
+    parse_tests,
+    review_prompts,
+    review_schema,
+)
+from overseer.envs._loop import call_seed
+from overseer.models import Completion, Model, Usage
+from overseer.runtime import (
+    AgentSpec,
+    Channel,
+    ChannelMessage,
+    Interaction,
+    Ledger,
+    Run,
+    Supervisor,
+    SupervisorChain,
+    TeamSpec,
+    Trace,
+    Verdict,
+)
+from overseer.tasks import Task, ascore_code, code_program, load_suite
+
+_MARK = "@@overseer-tests@@"
+
+
+@dataclass(frozen=True)
+class CodeGenConfig:
+    """Sizes and sampling of the debate; defaults follow the seed (4 coders, judge, tester)."""
+
+    n_coders: int = 4
+    rounds: int = 3
+    temperature: float = 0.0
+    reset_temperature: float = 0.7
+    max_tokens: int = 384  # a coder's answer
+    review_tokens: int = 256  # the judge's and the tester's answers
+    feedback_chars: int = 400
+    max_tests: int = 5
+    test_chars: int = 160
+    test_timeout_s: float = 5.0
+    max_retries: int = 1  # re-asks after an unusable answer before it is given up
+    top_logprobs: int = 10
+    decision_keys: tuple[str, ...] = ("scores",)
+
+    def __post_init__(self) -> None:
+        checks = [
+            (1 <= self.n_coders <= len(CODERS), "n_coders", f"1..{len(CODERS)}", self.n_coders),
+            (self.rounds >= 1, "rounds", ">= 1", self.rounds),
+            (self.max_tokens >= 16, "max_tokens", ">= 16", self.max_tokens),
+            (self.review_tokens >= 16, "review_tokens", ">= 16", self.review_tokens),
+            (self.max_tests >= 1, "max_tests", ">= 1", self.max_tests),
+            (self.max_retries >= 0, "max_retries", ">= 0", self.max_retries),
+            (self.test_timeout_s > 0, "test_timeout_s", "> 0", self.test_timeout_s),
+            (self.top_logprobs >= 1, "top_logprobs", ">= 1", self.top_logprobs),
+        ]
+        for ok, name, expected, got in checks:
+            if not ok:
+                raise ValueError(f"codegen {name}: expected {expected}, got {got!r}")
+
+    def coders(self) -> list[tuple[str, str]]:
+        return list(CODERS[: self.n_coders])
+
+
+def codegen_splits(seed: int = 0) -> dict[str, list[Task]]:
+    """HumanEval's deterministic train/validation/test split (`load_suite`'s seeded hash)."""
+    return {s: load_suite("humaneval", split=s, seed=seed) for s in ("train", "validation", "test")}
+
+
+@dataclass
+class CodeGenResult:
+    """How a debate ended: pass@1 of the chosen solution, the reviews, resets and books."""
+
+    game_id: str
+    task_id: str
+    success: bool
+    answer: str
+    chosen: int | None  # 1-based coder of the answer; None when nobody wrote code
+    detail: str
+    rounds: int
+    turns: int  # judge turns, discarded ones included
+    resets: int
+    invalid_actions: int
+    solved_by: list[bool]  # each final solution against the real tests
+    scores: list[list[int] | None]  # the judge's scores of each round
+    tests_passed: list[list[int]]  # tester's tests passed by each solution, per round
+    helpfulness: list[int | None]  # the coders' ratings of the feedback, in order
+    errors: list[str]
+    usage_by_actor: dict[str, Usage]
+    interventions: list[dict[str, Any]] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON-safe part kept with a stored result."""
+        skip = {"game_id", "usage_by_actor"}
+        return {
+            f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in skip
+        }
+
+
+def check_program(task: Task, code: str, tests: list[str]) -> str:
+    """A program running `tests` one by one on `code`, printing which passed (for the sandbox)."""
+    lines = ["def check(candidate):", "    ok = []"]
+    for t in tests:
+        lines += ["    try:", f"        {t}", "        ok.append(1)"]
+        lines += ["    except Exception:", "        ok.append(0)"]
+    lines.append(f"    print({_MARK!r} + ''.join(map(str, ok)))")
+    fake = dataclasses.replace(task, meta={**task.meta, "test": "\n".join(lines)})
+    return code_program(fake, code)
+
+
+async def run_tests(task: Task, code: str | None, tests: list[str], timeout_s: float) -> int:
+    """How many of `tests` the code passes, run in the sandbox (0 if it crashes or hangs)."""
+    from overseer.sandbox import SandboxLimits, arun_python
+
+    if code is None or not tests:
+        return 0
+    r = await arun_python(
+        check_program(task, code, tests), limits=SandboxLimits(timeout_s=timeout_s)
+    )
+    marks = [ln for ln in r.stdout.splitlines() if ln.startswith(_MARK)]
+    return marks[-1][len(_MARK) :].count("1") if marks and not r.timed_out else 0
+
+
+def _safe(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", s)
+
+
+# -- the debate ---------------------------------------------------------------------------
+class _Debate:
+    """The mutable state of one debate while it is played."""
+
+    def __init__(
+        self,
+        task: Task,
+        cfg: CodeGenConfig,
+        sups: Sequence[Supervisor],
+        seed: int,
+        run: Run,
+        max_resets: int,
+    ) -> None:
+        self.task, self.cfg, self.seed, self.run, self.max_resets = task, cfg, seed, run, max_resets
+        self.entry = str(task.meta["entry_point"])
+        self.chain = SupervisorChain(list(sups))
+        self.code: list[str | None] = [None] * cfg.n_coders
+        self.resets = self.turns = self.invalid = 0
+        self.errors: list[str] = []
+        self.helpfulness: list[int | None] = []
+        self.interventions: list[dict[str, Any]] = []
+
+    def _round(self, r: int) -> list[ChannelMessage]:
+        return [m for m in self.run.channel.messages if m.round == r]
+
+    async def ask(
+        self,
+        name: str,
+        role: str,
+        msgs: list[dict[str, str]],
+        r: int,
+        check: Callable[[str], Any],
+        **kw: Any,
+    ) -> tuple[Completion, Any, str | None]:
+        """One answer, re-asked while `check` rejects it: (last completion, value, error)."""
+        hint = (
+            f"Reply again with the complete function `{self.entry}` in one ```python block."
+            if role == "coder"
+            else "Reply again with JSON only."
+        )
+        temp = self.cfg.temperature if self.resets == 0 else self.cfg.reset_temperature
+        error = ""
+        for retry in range(self.cfg.max_retries + 1):
+            c = await self.run.metered(name, "agent").acomplete(
+                msgs,
+                temperature=temp,
+                seed=call_seed(self.task.id, self.seed, self.resets, r, name, retry),
+                **kw,
+            )
+            self.run.trace.event(
+                "game_turn", agent=name, role=role, round=r, attempt=self.resets, output=c.text
+            )
+            try:
+                return c, check(c.text), None
+            except ValueError as exc:  # json.JSONDecodeError included
+                error = f"round {r} {name}: {exc}"
+                msgs = [
+                    *msgs,
+                    {"role": "assistant", "content": c.text},
+                    {"role": "user", "content": f"That answer is not usable ({exc}). {hint}"},
+                ]
+        self.invalid += 1
+        self.errors.append(error)
+        self.run.trace.event("invalid_answer", agent=name, role=role, round=r, error=error)
+        return c, None, error
+
+    def _no_code(self, text: str) -> str:
+        code = extract_solution(text, self.entry)
+        if code is None:
+            raise ValueError(f"no ```python code block defining {self.entry}")
+        return code
+
+    async def solve(self, r: int) -> None:
+        """Every coder writes (or rewrites) a solution; a coder without code keeps its last."""
+        previous = self._round(r - 1)
+        posts = []
+        for k, (name, _) in enumerate(self.cfg.coders()):
+            msgs = coder_prompts(self.cfg, self.task, k, previous)
+            c, code, _ = await self.ask(
+                name, "coder", msgs, r, self._no_code, max_tokens=self.cfg.max_tokens
+            )
+            if code is not None:
+                self.code[k] = code
+            if r > 1:
+                m = HELPFUL.search(c.text)
+                self.helpfulness.append(int(m.group(1)) if m else None)
+            body = f"\n```python\n{self.code[k]}```" if self.code[k] else " (no solution)"
+            posts.append((name, f"Solution {k + 1} ({name}):{body}"))
+        for name, text in posts:
+            self.run.channel.post(name, text, round=r)
+
+    async def review(self, r: int) -> tuple[list[int] | None, list[int]]:
+        """The Tester's tests (run in the sandbox) and the Judge's review, redone on rollback."""
+        cfg, n = self.cfg, self.cfg.n_coders
+        while True:
+            _, tests, _ = await self.ask(
+                TESTER,
+                "tester",
+                review_prompts(cfg, self.task, TESTER, self._round(r)),
+                r,
+                lambda t: parse_tests(t, self.entry, cfg.max_tests),
+                max_tokens=cfg.review_tokens,
+                schema=review_schema(cfg, TESTER),
+            )
+            tests = tests or []
+            passed = [await run_tests(self.task, c, tests, cfg.test_timeout_s) for c in self.code]
+            if tests:
+                got = "; ".join(f"solution {k + 1}: {p}/{len(tests)}" for k, p in enumerate(passed))
+                text = "The Tester's tests:\n" + "\n".join(tests) + f"\nTests passed: {got}."
+            else:
+                text = "The Tester wrote no usable tests."
+            self.run.channel.post(TESTER, text, round=r, tests=tests, passed=passed)
+            c, review, error = await self.ask(
+                JUDGE,
+                "judge",
+                review_prompts(cfg, self.task, JUDGE, self._round(r)),
+                r,
+                lambda t: parse_review(t, n),
+                max_tokens=cfg.review_tokens,
+                schema=review_schema(cfg, JUDGE),
+                top_logprobs=cfg.top_logprobs,
+            )
+            scores: list[int] | None = None
+            text = "The Judge gave no usable review."
+            if review:
+                feedback, scores = review
+                got = "; ".join(f"solution {k + 1}: {s}/{MAX_SCORE}" for k, s in enumerate(scores))
+                text = f"The Judge's feedback: {feedback}\nScores: {got}."
+            if await self.judged(r, c, text, error, scores):
+                continue
+            self.run.channel.post(JUDGE, text, round=r, scores=scores)
+            return scores, passed
+
+    async def judged(
+        self, r: int, c: Completion, text: str, error: str | None, scores: list[int] | None
+    ) -> bool:
+        """Ask the supervisors about the Judge's turn; True when they rolled the review back."""
+        self.turns += 1
+        inter = Interaction(
+            kind="message",
+            agent=JUDGE,
+            global_task=self.run.query,
+            local_task="judge",
+            round=r,
+            step=self.resets,
+            input=c.text,
+            observation=text,
+            error=error,
+            usage=c.usage,
+            meta={
+                "role": "judge",
+                "turn": r,
+                "attempt": self.resets,
+                "logprobs": c.logprobs,
+                "decision_keys": self.cfg.decision_keys,
+                "scores": scores,
+            },
+        )
+        self.run.interactions.append(inter)
+        v = await self.chain.judge(inter, self.run) if self.chain else Verdict.approve()
+        if v.action != "rollback":
+            return False
+        self.run.verdicts.append(v)
+        if self.resets >= self.max_resets:
+            self.run.trace.event("verdict_ignored", by=v.by, reason="reset cap reached")
+            return False
+        self.resets += 1
+        removed = self.run.channel.rollback()  # back to the mark after this round's code
+        self.interventions.append(
+            {"round": r, "agent": JUDGE, "by": v.by, "reason": v.reason, "removed": len(removed)}
+        )
+        self.run.trace.event(
+            "rollback", by=v.by, reason=v.reason, round=r, removed=len(removed), count=self.resets
+        )
+        return True
+
+
+async def play_codegen(
+    task: Task,
+    model: Model,
+    cfg: CodeGenConfig,
+    *,
+    supervisors: list[Supervisor] | tuple[Supervisor, ...] = (),
+    seed: int = 0,
+    trace_dir: str | Path | None = None,
+    max_resets: int = 4,
+    game_id: str | None = None,
+) -> CodeGenResult:
+    """Debate one HumanEval task for `cfg.rounds` rounds and score the chosen solution."""
+    missing = [k for k in ("test", "entry_point") if k not in task.meta]
+    if task.kind != "code" or missing:
+        raise ValueError(f"codegen task {task.id}: expected a code task with test and entry_point")
+    gid = game_id or f"codegen-{task.id}"
+    run_id = _safe(f"{gid}-s{seed}")
+    roles = [(n, "coder") for n, _ in cfg.coders()] + [(TESTER, "tester"), (JUDGE, "judge")]
+    team = TeamSpec(agents=tuple(AgentSpec(name=n, role=r) for n, r in roles), decision="last")
+    path = Path(trace_dir) / f"{run_id}.jsonl" if trace_dir else Path(os.devnull)
+    run = Run(run_id, f"codegen {task.id}", team, model, Ledger(run_id), Trace(path, run_id))
+    run.channel = Channel()
+    d = _Debate(task, cfg, supervisors, seed, run, max_resets)
+    scores: list[list[int] | None] = []
+    passed: list[list[int]] = []
+    try:
+        for r in range(1, cfg.rounds + 1):
+            await d.solve(r)
+            run.channel.mark_irreversible()
+            s, p = await d.review(r)
+            scores.append(s)
+            passed.append(p)
+        verdicts = [await ascore_code(task, c) if c else None for c in d.code]
+        written = [k for k, c in enumerate(d.code) if c]
+        last_s, last_p = scores[-1], passed[-1]
+        chosen = (
+            max(written, key=lambda k: (last_s[k] if last_s else -1, last_p[k], -k))
+            if written
+            else None
+        )
+        run.trace.event(
+            "codegen_result", chosen=chosen, passed=[bool(v and v.correct) for v in verdicts]
+        )
+    finally:
+        run.trace.close()
+    best = verdicts[chosen] if chosen is not None else None
+    return CodeGenResult(
+        game_id=gid,
+        task_id=task.id,
+        success=bool(best and best.correct),
+        answer=(d.code[chosen] or "") if chosen is not None else "",
+        chosen=chosen + 1 if chosen is not None else None,
+        detail=best.detail if best else "no coder wrote code",
+        rounds=cfg.rounds,
+        turns=d.turns,
+        resets=d.resets,
+        invalid_actions=d.invalid,
+        solved_by=[bool(v and v.correct) for v in verdicts],
+        scores=scores,
+        tests_passed=passed,
+        helpfulness=d.helpfulness,
+        errors=d.errors,
+        usage_by_actor=run.ledger.by_actor(),
+        interventions=d.interventions,
+    )
