@@ -42,6 +42,12 @@ def parse() -> argparse.Namespace:
     ap.add_argument("--split", default="test")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--store", type=Path, default=Path("results/supervise.sqlite"))
+    ap.add_argument(
+        "--no-prompt-cache",
+        action="store_true",
+        help="llama.cpp prefix cache off: equal prompts give equal outputs in every config, so "
+        "differences come from supervision alone (slower; give it its own --store)",
+    )
     return ap.parse_args()
 
 
@@ -113,7 +119,7 @@ def main() -> None:
 
     def loader() -> Model:
         if not cached:
-            cached.append(load_model(args.model))
+            cached.append(load_model(args.model, prompt_cache=not args.no_prompt_cache))
         return cached[0]
 
     console = Console(width=200)

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from overseer.models import LlamaCppModel, ModelRequestError
+from overseer.models import LlamaCppModel, ModelRequestError, load_model
 
 pytestmark = pytest.mark.e2e
 
@@ -65,6 +65,21 @@ def test_shared_prefix_is_served_from_cache(embedded_model: LlamaCppModel) -> No
     )
     assert first.usage.prompt_tokens > 100
     assert second.usage.cached_prompt_tokens > 0.8 * second.usage.prompt_tokens
+
+
+def test_prompt_cache_off_reevaluates_every_prompt() -> None:
+    model = load_model("smollm2-135m", n_ctx=2048, n_threads=2, prompt_cache=False)
+    try:
+        shared = "You are one of several agents. " + "Context line. " * 60
+        msgs = [{"role": "system", "content": shared}, {"role": "user", "content": "Go."}]
+        first = model.complete(msgs, max_tokens=12)
+        second = model.complete(msgs, max_tokens=12)
+        # with the cache on, the second call would be served ~all from cache (test above)
+        assert second.usage.prompt_tokens > 100
+        assert second.usage.cached_prompt_tokens < 0.2 * second.usage.prompt_tokens
+        assert second.text == first.text
+    finally:
+        model.close()
 
 
 def test_prompt_over_context_is_a_typed_error(embedded_model: LlamaCppModel) -> None:

@@ -65,6 +65,13 @@ def bench_cmd(
     agents: Annotated[int, typer.Option(help="Agents per team (team configs).")] = 3,
     rounds: Annotated[int, typer.Option(help="Rounds per team run (team configs).")] = 2,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    prompt_cache: Annotated[
+        bool,
+        typer.Option(
+            help="llama.cpp prefix cache; off: equal prompts give equal outputs across configs "
+            "(slower; use its own --store)."
+        ),
+    ] = True,
 ) -> None:
     """Run configurations on a suite, store every result, print the comparison table."""
     from overseer.bench import ResultStore, run_experiment
@@ -106,7 +113,7 @@ def bench_cmd(
                 tasks=tasks,
                 seeds=seed_list,
                 model_name=model,
-                load_model=lambda: load_model(model, base_url=base_url),
+                load_model=lambda: load_model(model, base_url=base_url, prompt_cache=prompt_cache),
                 store=rs,
                 concurrency=concurrency,
                 progress=progress,

@@ -34,6 +34,10 @@ class LlamaCppModel(Model):
     prompt that starts like an earlier one is served partly from cache (`cached_prompt_tokens`).
     The same server also listens on `listen_host` (loopback by default): `base_url` is an
     OpenAI-compatible endpoint for HTTP clients such as smolagents.
+
+    `prompt_cache=False` re-evaluates every prompt in full: slower, but the same prompt then
+    always gives the same greedy output (a cached prefix was computed in other batches, and
+    the rounding differences can flip a token), which A/B comparisons of configs need.
     """
 
     def __init__(
@@ -47,6 +51,7 @@ class LlamaCppModel(Model):
         port: int = 0,
         listen_host: str = "127.0.0.1",
         verbose: bool = False,
+        prompt_cache: bool = True,
     ) -> None:
         import xllamacpp
 
@@ -72,6 +77,7 @@ class LlamaCppModel(Model):
         self.name = name or path.stem
         self.path = path
         self.n_ctx = n_ctx
+        self.prompt_cache = prompt_cache
         self._server: Any = xllamacpp.Server(params)
 
     @property
@@ -101,6 +107,8 @@ class LlamaCppModel(Model):
             top_logprobs=top_logprobs,
             seed=seed,
         )
+        if not self.prompt_cache:
+            body["cache_prompt"] = False  # llama.cpp's own request field
         start = time.perf_counter()
         try:
             data = self._server.handle_chat_completions(body)

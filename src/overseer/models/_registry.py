@@ -202,8 +202,12 @@ def load_model(
     n_threads: int | None = None,
     n_parallel: int = 1,
     cache: str | Path | None = None,
+    prompt_cache: bool = True,
 ) -> Model:
     """A Model from a name: a local model card name, or `openai:MODEL` for an HTTP server.
+
+    `prompt_cache=False` (local models only) turns llama.cpp's prefix cache off so equal
+    prompts give equal greedy outputs across configs (see `LlamaCppModel`).
 
     `openai:MODEL` uses `base_url` (or $OPENAI_BASE_URL) and `api_key` (or $OPENAI_API_KEY).
     """
@@ -219,4 +223,11 @@ def load_model(
     from overseer.models._llamacpp import LlamaCppModel
 
     path = model_path(spec, cache=cache)
-    return LlamaCppModel(path, name=spec, n_ctx=n_ctx, n_threads=n_threads, n_parallel=n_parallel)
+    return LlamaCppModel(
+        path,
+        name=spec,
+        n_ctx=n_ctx,
+        n_threads=n_threads,
+        n_parallel=n_parallel,
+        prompt_cache=prompt_cache,
+    )
