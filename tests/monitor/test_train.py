@@ -83,6 +83,15 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     assert len(back.candidates) == len(ms.candidates) == 2 * 7 * 5
 
 
+def test_dotted_model_names_keep_their_dots(tmp_path: Path) -> None:
+    ms = train_monitors(synthetic(60, 2, "t"), synthetic(30, 3, "v"), env="e", model="m")
+    path = ms.save(tmp_path / "monitor-whodunit-qwen2.5-coder-0.5b.json")
+    assert path.name == "monitor-whodunit-qwen2.5-coder-0.5b.json"
+    assert (tmp_path / "monitor-whodunit-qwen2.5-coder-0.5b.npz").is_file()
+    assert MonitorSet.load(path).monitors.keys() == ms.monitors.keys()
+    assert MonitorSet.load(tmp_path / "monitor-whodunit-qwen2.5-coder-0.5b").random_p
+
+
 def test_bad_inputs_are_named(tmp_path: Path) -> None:
     rows = synthetic(5, 0, "t")
     with pytest.raises(ValueError, match="train row 0: missing 'kurtosis'"):

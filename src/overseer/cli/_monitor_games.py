@@ -21,7 +21,7 @@ from overseer.envs import Game, WhoDunitConfig, call_seed, generate_games, play_
 from overseer.envs.codegen import CodeGenConfig, codegen_splits, play_codegen
 from overseer.envs.govsim import GovSimConfig, govsim_splits, play_govsim
 from overseer.models import Model
-from overseer.monitor import MonitorSet, RandomMonitor, UncertaintyMonitor
+from overseer.monitor import MonitorSet, RandomMonitor, UncertaintyMonitor, monitor_files
 from overseer.runtime import Supervisor
 from overseer.tasks import Task
 
@@ -196,7 +196,8 @@ def game_config(
 
 def monitor_tag(path: Path) -> str:
     """Short content hash of a saved monitor, so results of different monitors never mix."""
-    data = path.with_suffix(".json").read_bytes() + path.with_suffix(".npz").read_bytes()
+    jpath, npath = monitor_files(path)
+    data = jpath.read_bytes() + npath.read_bytes()
     return hashlib.sha256(data).hexdigest()[:6]
 
 

@@ -11,7 +11,14 @@ from overseer.monitor.features import (
     varentropy,
 )
 from overseer.monitor.intervene import RandomMonitor, UncertaintyMonitor
-from overseer.monitor.train import Candidate, MonitorSet, RoleMonitor, report_lines, train_monitors
+from overseer.monitor.train import (
+    Candidate,
+    MonitorSet,
+    RoleMonitor,
+    monitor_files,
+    report_lines,
+    train_monitors,
+)
 
 __all__ = [
     "FEATURES",
@@ -25,6 +32,7 @@ __all__ = [
     "decision_positions",
     "entropy",
     "kurtosis",
+    "monitor_files",
     "report_lines",
     "train_monitors",
     "turn_features",

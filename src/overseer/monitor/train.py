@@ -90,6 +90,14 @@ class RoleMonitor:
         return float(self.estimate(np.array([[row[k] for k in self.inputs]]))[0])
 
 
+def monitor_files(path: str | Path) -> tuple[Path, Path]:
+    """The `.json` and `.npz` files of a monitor saved under `path` (with or without either
+    suffix); other dots stay in the name, so "qwen2.5-coder-0.5b" keeps its ".5b"."""
+    p = Path(path)
+    base = p.with_suffix("") if p.suffix in (".json", ".npz") else p
+    return base.with_name(base.name + ".json"), base.with_name(base.name + ".npz")
+
+
 @dataclass
 class MonitorSet:
     """The monitors of one environment and model, per role, with the random baseline's p."""
@@ -104,8 +112,8 @@ class MonitorSet:
 
     def save(self, path: str | Path) -> Path:
         """Write `<path>.json` (metadata, choices) and `<path>.npz` (arrays); no pickle."""
-        path = Path(path).with_suffix("")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        jpath, npath = monitor_files(path)
+        jpath.parent.mkdir(parents=True, exist_ok=True)
         arrays: dict[str, np.ndarray] = {}
         roles = {}
         for role, m in self.monitors.items():
@@ -128,15 +136,15 @@ class MonitorSet:
             "meta": self.meta,
             "candidates": [c.__dict__ | {"features": list(c.features)} for c in self.candidates],
         }
-        path.with_suffix(".json").write_text(json.dumps(doc, indent=2) + "\n")
-        np.savez(path.with_suffix(".npz"), **arrays)
-        return path.with_suffix(".json")
+        jpath.write_text(json.dumps(doc, indent=2) + "\n")
+        with npath.open("wb") as f:  # a file object: np.savez would append its own ".npz"
+            np.savez(f, **arrays)
+        return jpath
 
     @classmethod
     def load(cls, path: str | Path) -> MonitorSet:
         """Read a saved monitor set; a missing or malformed file is an error naming it."""
-        base = Path(path).with_suffix("")
-        jpath, npath = base.with_suffix(".json"), base.with_suffix(".npz")
+        jpath, npath = monitor_files(path)
         try:
             doc = json.loads(jpath.read_text())
             arrays = np.load(npath, allow_pickle=False)
