@@ -84,6 +84,21 @@ def test_prune_flow_on_a_scripted_model_resumes(
     assert loads == []
 
 
+def test_share_thoughts_is_kept_in_the_pruned_spec(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    model = ScriptedModel(reply)
+    monkeypatch.setattr(overseer.models, "load_model", lambda name, **kw: model)
+    argv = ["prune", "--suite", "mmlu-sample", "--agents", "3", "--train", "1", "--test", "1",
+            "--share-thoughts", "--out", "p.json", "--store", "r.sqlite"]  # fmt: skip
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    assert all(a.share_thought for a in TeamSpec.load(tmp_path / "p.json").agents)
+    # the thought "t" now travels with each answer to the downstream agents
+    assert any("] t\nI think B" in c["messages"][1]["content"] for c in model.calls)
+
+
 @pytest.mark.e2e
 def test_prune_on_the_embedded_model_writes_spec_and_table(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -58,6 +58,20 @@ async def test_spatial_and_temporal_inputs(tmp_path: Path) -> None:
     assert "From" not in prompts_of(model, "a1")[0]
 
 
+async def test_shared_thoughts_travel_with_the_answer(tmp_path: Path) -> None:
+    def think(messages: list) -> object:
+        return {"thought": f"because {name_of(messages)}", "action": "answer", "answer": "42"}
+
+    for share in (False, True):
+        model = ScriptedModel(think)
+        team = make_team("chain", 2, rounds=1).sharing_thoughts(share)
+        assert all(a.share_thought is share for a in team.agents)
+        await Executor(model, trace_dir=tmp_path).run(team, "Q?")
+        a2 = prompts_of(model, "a2")[0]
+        assert "[a1] " + ("because a1\n42" if share else "42") in a2
+        assert ("because a1" in a2) is share
+
+
 async def test_decisions_llm_and_vote(tmp_path: Path) -> None:
     res = await Executor(ScriptedModel(echo), trace_dir=tmp_path).run(make_team("complete", 3), "Q")
     assert res.answer == "DECIDED" and res.calls_by_actor["decision:decision"] == 1

@@ -74,6 +74,13 @@ def prune_cmd(
         "results/prune.sqlite"
     ),
     retrain: Annotated[bool, typer.Option(help="Train again even if --out matches.")] = False,
+    share_thoughts: Annotated[
+        bool,
+        typer.Option(
+            help="Agents send their reasoning with their answers (the seed's setting: whole "
+            "responses travel on edges); default: answers only."
+        ),
+    ] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Train AgentPrune masks on training tasks, prune once, evaluate full vs pruned."""
@@ -112,6 +119,8 @@ def prune_cmd(
         base = build_team(
             team, agents, rounds=rounds, kind=train_tasks[0].kind, temporal=temporal, seed=seed
         )
+        if share_thoughts:
+            base = base.sharing_thoughts()
     except ValueError as exc:
         raise InputError(str(exc)) from None
     if not model.startswith("openai:"):

@@ -185,6 +185,9 @@ class Agent:
             data, raw, usage = await self._ask(messages)
             thought = str(data.get("thought", ""))
             if data["action"] == "answer":
+                message = data["answer"]
+                if self.spec.share_thought and thought.strip():
+                    message = f"{thought.strip()}\n{message}"
                 return await judge(
                     Interaction(
                         kind="message",
@@ -193,8 +196,8 @@ class Agent:
                         local_task=ctx.local_task,
                         round=ctx.round,
                         step=step,
-                        input=data["answer"],
-                        observation=data["answer"],
+                        input=message,
+                        observation=message,
                         thought=thought,
                         usage=usage,
                     )

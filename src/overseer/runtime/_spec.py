@@ -21,7 +21,11 @@ class TeamSpecError(ValueError):
 
 
 class AgentSpec(BaseModel):
-    """One agent: its name, role profile, instructions, tool names and optional model name."""
+    """One agent: its name, role profile, instructions, tool names and optional model name.
+
+    `share_thought` sends the agent's thought along with its answer, so the whole response
+    travels on each edge (AgentPrune's setting); by default only the answer is sent.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -30,6 +34,7 @@ class AgentSpec(BaseModel):
     instructions: str = ""
     tools: tuple[str, ...] = ()
     model: str | None = None
+    share_thought: bool = False
 
 
 def topological_order(names: Iterable[str], edges: Iterable[Edge]) -> list[str]:
@@ -93,6 +98,11 @@ class TeamSpec(BaseModel):
             if a.name == name:
                 return a
         raise KeyError(f"no agent named {name!r} in team {self.name!r}")
+
+    def sharing_thoughts(self, share: bool = True) -> TeamSpec:
+        """A copy whose agents all send (or all withhold) their thoughts with their answers."""
+        agents = tuple(a.model_copy(update={"share_thought": share}) for a in self.agents)
+        return self.model_copy(update={"agents": agents})
 
     def order(self) -> list[str]:
         """Agents in a topological order of the spatial edges."""
