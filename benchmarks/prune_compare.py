@@ -53,6 +53,9 @@ def parse() -> argparse.Namespace:
     ap.add_argument("--ratio", type=float, default=0.5, help="pruning ratio p")
     ap.add_argument("--samples", type=int, default=1, help="sampled structures M per query")
     ap.add_argument("--max-tokens", type=int, default=128)
+    ap.add_argument(
+        "--share-thoughts", action="store_true", help="whole responses travel on edges (the seed)"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--store", type=Path, default=Path("results/prune_compare.sqlite"))
     ap.add_argument("--out-dir", type=Path, default=Path("results/prune_specs"))
@@ -101,9 +104,11 @@ def main() -> int:
                 for p in a.presets:
                     teams[p] = build_team(
                         p, a.agents, rounds=a.rounds, kind=kind, temporal="self", seed=a.seed
-                    )
+                    ).sharing_thoughts(a.share_thoughts)
                 for v in a.variants:
-                    base = build_team(v, a.agents, rounds=a.rounds, kind=kind, seed=a.seed)
+                    base = build_team(
+                        v, a.agents, rounds=a.rounds, kind=kind, seed=a.seed
+                    ).sharing_thoughts(a.share_thoughts)
                     out = a.out_dir / f"{suite}-{v}-{attack}-{spec_digest(base)}.json"
                     key = {"team": base.model_dump(mode="json"), "suite": suite,
                            "train": [t.id for t in train_tasks], "ratio": a.ratio,
