@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from overseer.cli import main
+from overseer.models import ModelStatus
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -62,6 +63,16 @@ def test_models_lists_the_embedded_model_installed(capsys: pytest.CaptureFixture
     assert code == 0
     row = next(line for line in out.splitlines() if "smollm2-135m" in line)
     assert "yes" in row
+
+
+def test_models_shows_the_extra_to_install(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The install hint keeps its '[extra]' (the table's markup must not eat it)."""
+    missing = ModelStatus("big-model", "a big one", 10**9, False, False, "pip install 'x[big7]'")
+    monkeypatch.setattr("overseer.cli._bench.list_models", lambda: [missing])
+    code, out, _ = run_cli(capsys, "models")
+    assert code == 0 and "x[big7]" in out, out
 
 
 @pytest.mark.e2e
