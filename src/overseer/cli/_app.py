@@ -31,8 +31,9 @@ def csv_list(text: str, what: str) -> list[str]:
 
 
 def out_console() -> Console:
-    """Stdout console; wide when not a terminal so tables in logs and pipes are not cut."""
-    return Console(width=None if sys.stdout.isatty() else 160)
+    """Stdout console; wide when not a terminal so tables in logs and pipes are not cut. Markup
+    is off: printed text (model answers, install hints like 'overseer[qwen05]') is data."""
+    return Console(width=None if sys.stdout.isatty() else 160, markup=False)
 
 
 #: Plug-in hooks filled by the command modules at import (like the commands themselves):

