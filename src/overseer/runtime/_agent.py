@@ -21,7 +21,8 @@ COMMON_RULES = (
     "You are one agent in a team that solves a task together. Teammates may send you their "
     "work; use it with critical thinking, never copy it blindly. Reply only with JSON: a short "
     '"thought", then an "action": "answer" with your message to the team in "answer", or a '
-    'tool name with its "args". Keep answers short and end them with the final result.'
+    'tool name with its "args". Keep answers short and end them with the final result, in '
+    "the form the task asks for (for code: the whole function, not a call or an example)."
 )
 
 
