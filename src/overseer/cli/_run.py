@@ -145,14 +145,11 @@ def run_cmd(
         console.print(
             f"task {the_task.id}: gold {the_task.answer!r}, parsed {sc.parsed!r}, "
             f"correct {sc.correct}",
-            markup=False,
         )
     for f in res.failures:
-        console.print(
-            f"agent {f.agent} failed in round {f.round}: {f.reason}: {f.detail}", markup=False
-        )
+        console.print(f"agent {f.agent} failed in round {f.round}: {f.reason}: {f.detail}")
     if res.error:
-        console.print(f"stopped: {res.error}", markup=False)
+        console.print(f"stopped: {res.error}")
     console.print(_usage_table(res))
     console.print(f"trace: {res.trace_path}")
 
@@ -241,10 +238,10 @@ def trace_show(
         for e in read_trace(file):
             line = _line(e)
             if line:
-                console.print(line, markup=False)
+                console.print(line)
             if full and e["event"] == "model_call":
                 for m in e["input"]:
-                    console.print(f"      [{m['role']}] {m['content']}", markup=False)
-                console.print(f"      => {e['output']}", markup=False)
+                    console.print(f"      [{m['role']}] {m['content']}")
+                console.print(f"      => {e['output']}")
     except (ValueError, KeyError) as exc:
         raise InputError(f"trace file {file}: {exc}") from None
