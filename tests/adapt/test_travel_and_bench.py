@@ -7,8 +7,10 @@ import json
 
 import pytest
 
-from overseer.adapt.bench import masfly_solver, travel_table
+from overseer.adapt.bench import masfly_solver, travel_table, travel_team_solver
 from overseer.adapt.travel import TravelSession, gold_transcript, load_travel, score_travel
+from overseer.models import ScriptedModel
+from overseer.runtime import read_trace
 from overseer.tasks import Task, score
 
 from .conftest import TableEmbedder, answer, router
@@ -86,6 +88,19 @@ async def test_masfly_solver_never_reads_the_answer(tmp_path) -> None:
     assert out.answer == "The answer is 5" and out.error is None
     assert out.extra["op_source"] == "llm" and out.extra["team"] == ["Solver"]
     assert "adapt:need" in out.usage_by_actor and "adapt:sop" in out.usage_by_actor
+
+
+async def test_a_rerun_of_a_travel_team_writes_its_own_trace(tmp_path) -> None:
+    # an interrupted attempt and its rerun must not share a trace file: readers would see both
+    model = ScriptedModel(lambda _: answer("Done."))
+    solve = travel_team_solver(model, "chain", 2, 1, trace_dir=tmp_path)
+    task = load_travel("all")[0]
+    first, second = await solve(task, 0), await solve(task, 0)
+    paths = {first.extra["trace"], second.extra["trace"]}
+    assert len(paths) == 2
+    for p in paths:
+        starts = [e for e in read_trace(p) if e["event"] == "run_start"]
+        assert len(starts) == 1
 
 
 def test_travel_table_rates() -> None:
