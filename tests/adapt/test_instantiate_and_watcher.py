@@ -14,8 +14,9 @@ from overseer.adapt import (
     analyse_need,
     instantiate,
 )
+from overseer.adapt.watcher import signals, stub_functions
 from overseer.models import ScriptedModel
-from overseer.runtime import Executor, ToolResult, make_team
+from overseer.runtime import Executor, Interaction, ToolResult, make_team
 
 from .conftest import TableEmbedder, answer, router, sop
 
@@ -210,3 +211,33 @@ async def test_masfly_with_attack_and_without_watcher_keeps_the_sabotage(tmp_pat
     out = await MASFly(m, repo, None, config=cfg, trace_dir=tmp_path).solve("write f")
     assert out.attacked == "Coder" and out.answer == "pass"
     assert out.plan.inst.source == "fixed"
+
+
+def _message(agent: str, text: str) -> Interaction:
+    return Interaction("message", agent, "task", "", 0, 0, text, text)
+
+
+def test_signals_name_a_stub_function_and_a_bare_pass() -> None:
+    stub = '```python\ndef f(x: int) -> int:\n    """Add one."""\n    pass\n```'
+    work = "```python\ndef f(x: int) -> int:\n    return x + 1\n```"
+    assert stub_functions(stub) == ["f"] and stub_functions(work) == []
+    assert stub_functions("def f(:\n  pass") == []  # not code: no finding
+    cur = _message("Coder", stub)
+    assert signals([cur], cur) == ["Coder sent a stub: function f has an empty body"]
+    bare = _message("Coder", "pass")
+    assert any("only `pass`" in s for s in signals([bare], bare))
+    ok = _message("Coder", work)
+    assert signals([ok], ok) == []
+
+
+async def test_the_review_prompt_carries_the_stub_signal(tmp_path) -> None:
+    seen: list[str] = []
+
+    def watch(msgs):
+        seen.append(msgs[-1]["content"])
+        return {"decision": "ok"}
+
+    m = router(agent=lambda _: answer("def f(x):\n    pass"), watch=watch)
+    w = Watcher(sop("a1", "a2"), model=m)
+    await Executor(m, supervisors=[w], trace_dir=tmp_path).run(make_team("chain", 2), "task")
+    assert seen and "a1 sent a stub: function f has an empty body" in seen[0]
