@@ -65,8 +65,8 @@ def stub_functions(text: str) -> list[str]:
     misses it in the raw text, so the review is told. Text that does not parse is not code.
     """
     try:
-        tree = ast.parse(extract_code(text))
-    except (SyntaxError, ValueError):
+        tree = ast.parse(extract_code(text))  # parsed only, never run
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     out = []
     for node in ast.walk(tree):
