@@ -98,6 +98,17 @@ async def test_ledger_and_trace(tmp_path: Path) -> None:
     assert events[-1]["usage"]["input_tokens"] == res.total.prompt_tokens
 
 
+async def test_a_rerun_with_the_same_run_id_gets_its_own_trace(tmp_path: Path) -> None:
+    ex = Executor(ScriptedModel(echo), trace_dir=tmp_path)
+    first = await ex.run(make_team("star", 2), "Q", run_id="same")
+    second = await ex.run(make_team("star", 2), "Q", run_id="same")
+    assert first.trace_path == tmp_path / "same.jsonl" and second.trace_path != first.trace_path
+    for res in (first, second):
+        events = list(read_trace(res.trace_path))
+        assert sum(e["event"] == "run_start" for e in events) == 1
+        assert all(e["run"] == res.run_id for e in events)
+
+
 @pytest.mark.parametrize(
     ("budget", "reason"),
     [(Budget(max_calls=2), "budget_steps"), (Budget(max_tokens=50), "budget_tokens")],

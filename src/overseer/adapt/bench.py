@@ -134,11 +134,7 @@ def travel_team_solver(
         ex = Executor(
             model, tools=session.tools, trace_dir=Path(trace_dir) / preset, max_steps=8, seed=seed
         )
-        res = await ex.run(
-            team,
-            team_query(task),
-            run_id=f"{task.id.replace('/', '_')}-s{seed}-{uuid.uuid4().hex[:6]}",
-        )
+        res = await ex.run(team, team_query(task), run_id=f"{task.id.replace('/', '_')}-s{seed}")
         return SolverOutput(
             session.finish(res.answer),
             res.usage_by_actor,

@@ -9,7 +9,6 @@ a one-agent team and adds roles only when a run fails. Test-split tasks are refu
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -143,7 +142,7 @@ class Distiller:
                 tools=tools,
                 seed=seed,
                 extract_answer=extract_answer,
-                run_id=f"distill-{task.id.replace('/', '_')}-t{n}-s{seed}-{uuid.uuid4().hex[:6]}",
+                run_id=f"distill-{task.id.replace('/', '_')}-t{n}-s{seed}",
             )
             rec.usage += outcome.result.total
             sc = await _evaluate(task, outcome.answer, evaluate)

@@ -252,6 +252,8 @@ class Executor:
         """Solve `query` with `team`; the trace is complete up to any failure."""
         self._check_team(team)
         rid = run_id or f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
+        if (self.trace_dir / f"{rid}.jsonl").exists():  # a rerun never appends to an old trace
+            rid = f"{rid}-{uuid.uuid4().hex[:6]}"
         trace = Trace(self.trace_dir / f"{rid}.jsonl", rid)
         run = Run(rid, query, team, self.model, Ledger(rid, self.budget), trace)
         trace.event(
