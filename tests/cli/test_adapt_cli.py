@@ -7,13 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from overseer.cli import main
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from .conftest import run_cli
 
 
 def test_init_export_edit_import_round_trip(

@@ -8,14 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from overseer.cli import main
 from overseer.models import ModelStatus
 
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from .conftest import run_cli
 
 
 @pytest.mark.parametrize(
