@@ -2,6 +2,7 @@
 
 from overseer.models._http import OpenAIModel
 from overseer.models._llamacpp import LlamaCppModel
+from overseer.models._positions import decision_positions, value_spans
 from overseer.models._registry import (
     MODEL_CARDS,
     ModelCard,
@@ -47,8 +48,10 @@ __all__ = [
     "TokenLogprob",
     "Usage",
     "count_tokens",
+    "decision_positions",
     "list_models",
     "load_model",
     "model_card",
     "model_path",
+    "value_spans",
 ]

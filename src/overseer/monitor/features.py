@@ -20,17 +20,24 @@ maxima over its decision positions (the tokens of the values after chosen JSON k
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from overseer.models import TokenLogprob
+from overseer.models import TokenLogprob, decision_positions, value_spans
+
+__all__ = [
+    "FEATURES",
+    "TOP_K",
+    "TurnFeatures",
+    "decision_positions",
+    "turn_features",
+    "value_spans",
+]
 
 TOP_K = 10
 FEATURES: tuple[str, ...] = ("entropy", "varentropy", "kurtosis")
-_VALUE = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def distribution(top: Sequence[tuple[str, float]] | Sequence[float], k: int = TOP_K) -> np.ndarray:
@@ -74,73 +81,6 @@ def position_stats(top: Sequence[tuple[str, float]], k: int = TOP_K) -> tuple[fl
     return entropy(p), varentropy(p), kurtosis(p)
 
 
-def value_spans(text: str, keys: Sequence[str]) -> list[tuple[int, int]]:
-    """Character spans of the numbers in the values of `keys` in a JSON text.
-
-    A value may be a number (`"character": 3`), a string holding one (`"fish": "12"`) or a
-    list of them (`"character": [1, 4]`); every number in it is a span. Keys are matched at
-    any nesting depth; a key whose value holds no number gives no span.
-    """
-    spans: list[tuple[int, int]] = []
-    for key in keys:
-        for m in re.finditer(r'"' + re.escape(key) + r'"\s*:\s*', text):
-            start = m.end()
-            end = _value_end(text, start)
-            for n in _VALUE.finditer(text, start, end):
-                spans.append((n.start(), n.end()))
-    return sorted(set(spans))
-
-
-def _value_end(text: str, start: int) -> int:
-    """Where the JSON value starting at `start` ends (scanning brackets and strings)."""
-    if start >= len(text):
-        return start
-    if text[start] == '"':
-        i = start + 1
-        while i < len(text) and text[i] != '"':
-            i += 2 if text[i] == "\\" else 1
-        return min(i + 1, len(text))
-    if text[start] in "[{":
-        depth, i, in_str = 0, start, False
-        while i < len(text):
-            c = text[i]
-            if in_str:
-                if c == "\\":
-                    i += 1
-                elif c == '"':
-                    in_str = False
-            elif c == '"':
-                in_str = True
-            elif c in "[{":
-                depth += 1
-            elif c in "]}":
-                depth -= 1
-                if depth == 0:
-                    return i + 1
-            i += 1
-        return len(text)
-    m = re.compile(r"[^,}\]\s]*").match(text, start)
-    return m.end() if m else start
-
-
-def decision_positions(tokens: Sequence[TokenLogprob], keys: Sequence[str]) -> list[int]:
-    """Indices of the generated tokens that overlap the numbers after `keys`.
-
-    Spans are found in the concatenated token texts, so the indices are exact even where the
-    backend's text and tokens differ in whitespace.
-    """
-    text = "".join(t.token for t in tokens)
-    spans = value_spans(text, keys)
-    out: list[int] = []
-    pos = 0
-    for i, t in enumerate(tokens):
-        a, b = pos, pos + len(t.token)
-        pos = b
-        if any(a < e and s < b for s, e in spans):
-            out.append(i)
-    return out
-
-
 @dataclass(frozen=True)
 class TurnFeatures:
     """A turn's monitor input: max entropy/varentropy/kurtosis over its decision positions.
@@ -163,14 +103,20 @@ class TurnFeatures:
 
 
 def turn_features(
-    tokens: Sequence[TokenLogprob] | None, keys: Sequence[str], turn: int, *, k: int = TOP_K
+    tokens: Sequence[TokenLogprob] | None,
+    keys: Sequence[str],
+    turn: int,
+    *,
+    k: int = TOP_K,
+    positions: Sequence[int] = (),
 ) -> TurnFeatures:
-    """Features of one generation: max of each statistic over the decision positions."""
+    """Features of one generation: max of each statistic over the decision positions
+    (`positions` when the caller found them, else the numbers after `keys`)."""
     if not tokens:
         raise ValueError(
             "logprobs: expected per-token top-k logprobs (call the model with top_logprobs=10)"
         )
-    idx = decision_positions(tokens, keys)
+    idx = [i for i in positions if 0 <= i < len(tokens)] or decision_positions(tokens, keys)
     fallback = not idx
     if fallback:
         idx = list(range(len(tokens)))

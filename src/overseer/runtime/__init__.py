@@ -1,19 +1,20 @@
 """The agent runtime: teams on a spatial-temporal graph, the Executor, the bus, ledger and trace."""
 
 from overseer.runtime._agent import Agent, AgentContext, AgentStepError, action_schema
-from overseer.runtime._bus import (
+from overseer.runtime._bus import Bus, Outcome, SupervisorChain, UnsupportedVerdictError
+from overseer.runtime._channel import Channel, ChannelMessage
+from overseer.runtime._executor import Executor, TeamBuilder, last_line
+from overseer.runtime._interaction import (
+    ALL_ACTIONS,
     ALL_KINDS,
     BaseSupervisor,
     Interaction,
     Supervisor,
-    SupervisorChain,
     Verdict,
 )
-from overseer.runtime._channel import Channel, ChannelMessage
-from overseer.runtime._executor import Executor, last_line
 from overseer.runtime._ledger import Budget, BudgetExceeded, Ledger, LedgerEntry, MeteredModel
 from overseer.runtime._presets import PRESETS, ROLE_POOLS, make_team, spatial_edges
-from overseer.runtime._run import AgentFailure, Run, RunResult
+from overseer.runtime._run import AgentFailure, Run, RunResult, open_run
 from overseer.runtime._spec import AgentSpec, TeamSpec, TeamSpecError, topological_order
 from overseer.runtime._tools import (
     KeywordMemory,
@@ -26,6 +27,7 @@ from overseer.runtime._tools import (
 from overseer.runtime._trace import TRACE_VERSION, Trace, read_trace
 
 __all__ = [
+    "ALL_ACTIONS",
     "ALL_KINDS",
     "PRESETS",
     "ROLE_POOLS",
@@ -38,6 +40,7 @@ __all__ = [
     "BaseSupervisor",
     "Budget",
     "BudgetExceeded",
+    "Bus",
     "Channel",
     "ChannelMessage",
     "Executor",
@@ -48,20 +51,24 @@ __all__ = [
     "Memory",
     "MemoryTool",
     "MeteredModel",
+    "Outcome",
     "PythonTool",
     "Run",
     "RunResult",
     "Supervisor",
     "SupervisorChain",
+    "TeamBuilder",
     "TeamSpec",
     "TeamSpecError",
     "Tool",
     "ToolResult",
     "Trace",
+    "UnsupportedVerdictError",
     "Verdict",
     "action_schema",
     "last_line",
     "make_team",
+    "open_run",
     "read_trace",
     "spatial_edges",
     "topological_order",

@@ -11,9 +11,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from overseer.models import Message, Model, ModelError
-from overseer.runtime._bus import Interaction
+from overseer.models import Completion, Message, Model, ModelError, decision_positions
 from overseer.runtime._channel import ChannelMessage
+from overseer.runtime._interaction import Interaction
 from overseer.runtime._spec import AgentSpec
 from overseer.runtime._tools import Tool
 
@@ -138,8 +138,10 @@ class Agent:
         max_tokens: int = 512,
         temperature: float = 0.0,
         seed: int | None = None,
+        top_logprobs: int = 0,
     ) -> None:
         self.spec = spec
+        self.top_logprobs = top_logprobs
         self.model = model
         self.tools = {t.name: t for t in tools}
         self.max_steps = max_steps
@@ -149,7 +151,7 @@ class Agent:
         self.seed = seed
         self._schema = action_schema(list(tools))
 
-    async def _ask(self, messages: list[Message]) -> tuple[dict[str, Any], str, Any]:
+    async def _ask(self, messages: list[Message]) -> tuple[dict[str, Any], Completion]:
         """One step from the model, re-asked up to max_reasks times when unparsable."""
         convo = list(messages)
         last_error = ""
@@ -161,11 +163,12 @@ class Agent:
                     temperature=self.temperature,
                     schema=self._schema,
                     seed=self.seed,
+                    top_logprobs=self.top_logprobs,
                 )
             except ModelError as exc:
                 raise AgentStepError("model_error", str(exc)) from exc
             try:
-                return parse_step(c.text, self.tools), c.text, c.usage
+                return parse_step(c.text, self.tools), c
             except ValueError as exc:
                 last_error = str(exc)
                 convo = [
@@ -183,7 +186,8 @@ class Agent:
         """Steps until an answer; every tool call and the answer pass `judge` (the bus)."""
         messages = build_messages(self.spec, ctx, list(self.tools.values()))
         for step in range(self.max_steps):
-            data, raw, usage = await self._ask(messages)
+            data, c = await self._ask(messages)
+            raw, usage = c.text, c.usage
             thought = str(data.get("thought", ""))
             if data["action"] == "answer":
                 message = data["answer"]
@@ -201,6 +205,9 @@ class Agent:
                         observation=message,
                         thought=thought,
                         usage=usage,
+                        role=self.spec.role,
+                        logprobs=c.logprobs,
+                        decision_positions=_answer_positions(c),
                     )
                 )
             tool = self.tools[data["action"]]
@@ -220,6 +227,8 @@ class Agent:
                     tool=tool.name,
                     thought=thought,
                     usage=usage,
+                    role=self.spec.role,
+                    logprobs=c.logprobs,
                 )
             )
             note = f"\nError: {result.error}" if result.error else ""
@@ -229,3 +238,10 @@ class Agent:
                 {"role": "user", "content": f"Observation from {tool.name}:\n{observation}{note}"},
             ]
         raise AgentStepError("no_answer", f"no answer after {self.max_steps} steps")
+
+
+def _answer_positions(c: Completion) -> tuple[int, ...]:
+    """The tokens of the answer value: where a team agent's decision sits."""
+    if not c.logprobs:
+        return ()
+    return tuple(decision_positions(c.logprobs, ("answer",), numbers=False))

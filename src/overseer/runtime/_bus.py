@@ -1,114 +1,30 @@
-"""The interaction bus: Interactions in, Verdicts out, through an ordered chain of Supervisors.
+"""The bus: the one place that asks the supervisor chain and applies its verdicts.
 
-Plug-ins only return verdicts; the Executor applies them. A plug-in registers for the
-interaction kinds it cares about (`kinds`), so it is not even asked about the others.
+Teams (the Executor) and games (`GameSession`) send every step here. The bus records the
+interaction, asks the plug-ins in order, applies the verdict (guidance, a replaced
+observation, a verification, a rollback within its cap, a replaced agent or team), writes
+the trace events and calls the lifecycle hooks. A plug-in that may return an action its
+host cannot honour is refused when the bus is built, never ignored at run time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from overseer.models import Usage
-from overseer.runtime._spec import AgentSpec
+from overseer.runtime._interaction import ALL_ACTIONS, Interaction, Supervisor, Verdict
 
 if TYPE_CHECKING:
+    from overseer.runtime._channel import ChannelMessage
     from overseer.runtime._run import Run, RunResult
+    from overseer.runtime._spec import TeamSpec
 
-InteractionKind = Literal["message", "tool", "memory"]
-VerdictAction = Literal["approve", "guide", "replace", "verify", "rollback", "replace_agent"]
-ALL_KINDS: frozenset[str] = frozenset({"message", "tool", "memory"})
-
-
-@dataclass(frozen=True)
-class Interaction:
-    """One agent step seen by the supervisors: a message to others, a tool call, a memory read.
-
-    `input` is what the agent sent (message text, tool arguments as JSON, memory query);
-    `observation` is what came back (for a message: the text the recipients will read).
-    """
-
-    kind: InteractionKind
-    agent: str
-    global_task: str
-    local_task: str
-    round: int
-    step: int
-    input: str
-    observation: str
-    error: str | None = None
-    tool: str | None = None
-    thought: str = ""
-    usage: Usage = field(default_factory=Usage)
-    meta: Mapping[str, Any] = field(default_factory=dict)
+Verifier = Callable[[str, "Run"], Awaitable[str]]
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """What a supervisor decided about one interaction, who decided it and why."""
-
-    action: VerdictAction
-    by: str = ""
-    reason: str = ""
-    text: str = ""  # guidance to append, or the replacement observation
-    note: str = ""  # the visible note that goes with a replaced observation
-    task: str = ""  # the question handed to the verifier
-    agent_spec: AgentSpec | None = None  # the new agent for replace_agent
-
-    @classmethod
-    def approve(cls, by: str = "", reason: str = "") -> Verdict:
-        return cls("approve", by, reason)
-
-    @classmethod
-    def guide(cls, text: str, *, by: str, reason: str = "") -> Verdict:
-        return cls("guide", by, reason, text=text)
-
-    @classmethod
-    def replace(cls, observation: str, *, note: str, by: str, reason: str = "") -> Verdict:
-        return cls("replace", by, reason, text=observation, note=note)
-
-    @classmethod
-    def verify(cls, task: str, *, by: str, reason: str = "") -> Verdict:
-        return cls("verify", by, reason, task=task)
-
-    @classmethod
-    def rollback(cls, *, by: str, reason: str) -> Verdict:
-        return cls("rollback", by, reason)
-
-    @classmethod
-    def replace_agent(cls, spec: AgentSpec, *, by: str, reason: str) -> Verdict:
-        return cls("replace_agent", by, reason, agent_spec=spec)
-
-
-@runtime_checkable
-class Supervisor(Protocol):
-    """A plug-in on the bus. `kinds` lists the interaction kinds it is asked about."""
-
-    name: str
-    kinds: frozenset[str]
-
-    async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict: ...
-
-    async def on_round_end(self, run: Run) -> Verdict | None: ...
-
-    async def on_run_end(self, run: Run, result: RunResult) -> None: ...
-
-
-class BaseSupervisor:
-    """Convenience base: approves everything, ignores round and run ends. Override what you need."""
-
-    name: str = "supervisor"
-    kinds: frozenset[str] = ALL_KINDS
-
-    async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
-        return Verdict.approve(self.name)
-
-    async def on_round_end(self, run: Run) -> Verdict | None:
-        return None
-
-    async def on_run_end(self, run: Run, result: RunResult) -> None:
-        return None
+class UnsupportedVerdictError(ValueError):
+    """A plug-in may return a verdict action that its host (a team, a game) cannot honour."""
 
 
 class SupervisorChain:
@@ -120,6 +36,11 @@ class SupervisorChain:
             raise ValueError(f"supervisors: names must be unique, got {names}")
         self.supervisors = list(supervisors)
 
+    @staticmethod
+    def check_names(supervisors: Sequence[Supervisor]) -> None:
+        """Raise ValueError if two plug-ins share a name (their trace events would mix)."""
+        SupervisorChain(supervisors)
+
     def __bool__(self) -> bool:
         return bool(self.supervisors)
 
@@ -127,16 +48,16 @@ class SupervisorChain:
         for s in self.supervisors:
             if interaction.kind not in s.kinds:
                 continue
-            v = await s.on_interaction(interaction, run)
+            v = _checked(s, await s.on_interaction(interaction, run))
             if v.action != "approve":
-                return v if v.by else _with_by(v, s.name)
+                return v
         return Verdict.approve()
 
     async def round_end(self, run: Run) -> Verdict | None:
         for s in self.supervisors:
             v = await s.on_round_end(run)
             if v is not None and v.action != "approve":
-                return v if v.by else _with_by(v, s.name)
+                return _checked(s, v)
         return None
 
     async def run_end(self, run: Run, result: RunResult) -> None:
@@ -144,7 +65,187 @@ class SupervisorChain:
             await s.on_run_end(run, result)
 
 
-def _with_by(v: Verdict, by: str) -> Verdict:
-    from dataclasses import replace
+def _checked(s: Supervisor, v: Verdict) -> Verdict:
+    """The verdict with its author filled in; an action the plug-in did not declare is an error."""
+    declared = getattr(s, "actions", ALL_ACTIONS)
+    if v.action != "approve" and v.action not in declared:
+        raise UnsupportedVerdictError(
+            f"supervisor {s.name}: returned {v.action!r}, not among its declared actions "
+            f"{sorted(declared)}"
+        )
+    return v if v.by else replace(v, by=s.name)
 
-    return replace(v, by=by)
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the bus made of one interaction: the observation the agent sees next, the verdict,
+    and whether the host must roll back (the cap allowed it) or replace the agent."""
+
+    observation: str
+    verdict: Verdict
+    rollback: bool = False
+
+    @property
+    def replace_agent(self) -> bool:
+        return self.verdict.action == "replace_agent"
+
+
+class Bus:
+    """Judges the interactions of one run and applies the verdicts, within their caps."""
+
+    def __init__(
+        self,
+        run: Run,
+        supervisors: Sequence[Supervisor] = (),
+        *,
+        host: str = "team",
+        honours: frozenset[str] = ALL_ACTIONS,
+        verifier: Verifier | None = None,
+        max_rollbacks: int = 2,
+        verify_tokens: int = 512,
+        seed: int | None = 0,
+    ) -> None:
+        for s in supervisors:
+            declared = frozenset(getattr(s, "actions", ALL_ACTIONS)) - {"approve"}
+            if not declared <= honours:
+                raise UnsupportedVerdictError(
+                    f"supervisor {s.name}: may return {sorted(declared - honours)}, which a "
+                    f"{host} cannot honour (it honours {sorted(honours - {'approve'})})"
+                )
+        if max_rollbacks < 0:
+            raise ValueError(f"max_rollbacks: expected >= 0, got {max_rollbacks}")
+        self.run = run
+        self.chain = SupervisorChain(supervisors)
+        self.verifier = verifier
+        self.max_rollbacks = max_rollbacks
+        self.verify_tokens = verify_tokens
+        self.seed = seed
+        self.rollbacks = 0
+
+    # -- interactions ------------------------------------------------------------------------
+    async def judge(self, i: Interaction, *, ask: bool = True) -> Outcome:
+        """Record `i`, ask the chain (unless `ask` is False) and apply what it says."""
+        run = self.run
+        run.interactions.append(i)
+        run.trace.event("interaction", **interaction_fields(i))
+        v = await self.chain.judge(i, run) if ask and self.chain else Verdict.approve()
+        if v.action == "approve":
+            return Outcome(i.observation, v)
+        self._record(v, agent=i.agent, round=i.round, step=i.step)
+        if v.action == "guide":
+            return Outcome(f"{i.observation}\n\n[guidance from {v.by}] {v.text}", v)
+        if v.action == "replace":
+            return Outcome(f"{v.text}\n\n[observation replaced by {v.by}: {v.note}]", v)
+        if v.action == "verify":
+            finding = await self._verify(v.task)
+            run.trace.event("verification", agent=i.agent, by=v.by, task=v.task, finding=finding)
+            return Outcome(f"{i.observation}\n\n[verification requested by {v.by}] {finding}", v)
+        if v.action == "rollback":
+            return Outcome(i.observation, v, rollback=self._may_roll_back(v))
+        if v.action == "replace_agent":
+            if v.agent_spec is None or v.agent_spec.name != i.agent:
+                raise ValueError(f"{v.by}: replace_agent must carry a spec named {i.agent!r}")
+            return Outcome(i.observation, v)
+        raise UnsupportedVerdictError(f"{v.by}: {v.action!r} is a round-end verdict")
+
+    def _record(self, v: Verdict, **where: object) -> None:
+        self.run.verdicts.append(v)
+        self.run.trace.event(
+            "verdict",
+            **where,
+            action=v.action,
+            by=v.by,
+            reason=v.reason,
+            text=v.text,
+            note=v.note,
+            task=v.task,
+        )
+
+    async def _verify(self, task: str) -> str:
+        if self.verifier is not None:
+            return await self.verifier(task, self.run)
+        c = await self.run.metered("verifier", "verifier").acomplete(
+            [
+                {"role": "system", "content": "You check one claim or question carefully."},
+                {"role": "user", "content": f"Task context:\n{self.run.query}\n\nCheck: {task}"},
+            ],
+            max_tokens=self.verify_tokens,
+            seed=self.seed,
+        )
+        return c.text.strip()
+
+    # -- rollback ----------------------------------------------------------------------------
+    def _may_roll_back(self, v: Verdict) -> bool:
+        if self.rollbacks < self.max_rollbacks:
+            return True
+        self.run.trace.event("verdict_ignored", by=v.by, action=v.action, reason="rollback cap")
+        return False
+
+    def roll_back(self, v: Verdict, *, round: int, agent: str = "") -> list[ChannelMessage]:
+        """Roll the channel back to its last irreversible mark; one trace event, one count."""
+        self.rollbacks += 1
+        removed = self.run.channel.rollback()
+        self.run.trace.event(
+            "rollback",
+            round=round,
+            agent=agent,
+            by=v.by,
+            reason=v.reason,
+            removed=len(removed),
+            count=self.rollbacks,
+        )
+        return removed
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    async def round_end(
+        self, round: int, check_team: Callable[[TeamSpec], None] | None = None
+    ) -> Verdict | None:
+        """Ask the plug-ins at a round's end. A new team is applied here; a rollback the cap
+        allows is returned for the host to apply (`roll_back`)."""
+        v = await self.chain.round_end(self.run) if self.chain else None
+        if v is None:
+            return None
+        self._record(v, round=round)
+        if v.action == "replace_team":
+            if v.team_spec is None:
+                raise ValueError(f"{v.by}: replace_team must carry a team spec")
+            if check_team is not None:
+                check_team(v.team_spec)
+            self.run.team = v.team_spec
+            self.run.trace.event(
+                "team_replaced",
+                round=round,
+                by=v.by,
+                reason=v.reason,
+                team=v.team_spec.model_dump(),
+            )
+            return None
+        if v.action == "rollback":
+            return v if self._may_roll_back(v) else None
+        raise UnsupportedVerdictError(
+            f"{v.by}: on_round_end may return rollback or replace_team, got {v.action!r}"
+        )
+
+    async def run_end(self, result: RunResult) -> None:
+        await self.chain.run_end(self.run, result)
+
+
+def interaction_fields(i: Interaction) -> dict[str, object]:
+    """The trace fields of an interaction (logprobs are summarised, not copied)."""
+    return {
+        "kind": i.kind,
+        "agent": i.agent,
+        "role": i.role,
+        "round": i.round,
+        "step": i.step,
+        "tool": i.tool,
+        "thought": i.thought,
+        "input": i.input,
+        "observation": i.observation,
+        "error": i.error,
+        "local_task": i.local_task,
+        "logprob_tokens": len(i.logprobs) if i.logprobs else 0,
+        "decision_positions": list(i.decision_positions),
+        "gen_ai.usage.input_tokens": i.usage.prompt_tokens,
+        "gen_ai.usage.output_tokens": i.usage.completion_tokens,
+    }

@@ -1,23 +1,23 @@
-"""The Executor owns the loop: rounds of agents on the spatial DAG, the bus, verdicts, decision.
+"""The Executor owns the loop: rounds of agents on the spatial DAG, the bus, the decision.
 
 Within a round an agent starts as soon as its spatial predecessors are done (not layer by
-layer), up to `concurrency` at once; temporal inputs come from the previous round.
+layer), up to `concurrency` at once; temporal inputs come from the previous round. Every
+step goes through the run's `Bus`, which applies the plug-ins' verdicts.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 import traceback
-import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
 from overseer.models import Model
 from overseer.runtime._agent import Agent, AgentContext, AgentStepError
-from overseer.runtime._bus import Interaction, Supervisor, SupervisorChain, Verdict
-from overseer.runtime._ledger import Budget, BudgetExceeded, Ledger
+from overseer.runtime._bus import Bus, SupervisorChain, Verifier
+from overseer.runtime._interaction import Interaction, Supervisor
+from overseer.runtime._ledger import Budget, BudgetExceeded
 from overseer.runtime._run import (
     AgentFailure,
     ReplaceAgentSignal,
@@ -25,12 +25,12 @@ from overseer.runtime._run import (
     Run,
     RunResult,
     StopReason,
+    open_run,
 )
 from overseer.runtime._spec import TeamSpec
 from overseer.runtime._tools import Tool
-from overseer.runtime._trace import Trace
 
-Verifier = Callable[[str, Run], Awaitable[str]]
+TeamBuilder = Callable[[Run], Awaitable[TeamSpec]]
 
 DECISION_RULES = (
     "You are the final decision-maker of a team. Read the task and your teammates' "
@@ -45,7 +45,11 @@ def last_line(text: str) -> str:
 
 
 class Executor:
-    """Runs one query through one team, with an ordered chain of supervisors on the bus."""
+    """Runs one query through one team, with an ordered chain of supervisors on the bus.
+
+    `top_logprobs` > 0 makes every agent step ask for that many top-k alternatives per
+    token, carried on each Interaction (the uncertainty monitor needs them).
+    """
 
     def __init__(
         self,
@@ -64,11 +68,15 @@ class Executor:
         max_replacements: int = 2,
         extract_answer: Callable[[str], str] = last_line,
         seed: int | None = 0,
+        top_logprobs: int = 0,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency: expected >= 1, got {concurrency}")
+        if not 0 <= top_logprobs <= 20:
+            raise ValueError(f"top_logprobs: expected 0..20, got {top_logprobs}")
         self.model = model
-        self.chain = SupervisorChain(supervisors)
+        self.supervisors = list(supervisors)
+        SupervisorChain.check_names(self.supervisors)
         self.tools = dict(tools or {})
         self.models = dict(models or {})
         self.concurrency = concurrency
@@ -81,9 +89,10 @@ class Executor:
         self.max_replacements = max_replacements
         self.extract_answer = extract_answer
         self.seed = seed
+        self.top_logprobs = top_logprobs
 
-    # -- checks ----------------------------------------------------------------------------
-    def _check_team(self, team: TeamSpec) -> None:
+    def check_team(self, team: TeamSpec) -> None:
+        """Every tool and model the team names is provided, or a ValueError naming it."""
         for a in team.agents:
             for t in a.tools:
                 if t not in self.tools:
@@ -96,61 +105,29 @@ class Executor:
                     f"{sorted(self.models)}"
                 )
 
-    # -- the bus ---------------------------------------------------------------------------
-    async def _judge(self, run: Run, i: Interaction, rollbacks: list[int]) -> str:
-        run.interactions.append(i)
-        run.trace.event("interaction", **_interaction_fields(i))
-        v = await self.chain.judge(i, run) if self.chain else Verdict.approve()
-        if v.action == "approve":
-            return i.observation
-        run.verdicts.append(v)
-        run.trace.event(
-            "verdict",
-            agent=i.agent,
-            step=i.step,
-            round=i.round,
-            action=v.action,
-            by=v.by,
-            reason=v.reason,
-            text=v.text,
-            note=v.note,
-            task=v.task,
-        )
-        if v.action == "guide":
-            return f"{i.observation}\n\n[guidance from {v.by}] {v.text}"
-        if v.action == "replace":
-            return f"{v.text}\n\n[observation replaced by {v.by}: {v.note}]"
-        if v.action == "verify":
-            finding = await self._verify(run, v.task)
-            run.trace.event("verification", agent=i.agent, by=v.by, task=v.task, finding=finding)
-            return f"{i.observation}\n\n[verification requested by {v.by}] {finding}"
-        if v.action == "rollback":
-            if rollbacks[0] >= self.max_rollbacks:
-                run.trace.event("verdict_ignored", by=v.by, reason="rollback cap reached")
-                return i.observation
-            raise RollbackSignal(v)
-        if v.agent_spec is None or v.agent_spec.name != i.agent:
-            raise ValueError(f"{v.by}: replace_agent must carry a spec named {i.agent!r}")
-        raise ReplaceAgentSignal(v)
-
-    async def _verify(self, run: Run, task: str) -> str:
-        if self.verifier is not None:
-            return await self.verifier(task, run)
-        model = run.metered("verifier", "verifier")
-        c = await model.acomplete(
-            [
-                {"role": "system", "content": "You check one claim or question carefully."},
-                {"role": "user", "content": f"Task context:\n{run.query}\n\nCheck: {task}"},
-            ],
+    # -- one agent, one round --------------------------------------------------------------
+    def _agent(self, run: Run, name: str) -> Agent:
+        spec = run.team.agent(name)
+        return Agent(
+            spec,
+            run.metered(name, "agent", self.models.get(spec.model or "", self.model)),
+            [self.tools[t] for t in spec.tools],
+            max_steps=self.max_steps,
             max_tokens=self.max_tokens,
             seed=self.seed,
+            top_logprobs=self.top_logprobs,
         )
-        return c.text.strip()
 
-    # -- one agent, one round --------------------------------------------------------------
-    async def _turn(self, run: Run, name: str, r: int, rollbacks: list[int]) -> None:
+    async def _step(self, bus: Bus, i: Interaction) -> str:
+        out = await bus.judge(i)
+        if out.rollback:
+            raise RollbackSignal(out.verdict)
+        if out.replace_agent:
+            raise ReplaceAgentSignal(out.verdict)
+        return out.observation
+
+    async def _turn(self, run: Run, bus: Bus, name: str, r: int) -> None:
         for _ in range(self.max_replacements + 1):
-            spec = run.team.agent(name)
             ctx = AgentContext(
                 global_task=run.query,
                 round=r,
@@ -159,47 +136,45 @@ class Executor:
                     run.team.temporal_preds(name), round=r - 1
                 ),
             )
-            agent = Agent(
-                spec,
-                run.metered(name, "agent", self.models.get(spec.model or "", self.model)),
-                [self.tools[t] for t in spec.tools],
-                max_steps=self.max_steps,
-                max_tokens=self.max_tokens,
-                seed=self.seed,
-            )
             try:
-                text = await agent.run(ctx, lambda i: self._judge(run, i, rollbacks))
+                text = await self._agent(run, name).run(ctx, lambda i: self._step(bus, i))
             except ReplaceAgentSignal as sig:
-                new = sig.verdict.agent_spec
-                assert new is not None
-                removed = run.channel.purge(name)
-                run.team = run.team.with_agent(new)
-                run.trace.event(
-                    "agent_replaced",
-                    agent=name,
-                    by=sig.verdict.by,
-                    reason=sig.verdict.reason,
-                    purged=len(removed),
-                    spec=new.model_dump(),
-                )
+                self._replace_agent(run, name, sig)
                 continue
             except AgentStepError as exc:
-                fail = AgentFailure(name, r, exc.reason, exc.detail)  # type: ignore[arg-type]
-                run.failures.append(fail)
-                run.trace.event(
-                    "agent_failure", agent=name, round=r, reason=exc.reason, detail=exc.detail
-                )
+                self._fail(run, AgentFailure(name, r, exc.reason, exc.detail))  # type: ignore[arg-type]
                 return
             msg = run.channel.post(name, text, round=r)
             run.trace.event("message", sender=name, round=r, seq=msg.seq, content=text)
             return
-        fail = AgentFailure(name, r, "no_answer", "replaced too many times")
-        run.failures.append(fail)
+        self._fail(run, AgentFailure(name, r, "no_answer", "replaced too many times"))
+
+    def _replace_agent(self, run: Run, name: str, sig: ReplaceAgentSignal) -> None:
+        new = sig.verdict.agent_spec
+        assert new is not None
+        removed = run.channel.purge(name)
+        run.team = run.team.with_agent(new)
         run.trace.event(
-            "agent_failure", agent=name, round=r, reason=fail.reason, detail=fail.detail
+            "agent_replaced",
+            agent=name,
+            by=sig.verdict.by,
+            reason=sig.verdict.reason,
+            purged=len(removed),
+            spec=new.model_dump(),
         )
 
-    async def _round(self, run: Run, r: int, rollbacks: list[int]) -> None:
+    @staticmethod
+    def _fail(run: Run, fail: AgentFailure) -> None:
+        run.failures.append(fail)
+        run.trace.event(
+            "agent_failure",
+            agent=fail.agent,
+            round=fail.round,
+            reason=fail.reason,
+            detail=fail.detail,
+        )
+
+    async def _round(self, run: Run, bus: Bus, r: int) -> None:
         team = run.team
         finished = {n: asyncio.Event() for n in team.names}
         gate = asyncio.Semaphore(self.concurrency)
@@ -209,13 +184,38 @@ class Executor:
                 for p in team.spatial_preds(name):
                     await finished[p].wait()
                 async with gate:
-                    await self._turn(run, name, r, rollbacks)
+                    await self._turn(run, bus, name, r)
             finally:
                 finished[name].set()
 
         async with asyncio.TaskGroup() as tg:
             for name in team.order():
                 tg.create_task(one(name))
+
+    async def _rounds(self, run: Run, bus: Bus) -> None:
+        """Play the rounds; a rollback (mid-round or at a round's end) replays the round."""
+        r = 0
+        while r < run.team.rounds:
+            run.round = r
+            run.channel.checkpoint()
+            run.trace.event("round_start", round=r)
+            try:
+                await self._round(run, bus, r)
+                v = await bus.round_end(r, self.check_team)
+                if v is not None:
+                    raise ExceptionGroup("round end", [RollbackSignal(v)])
+            except ExceptionGroup as eg:
+                rb, rest = eg.split(RollbackSignal)
+                if rest is not None:
+                    raise _unwrap(rest) from None
+                assert rb is not None
+                sig = _unwrap(rb)
+                assert isinstance(sig, RollbackSignal)
+                bus.roll_back(sig.verdict, round=r)
+                continue
+            run.channel.drop_checkpoint()
+            run.trace.event("round_end", round=r)
+            r += 1
 
     # -- decision --------------------------------------------------------------------------
     async def _decide(self, run: Run) -> str:
@@ -234,9 +234,8 @@ class Executor:
             winner = next(m for v, m in votes if v and counts[v] == best)
             run.trace.event("vote", counts=dict(counts), winner=winner.sender)
             return winner.content
-        model = run.metered("decision", "decision")
         answers = "\n\n".join(f"[{m.sender}] {m.content}" for m in finals)
-        c = await model.acomplete(
+        c = await run.metered("decision", "decision").acomplete(
             [
                 {"role": "system", "content": DECISION_RULES},
                 {"role": "user", "content": f"Task:\n{run.query}\n\nTeam answers:\n{answers}"},
@@ -248,86 +247,63 @@ class Executor:
         return c.text
 
     # -- the run ---------------------------------------------------------------------------
-    async def run(self, team: TeamSpec, query: str, *, run_id: str | None = None) -> RunResult:
-        """Solve `query` with `team`; the trace is complete up to any failure."""
-        self._check_team(team)
-        rid = run_id or f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
-        if (self.trace_dir / f"{rid}.jsonl").exists():  # a rerun never appends to an old trace
-            rid = f"{rid}-{uuid.uuid4().hex[:6]}"
-        trace = Trace(self.trace_dir / f"{rid}.jsonl", rid)
-        run = Run(rid, query, team, self.model, Ledger(rid, self.budget), trace)
-        trace.event(
+    async def run(
+        self, team: TeamSpec | TeamBuilder, query: str, *, run_id: str | None = None
+    ) -> RunResult:
+        """Solve `query` with `team` (or with the team a builder makes inside the run, its
+        calls booked and traced); the trace is complete up to any failure."""
+        spec = team if isinstance(team, TeamSpec) else TeamSpec.placeholder()
+        if isinstance(team, TeamSpec):
+            self.check_team(team)
+        run = open_run(
+            query, spec, self.model, run_id=run_id, trace_dir=self.trace_dir, budget=self.budget
+        )
+        bus = Bus(
+            run,
+            self.supervisors,
+            verifier=self.verifier,
+            max_rollbacks=self.max_rollbacks,
+            verify_tokens=self.max_tokens,
+            seed=self.seed,
+        )
+        run.trace.event(
             "run_start",
             query=query,
-            team=team.model_dump(),
+            team=spec.model_dump(),
             model=self.model.name,
-            supervisors=[s.name for s in self.chain.supervisors],
+            supervisors=[s.name for s in self.supervisors],
         )
-        stop: StopReason = "done"
-        answer, error = "", None
-        rollbacks = [0]
+        stop, answer, error = await self._solve(run, bus, team)
+        return await self._finish(run, bus, stop, answer, error)
+
+    async def _solve(
+        self, run: Run, bus: Bus, team: TeamSpec | TeamBuilder
+    ) -> tuple[StopReason, str, str | None]:
         try:
-            r = 0
-            while r < team.rounds:
-                run.round = r
-                run.channel.checkpoint()
-                trace.event("round_start", round=r)
-                try:
-                    await self._round(run, r, rollbacks)
-                    v = await self.chain.round_end(run) if self.chain else None
-                    if v is not None and v.action == "rollback":
-                        if rollbacks[0] < self.max_rollbacks:
-                            raise ExceptionGroup("round end", [RollbackSignal(v)])
-                        trace.event("verdict_ignored", by=v.by, reason="rollback cap reached")
-                except ExceptionGroup as eg:
-                    rb, rest = eg.split(RollbackSignal)
-                    if rest is not None:
-                        raise _unwrap(rest) from None
-                    assert rb is not None
-                    sig = _unwrap(rb)
-                    assert isinstance(sig, RollbackSignal)
-                    rollbacks[0] += 1
-                    removed = run.channel.rollback()
-                    run.verdicts.append(sig.verdict)
-                    trace.event(
-                        "rollback",
-                        round=r,
-                        by=sig.verdict.by,
-                        reason=sig.verdict.reason,
-                        removed=len(removed),
-                        count=rollbacks[0],
-                    )
-                    continue
-                run.channel.drop_checkpoint()
-                trace.event("round_end", round=r)
-                r += 1
-            answer = await self._decide(run)
+            if not isinstance(team, TeamSpec):
+                run.team = await team(run)
+                self.check_team(run.team)
+                run.trace.event("team", team=run.team.model_dump())
+            await self._rounds(run, bus)
+            return "done", await self._decide(run), None
         except BudgetExceeded as exc:
-            stop = f"budget_{exc.reason}"  # type: ignore[assignment]
-            error = str(exc)
-            answer = _best_effort(run)
+            return f"budget_{exc.reason}", _best_effort(run), str(exc)  # type: ignore[return-value]
         except Exception as exc:
-            stop, error = "error", f"{type(exc).__name__}: {exc}"
-            trace.event("error", error=error, traceback=traceback.format_exc())
-            answer = _best_effort(run)
-        result = RunResult(
-            run_id=rid,
-            answer=answer,
-            stop_reason=stop,
-            usage_by_actor=run.ledger.by_actor(),
-            calls_by_actor=run.ledger.calls_by_actor(),
-            total=run.ledger.total,
-            rounds=run.round + 1,
-            trace_path=trace.path,
-            failures=tuple(run.failures),
-            messages=run.channel.snapshot(),
-            error=error,
-        )
+            error = f"{type(exc).__name__}: {exc}"
+            run.trace.event("error", error=error, traceback=traceback.format_exc())
+            return "error", _best_effort(run), error
+
+    async def _finish(
+        self, run: Run, bus: Bus, stop: StopReason, answer: str, error: str | None
+    ) -> RunResult:
+        """Call the run-end hooks, then take the totals (calls made in the hooks count)."""
+        result = _result(run, stop, answer, error)
         try:
-            await self.chain.run_end(run, result)
+            await bus.run_end(result)
         finally:
+            result = _result(run, stop, answer, error)
             t = result.total
-            trace.event(
+            run.trace.event(
                 "run_end",
                 answer=answer,
                 stop_reason=stop,
@@ -342,8 +318,24 @@ class Executor:
                     for k, u in result.usage_by_actor.items()
                 },
             )
-            trace.close()
+            run.trace.close()
         return result
+
+
+def _result(run: Run, stop: StopReason, answer: str, error: str | None) -> RunResult:
+    return RunResult(
+        run_id=run.id,
+        answer=answer,
+        stop_reason=stop,
+        usage_by_actor=run.ledger.by_actor(),
+        calls_by_actor=run.ledger.calls_by_actor(),
+        total=run.ledger.total,
+        rounds=run.round + 1,
+        trace_path=run.trace.path,
+        failures=tuple(run.failures),
+        messages=run.channel.snapshot(),
+        error=error,
+    )
 
 
 def _unwrap(exc: BaseException) -> BaseException:
@@ -359,20 +351,3 @@ def _best_effort(run: Run) -> str:
         if m.kind in ("message", "decision"):
             return m.content
     return ""
-
-
-def _interaction_fields(i: Interaction) -> dict[str, object]:
-    return {
-        "kind": i.kind,
-        "agent": i.agent,
-        "round": i.round,
-        "step": i.step,
-        "tool": i.tool,
-        "thought": i.thought,
-        "input": i.input,
-        "observation": i.observation,
-        "error": i.error,
-        "local_task": i.local_task,
-        "gen_ai.usage.input_tokens": i.usage.prompt_tokens,
-        "gen_ai.usage.output_tokens": i.usage.completion_tokens,
-    }

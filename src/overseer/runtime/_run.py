@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import re
+import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from overseer.models import Model, Usage
-from overseer.runtime._bus import Interaction, Verdict
 from overseer.runtime._channel import Channel, ChannelMessage
-from overseer.runtime._ledger import ActorKind, Ledger, MeteredModel
+from overseer.runtime._interaction import Interaction, Verdict
+from overseer.runtime._ledger import ActorKind, Budget, Ledger, MeteredModel
 from overseer.runtime._spec import TeamSpec
 from overseer.runtime._trace import Trace
 
@@ -66,6 +70,33 @@ class RunResult:
     failures: tuple[AgentFailure, ...] = ()
     messages: tuple[ChannelMessage, ...] = ()
     error: str | None = None
+
+
+def open_run(
+    query: str,
+    team: TeamSpec,
+    model: Model,
+    *,
+    run_id: str | None = None,
+    trace_dir: str | Path | None = "runs",
+    budget: Budget | None = None,
+) -> Run:
+    """A new Run with its ledger and trace: the one place run ids are made.
+
+    Without `run_id` the id is a timestamp and a random suffix; a given id is made safe for
+    a file name. A run whose trace file already exists gets a suffixed id, so a rerun never
+    appends to an old trace. `trace_dir=None` writes the trace nowhere (os.devnull).
+    """
+    rid = re.sub(r"[^A-Za-z0-9_.-]+", "-", run_id) if run_id else (
+        f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
+    )
+    if trace_dir is None:
+        path = Path(os.devnull)
+    else:
+        if (Path(trace_dir) / f"{rid}.jsonl").exists():
+            rid = f"{rid}-{uuid.uuid4().hex[:6]}"
+        path = Path(trace_dir) / f"{rid}.jsonl"
+    return Run(rid, query, team, model, Ledger(rid, budget), Trace(path, rid))
 
 
 class RollbackSignal(Exception):

@@ -67,6 +67,11 @@ class TeamSpec(BaseModel):
     rounds: int = Field(default=1, ge=1, le=50)
     name: str = "team"
 
+    @classmethod
+    def placeholder(cls) -> TeamSpec:
+        """The team a run holds while a team builder (e.g. MASFly's planner) makes the real one."""
+        return cls(agents=(AgentSpec(name="planner", role="builds the team"),), decision="last")
+
     @model_validator(mode="after")
     def _check(self) -> TeamSpec:
         names = [a.name for a in self.agents]
