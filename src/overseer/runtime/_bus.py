@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from overseer.runtime._interaction import ALL_ACTIONS, Interaction, Supervisor, Verdict
+from overseer.runtime._run import Run, RunResult, StopReason
 
 if TYPE_CHECKING:
     from overseer.runtime._channel import ChannelMessage
-    from overseer.runtime._run import Run, RunResult
     from overseer.runtime._spec import TeamSpec
 
 Verifier = Callable[[str, "Run"], Awaitable[str]]
@@ -226,8 +226,44 @@ class Bus:
             f"{v.by}: on_round_end may return rollback or replace_team, got {v.action!r}"
         )
 
-    async def run_end(self, result: RunResult) -> None:
-        await self.chain.run_end(self.run, result)
+    def start(self) -> None:
+        """Write the run's first trace event: query, team, model and plug-ins."""
+        run = self.run
+        run.trace.event(
+            "run_start",
+            query=run.query,
+            team=run.team.model_dump(),
+            model=run.model.name,
+            supervisors=[s.name for s in self.chain.supervisors],
+        )
+
+    async def finish(self, stop: StopReason, answer: str, error: str | None) -> RunResult:
+        """Call the run-end hooks, then take the totals (calls made in the hooks count), write
+        the run's last event and close the trace."""
+        run = self.run
+        result = run.result(stop, answer, error)
+        try:
+            await self.chain.run_end(run, result)
+        finally:
+            result = run.result(stop, answer, error)
+            t = result.total
+            run.trace.event(
+                "run_end",
+                answer=answer,
+                stop_reason=stop,
+                error=error,
+                usage={
+                    "input_tokens": t.prompt_tokens,
+                    "output_tokens": t.completion_tokens,
+                    "cached_input_tokens": t.cached_prompt_tokens,
+                },
+                by_actor={
+                    k: [u.prompt_tokens, u.cached_prompt_tokens, u.completion_tokens]
+                    for k, u in result.usage_by_actor.items()
+                },
+            )
+            run.trace.close()
+        return result
 
 
 def interaction_fields(i: Interaction) -> dict[str, object]:

@@ -266,15 +266,9 @@ class Executor:
             verify_tokens=self.max_tokens,
             seed=self.seed,
         )
-        run.trace.event(
-            "run_start",
-            query=query,
-            team=spec.model_dump(),
-            model=self.model.name,
-            supervisors=[s.name for s in self.supervisors],
-        )
+        bus.start()
         stop, answer, error = await self._solve(run, bus, team)
-        return await self._finish(run, bus, stop, answer, error)
+        return await bus.finish(stop, answer, error)
 
     async def _solve(
         self, run: Run, bus: Bus, team: TeamSpec | TeamBuilder
@@ -292,50 +286,6 @@ class Executor:
             error = f"{type(exc).__name__}: {exc}"
             run.trace.event("error", error=error, traceback=traceback.format_exc())
             return "error", _best_effort(run), error
-
-    async def _finish(
-        self, run: Run, bus: Bus, stop: StopReason, answer: str, error: str | None
-    ) -> RunResult:
-        """Call the run-end hooks, then take the totals (calls made in the hooks count)."""
-        result = _result(run, stop, answer, error)
-        try:
-            await bus.run_end(result)
-        finally:
-            result = _result(run, stop, answer, error)
-            t = result.total
-            run.trace.event(
-                "run_end",
-                answer=answer,
-                stop_reason=stop,
-                error=error,
-                usage={
-                    "input_tokens": t.prompt_tokens,
-                    "output_tokens": t.completion_tokens,
-                    "cached_input_tokens": t.cached_prompt_tokens,
-                },
-                by_actor={
-                    k: [u.prompt_tokens, u.cached_prompt_tokens, u.completion_tokens]
-                    for k, u in result.usage_by_actor.items()
-                },
-            )
-            run.trace.close()
-        return result
-
-
-def _result(run: Run, stop: StopReason, answer: str, error: str | None) -> RunResult:
-    return RunResult(
-        run_id=run.id,
-        answer=answer,
-        stop_reason=stop,
-        usage_by_actor=run.ledger.by_actor(),
-        calls_by_actor=run.ledger.calls_by_actor(),
-        total=run.ledger.total,
-        rounds=run.round + 1,
-        trace_path=run.trace.path,
-        failures=tuple(run.failures),
-        messages=run.channel.snapshot(),
-        error=error,
-    )
 
 
 def _unwrap(exc: BaseException) -> BaseException:

@@ -54,6 +54,22 @@ class Run:
     def interactions_of(self, agent: str) -> list[Interaction]:
         return [i for i in self.interactions if i.agent == agent]
 
+    def result(self, stop: StopReason, answer: str, error: str | None = None) -> RunResult:
+        """The run's result as of now: answer, stop reason, books and messages."""
+        return RunResult(
+            run_id=self.id,
+            answer=answer,
+            stop_reason=stop,
+            usage_by_actor=self.ledger.by_actor(),
+            calls_by_actor=self.ledger.calls_by_actor(),
+            total=self.ledger.total,
+            rounds=self.round + 1,
+            trace_path=self.trace.path,
+            failures=tuple(self.failures),
+            messages=self.channel.snapshot(),
+            error=error,
+        )
+
 
 @dataclass(frozen=True)
 class RunResult:
