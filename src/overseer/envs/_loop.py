@@ -1,17 +1,16 @@
-"""The WhoDunitEnv game loop: turns in order, actions checked and applied, supervisors consulted.
+"""The WhoDunitEnv game: turns in order, moves checked and applied, played on the runtime's bus.
 
-After each agent's turn the proposed move goes to the supervisor chain as an Interaction
-(its token logprobs and the role's decision keys in `meta`) *before* it takes effect; a
-`rollback` verdict resets the channel to its last irreversible mark (in WhoDunitEnv the
-whole conversation), restarts the turn count and plays again. Every turn taken, the
-discarded ones included, counts in the game length.
+Each turn is played through `runtime.GameSession`: the runtime asks the player (with its
+token logprobs), re-asks an invalid move, and shows the proposed move to the plug-ins
+*before* it takes effect. A rollback resets the channel to its last irreversible mark (in
+WhoDunitEnv the whole conversation); the game then restarts its turn count and plays again.
+Every turn taken, the discarded ones included, counts in the game length.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,19 +23,8 @@ from overseer.envs.whodunit import (
     system_prompt,
     user_prompt,
 )
-from overseer.models import Completion, Model, Usage
-from overseer.runtime import (
-    AgentSpec,
-    Channel,
-    Interaction,
-    Ledger,
-    Run,
-    Supervisor,
-    SupervisorChain,
-    TeamSpec,
-    Trace,
-    Verdict,
-)
+from overseer.models import Model, Usage
+from overseer.runtime import GameSession, Supervisor, Turn
 
 
 @dataclass
@@ -173,22 +161,76 @@ def decide(game: Game, cfg: WhoDunitConfig, name: str, role: str, d: Any, state:
     raise ValueError(f'"action" must be {allowed}, got {action}')
 
 
-async def _ask(
-    model: Model,
-    messages: list[dict[str, str]],
-    cfg: WhoDunitConfig,
-    schema: dict[str, Any],
-    temperature: float,
-    seed: int,
-) -> Completion:
-    return await model.acomplete(
-        messages,
-        max_tokens=cfg.max_tokens,
-        temperature=temperature,
-        schema=schema,
-        top_logprobs=10,
-        seed=seed,
-    )
+class _Play:
+    """One WhoDunitEnv game while it is played: the session, the rules' state, the award."""
+
+    def __init__(self, game: Game, cfg: WhoDunitConfig, session: GameSession, seed: int) -> None:
+        self.game, self.cfg, self.s, self.seed = game, cfg, session, seed
+        self.agents = cfg.agents()
+        self.state = _State()
+        self.awarded: int | None = None
+
+    def _turn(self, turn: int) -> Turn[_Move]:
+        cfg, game = self.cfg, self.game
+        name, role = self.agents[(turn - 1) % len(self.agents)]
+        facts = None
+        if cfg.variant == "sym":
+            mine = game.facts[[n for n, _ in self.agents].index(name)]
+            facts = [f"{a}: {v}" for a, v in map(game.fact, mine)]
+        state = self.state
+        return Turn(
+            agent=name,
+            role=role,
+            round=turn,
+            messages=[
+                {"role": "system", "content": system_prompt(cfg, game, name, role)},
+                {
+                    "role": "user",
+                    "content": user_prompt(game, self.s.texts(), turn, cfg.max_turns, facts),
+                },
+            ],
+            parse=lambda d: decide(game, cfg, name, role, d, state),
+            describe=lambda mv: (mv.message or "") if mv else "",
+            schema=action_schema(cfg, game, role),
+            max_tokens=cfg.max_tokens,
+            temperature=cfg.temperature if self.s.resets == 0 else cfg.reset_temperature,
+            seed=call_seed(game.id, self.seed, self.s.resets, turn),
+            max_reasks=cfg.max_retries,
+            top_logprobs=10,
+            decision_keys=cfg.decision_keys,
+        )
+
+    def _apply(self, name: str, role: str, move: _Move, message: str, turn: int) -> None:
+        state = self.state
+        state.false_claims += move.false_claim
+        if move.question is not None:
+            state.pending = move.question
+        elif role == "intel":
+            state.pending = None
+        if message:
+            self.s.post(name, message, round=turn)
+        if move.award is not None:
+            self.s.mark_irreversible()
+            self.awarded = move.award
+
+    async def play(self) -> None:
+        """Turns until an award or the turn limit; a rollback restarts the conversation."""
+        turn = 0
+        while turn < self.cfg.max_turns:
+            turn += 1
+            t = self._turn(turn)
+            played = await self.s.turn(t)
+            if not played.rolled_back and await self.s.round_end(turn):
+                played = dataclasses.replace(played, rolled_back=True)
+            if played.rolled_back:
+                self.state = _State(false_claims=self.state.false_claims)
+                turn = 0
+                continue
+            if played.move is None:
+                continue
+            self._apply(t.agent, t.role, played.move, played.observation, turn)
+            if self.awarded is not None:
+                return
 
 
 async def play_whodunit(
@@ -201,151 +243,37 @@ async def play_whodunit(
     trace_dir: str | Path | None = None,
     max_resets: int = 4,
 ) -> GameResult:
-    """Play one game to an award or the turn limit, consulting `supervisors` after each turn."""
+    """Play one game to an award or the turn limit, every turn on the runtime's bus."""
     if game.variant != cfg.variant:
         raise ValueError(f"game {game.id}: variant {game.variant}, config is {cfg.variant}")
-    agents = cfg.agents()
-    run_id = f"{game.id}-s{seed}"
-    team = TeamSpec(agents=tuple(AgentSpec(name=n, role=r) for n, r in agents), decision="last")
-    trace_path = Path(trace_dir) / f"{run_id}.jsonl" if trace_dir else Path(os.devnull)
-    run = Run(run_id, f"whodunit {game.id}", team, model, Ledger(run_id), Trace(trace_path, run_id))
-    run.channel = Channel()
-    chain = SupervisorChain(list(supervisors))
-    state = _State()
-    turn = total = resets = invalid = 0
-    interventions: list[dict[str, Any]] = []
-    awarded: int | None = None
-    try:
-        while turn < cfg.max_turns:
-            turn += 1
-            total += 1
-            name, role = agents[(turn - 1) % len(agents)]
-            facts = None
-            if cfg.variant == "sym":
-                mine = game.facts[[n for n, _ in agents].index(name)]
-                facts = [f"{a}: {v}" for a, v in map(game.fact, mine)]
-            msgs = [
-                {"role": "system", "content": system_prompt(cfg, game, name, role)},
-                {
-                    "role": "user",
-                    "content": user_prompt(
-                        game,
-                        [m.content for m in run.channel.messages],
-                        turn,
-                        cfg.max_turns,
-                        facts,
-                    ),
-                },
-            ]
-            schema = action_schema(cfg, game, role)
-            temp = cfg.temperature if resets == 0 else cfg.reset_temperature
-            metered = run.metered(name, "agent")
-            move: _Move | None = None
-            error: str | None = None
-            for retry in range(cfg.max_retries + 1):
-                c = await _ask(
-                    metered, msgs, cfg, schema, temp, call_seed(game.id, seed, resets, turn, retry)
-                )
-                try:
-                    move = decide(game, cfg, name, role, json.loads(c.text), state)
-                    error = None
-                    break
-                except (ValueError, json.JSONDecodeError) as exc:
-                    error = f"invalid move: {exc}"
-                    msgs += [
-                        {"role": "assistant", "content": c.text},
-                        {
-                            "role": "user",
-                            "content": f"That move is not valid ({exc}). "
-                            "Reply again with JSON only.",
-                        },
-                    ]
-            if move is None:
-                invalid += 1
-            inter = Interaction(
-                kind="message",
-                agent=name,
-                global_task=run.query,
-                local_task=role,
-                round=turn,
-                step=resets,
-                input=c.text,
-                observation=(move.message or "") if move else "",
-                error=error,
-                usage=c.usage,
-                meta={
-                    "role": role,
-                    "turn": turn,
-                    "attempt": resets,
-                    "logprobs": c.logprobs,
-                    "decision_keys": cfg.decision_keys,
-                    "award": move.award if move else None,
-                },
-            )
-            run.interactions.append(inter)
-            run.trace.event(
-                "game_turn",
-                agent=name,
-                role=role,
-                turn=turn,
-                attempt=resets,
-                output=c.text,
-                message=inter.observation,
-                error=error,
-            )
-            verdict = await chain.judge(inter, run) if chain else Verdict.approve()
-            if verdict.action == "rollback":
-                run.verdicts.append(verdict)
-                if resets < max_resets:
-                    resets += 1
-                    removed = run.channel.rollback()
-                    state = _State(false_claims=state.false_claims)
-                    interventions.append(
-                        {
-                            "turn": turn,
-                            "agent": name,
-                            "by": verdict.by,
-                            "reason": verdict.reason,
-                            "removed": len(removed),
-                        }
-                    )
-                    run.trace.event(
-                        "rollback",
-                        by=verdict.by,
-                        reason=verdict.reason,
-                        turn=turn,
-                        removed=len(removed),
-                        count=resets,
-                    )
-                    turn = 0
-                    continue
-                run.trace.event("verdict_ignored", by=verdict.by, reason="reset cap reached")
-            if move is None:
-                continue
-            state.false_claims += move.false_claim
-            if move.question is not None:
-                state.pending = move.question
-            elif role == "intel":
-                state.pending = None
-            if move.message:
-                run.channel.post(name, move.message, round=turn)
-            if move.award is not None:
-                run.channel.mark_irreversible()
-                awarded = move.award
-                break
-    finally:
-        run.trace.close()
-    result = GameResult(
-        game_id=game.id,
-        success=awarded == game.culprit,
-        awarded=awarded,
-        ended="award" if awarded is not None else "turn_limit",
-        turns=total,
-        resets=resets,
-        invalid_actions=invalid,
-        false_claims=state.false_claims,
-        usage_by_actor=run.ledger.by_actor(),
-        transcript=[m.content for m in run.channel.messages],
-        interventions=interventions,
+    session = GameSession(
+        model,
+        query=f"whodunit {game.id}",
+        players=cfg.agents(),
+        supervisors=supervisors,
+        run_id=f"{game.id}-s{seed}",
+        trace_dir=trace_dir,
+        max_resets=max_resets,
     )
-    return result
+    p = _Play(game, cfg, session, seed)
+    error = None
+    try:
+        await p.play()
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        result = await session.finish(str(p.awarded or ""), error=error)
+    return GameResult(
+        game_id=game.id,
+        success=p.awarded == game.culprit,
+        awarded=p.awarded,
+        ended="award" if p.awarded is not None else "turn_limit",
+        turns=session.turns,
+        resets=session.resets,
+        invalid_actions=session.invalid,
+        false_claims=p.state.false_claims,
+        usage_by_actor=result.usage_by_actor,
+        transcript=session.texts(),
+        interventions=session.interventions,
+    )

@@ -16,9 +16,7 @@ monitor sees the Judge's turns (role `judge`; decision positions are the numbers
 from __future__ import annotations
 
 import dataclasses
-import os
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,20 +35,8 @@ from overseer.envs._codegen_text import (
     review_schema,
 )
 from overseer.envs._loop import call_seed
-from overseer.models import Completion, Model, Usage
-from overseer.runtime import (
-    AgentSpec,
-    Channel,
-    ChannelMessage,
-    Interaction,
-    Ledger,
-    Run,
-    Supervisor,
-    SupervisorChain,
-    TeamSpec,
-    Trace,
-    Verdict,
-)
+from overseer.models import Message, Model, Usage
+from overseer.runtime import ChannelMessage, GameSession, Played, Supervisor, Turn
 from overseer.tasks import Task, ascore_code, code_program, load_suite
 
 _MARK = "@@overseer-tests@@"
@@ -152,75 +138,53 @@ async def run_tests(task: Task, code: str | None, tests: list[str], timeout_s: f
     return marks[-1][len(_MARK) :].count("1") if marks and not r.timed_out else 0
 
 
-def _safe(s: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", s)
-
-
 # -- the debate ---------------------------------------------------------------------------
 class _Debate:
-    """The mutable state of one debate while it is played."""
+    """The mutable state of one debate while it is played on a GameSession."""
 
-    def __init__(
-        self,
-        task: Task,
-        cfg: CodeGenConfig,
-        sups: Sequence[Supervisor],
-        seed: int,
-        run: Run,
-        max_resets: int,
-    ) -> None:
-        self.task, self.cfg, self.seed, self.run, self.max_resets = task, cfg, seed, run, max_resets
+    def __init__(self, task: Task, cfg: CodeGenConfig, seed: int, session: GameSession) -> None:
+        self.task, self.cfg, self.seed, self.s = task, cfg, seed, session
         self.entry = str(task.meta["entry_point"])
-        self.chain = SupervisorChain(list(sups))
         self.code: list[str | None] = [None] * cfg.n_coders
-        self.resets = self.turns = self.invalid = 0
         self.errors: list[str] = []
         self.helpfulness: list[int | None] = []
-        self.interventions: list[dict[str, Any]] = []
 
     def _round(self, r: int) -> list[ChannelMessage]:
-        return [m for m in self.run.channel.messages if m.round == r]
+        return [m for m in self.s.run.channel.messages if m.round == r]
 
     async def ask(
-        self,
-        name: str,
-        role: str,
-        msgs: list[dict[str, str]],
-        r: int,
-        check: Callable[[str], Any],
+        self, name: str, role: str, msgs: list[Message], r: int, check: Callable[[str], Any],
         **kw: Any,
-    ) -> tuple[Completion, Any, str | None]:
-        """One answer, re-asked while `check` rejects it: (last completion, value, error)."""
+    ) -> Played[Any]:
+        """One answer through the session, re-asked while `check` rejects it."""
         hint = (
             f"Reply again with the complete function `{self.entry}` in one ```python block."
             if role == "coder"
             else "Reply again with JSON only."
         )
-        temp = self.cfg.temperature if self.resets == 0 else self.cfg.reset_temperature
-        error = ""
-        for retry in range(self.cfg.max_retries + 1):
-            c = await self.run.metered(name, "agent").acomplete(
-                msgs,
-                temperature=temp,
-                seed=call_seed(self.task.id, self.seed, self.resets, r, name, retry),
+        judged = role == "judge"  # the monitor watches the Judge's scores
+        cfg = self.cfg
+        p = await self.s.turn(
+            Turn(
+                agent=name,
+                role=role,
+                round=r,
+                messages=msgs,
+                parse=check,
+                describe=kw.pop("describe", lambda v: ""),
+                temperature=cfg.temperature if self.s.resets == 0 else cfg.reset_temperature,
+                seed=call_seed(self.task.id, self.seed, self.s.resets, r, name),
+                max_reasks=cfg.max_retries,
+                judged=judged,
+                as_json=False,
+                decision_keys=cfg.decision_keys if judged else (),
+                reask="That answer is not usable ({error}). " + hint,
                 **kw,
             )
-            self.run.trace.event(
-                "game_turn", agent=name, role=role, round=r, attempt=self.resets, output=c.text
-            )
-            try:
-                return c, check(c.text), None
-            except ValueError as exc:  # json.JSONDecodeError included
-                error = f"round {r} {name}: {exc}"
-                msgs = [
-                    *msgs,
-                    {"role": "assistant", "content": c.text},
-                    {"role": "user", "content": f"That answer is not usable ({exc}). {hint}"},
-                ]
-        self.invalid += 1
-        self.errors.append(error)
-        self.run.trace.event("invalid_answer", agent=name, role=role, round=r, error=error)
-        return c, None, error
+        )
+        if p.error:
+            self.errors.append(f"round {r} {name}: {p.error}")
+        return p
 
     def _no_code(self, text: str) -> str:
         code = extract_solution(text, self.entry)
@@ -234,41 +198,45 @@ class _Debate:
         posts = []
         for k, (name, _) in enumerate(self.cfg.coders()):
             msgs = coder_prompts(self.cfg, self.task, k, previous)
-            c, code, _ = await self.ask(
-                name, "coder", msgs, r, self._no_code, max_tokens=self.cfg.max_tokens
-            )
-            if code is not None:
-                self.code[k] = code
+            p = await self.ask(name, "coder", msgs, r, self._no_code, max_tokens=self.cfg.max_tokens)
+            if p.move is not None:
+                self.code[k] = p.move
             if r > 1:
-                m = HELPFUL.search(c.text)
+                m = HELPFUL.search(p.completion.text)
                 self.helpfulness.append(int(m.group(1)) if m else None)
             body = f"\n```python\n{self.code[k]}```" if self.code[k] else " (no solution)"
             posts.append((name, f"Solution {k + 1} ({name}):{body}"))
         for name, text in posts:
-            self.run.channel.post(name, text, round=r)
+            self.s.post(name, text, round=r)
+
+    async def _tests(self, r: int) -> tuple[list[str], list[int]]:
+        """The Tester's tests, run in the sandbox on every solution, posted with the results."""
+        cfg = self.cfg
+        p = await self.ask(
+            TESTER,
+            "tester",
+            review_prompts(cfg, self.task, TESTER, self._round(r)),
+            r,
+            lambda t: parse_tests(t, self.entry, cfg.max_tests),
+            max_tokens=cfg.review_tokens,
+            schema=review_schema(cfg, TESTER),
+        )
+        tests = p.move or []
+        passed = [await run_tests(self.task, c, tests, cfg.test_timeout_s) for c in self.code]
+        if tests:
+            got = "; ".join(f"solution {k + 1}: {n}/{len(tests)}" for k, n in enumerate(passed))
+            text = "The Tester's tests:\n" + "\n".join(tests) + f"\nTests passed: {got}."
+        else:
+            text = "The Tester wrote no usable tests."
+        self.s.post(TESTER, text, round=r, tests=tests, passed=passed)
+        return tests, passed
 
     async def review(self, r: int) -> tuple[list[int] | None, list[int]]:
-        """The Tester's tests (run in the sandbox) and the Judge's review, redone on rollback."""
+        """The Tester's tests and the Judge's review, redone on rollback."""
         cfg, n = self.cfg, self.cfg.n_coders
         while True:
-            _, tests, _ = await self.ask(
-                TESTER,
-                "tester",
-                review_prompts(cfg, self.task, TESTER, self._round(r)),
-                r,
-                lambda t: parse_tests(t, self.entry, cfg.max_tests),
-                max_tokens=cfg.review_tokens,
-                schema=review_schema(cfg, TESTER),
-            )
-            tests = tests or []
-            passed = [await run_tests(self.task, c, tests, cfg.test_timeout_s) for c in self.code]
-            if tests:
-                got = "; ".join(f"solution {k + 1}: {p}/{len(tests)}" for k, p in enumerate(passed))
-                text = "The Tester's tests:\n" + "\n".join(tests) + f"\nTests passed: {got}."
-            else:
-                text = "The Tester wrote no usable tests."
-            self.run.channel.post(TESTER, text, round=r, tests=tests, passed=passed)
-            c, review, error = await self.ask(
+            _, passed = await self._tests(r)
+            p = await self.ask(
                 JUDGE,
                 "judge",
                 review_prompts(cfg, self.task, JUDGE, self._round(r)),
@@ -277,60 +245,21 @@ class _Debate:
                 max_tokens=cfg.review_tokens,
                 schema=review_schema(cfg, JUDGE),
                 top_logprobs=cfg.top_logprobs,
+                describe=_review_text,
             )
-            scores: list[int] | None = None
-            text = "The Judge gave no usable review."
-            if review:
-                feedback, scores = review
-                got = "; ".join(f"solution {k + 1}: {s}/{MAX_SCORE}" for k, s in enumerate(scores))
-                text = f"The Judge's feedback: {feedback}\nScores: {got}."
-            if await self.judged(r, c, text, error, scores):
+            if p.rolled_back or await self.s.round_end(r):
                 continue
-            self.run.channel.post(JUDGE, text, round=r, scores=scores)
+            scores = p.move[1] if p.move else None
+            self.s.post(JUDGE, p.observation, round=r, scores=scores)
             return scores, passed
 
-    async def judged(
-        self, r: int, c: Completion, text: str, error: str | None, scores: list[int] | None
-    ) -> bool:
-        """Ask the supervisors about the Judge's turn; True when they rolled the review back."""
-        self.turns += 1
-        inter = Interaction(
-            kind="message",
-            agent=JUDGE,
-            global_task=self.run.query,
-            local_task="judge",
-            round=r,
-            step=self.resets,
-            input=c.text,
-            observation=text,
-            error=error,
-            usage=c.usage,
-            meta={
-                "role": "judge",
-                "turn": r,
-                "attempt": self.resets,
-                "logprobs": c.logprobs,
-                "decision_keys": self.cfg.decision_keys,
-                "scores": scores,
-            },
-        )
-        self.run.interactions.append(inter)
-        v = await self.chain.judge(inter, self.run) if self.chain else Verdict.approve()
-        if v.action != "rollback":
-            return False
-        self.run.verdicts.append(v)
-        if self.resets >= self.max_resets:
-            self.run.trace.event("verdict_ignored", by=v.by, reason="reset cap reached")
-            return False
-        self.resets += 1
-        removed = self.run.channel.rollback()  # back to the mark after this round's code
-        self.interventions.append(
-            {"round": r, "agent": JUDGE, "by": v.by, "reason": v.reason, "removed": len(removed)}
-        )
-        self.run.trace.event(
-            "rollback", by=v.by, reason=v.reason, round=r, removed=len(removed), count=self.resets
-        )
-        return True
+
+def _review_text(review: tuple[str, list[int]] | None) -> str:
+    if not review:
+        return "The Judge gave no usable review."
+    feedback, scores = review
+    got = "; ".join(f"solution {k + 1}: {s}/{MAX_SCORE}" for k, s in enumerate(scores))
+    return f"The Judge's feedback: {feedback}\nScores: {got}."
 
 
 async def play_codegen(
@@ -349,19 +278,24 @@ async def play_codegen(
     if task.kind != "code" or missing:
         raise ValueError(f"codegen task {task.id}: expected a code task with test and entry_point")
     gid = game_id or f"codegen-{task.id}"
-    run_id = _safe(f"{gid}-s{seed}")
     roles = [(n, "coder") for n, _ in cfg.coders()] + [(TESTER, "tester"), (JUDGE, "judge")]
-    team = TeamSpec(agents=tuple(AgentSpec(name=n, role=r) for n, r in roles), decision="last")
-    path = Path(trace_dir) / f"{run_id}.jsonl" if trace_dir else Path(os.devnull)
-    run = Run(run_id, f"codegen {task.id}", team, model, Ledger(run_id), Trace(path, run_id))
-    run.channel = Channel()
-    d = _Debate(task, cfg, supervisors, seed, run, max_resets)
+    session = GameSession(
+        model,
+        query=f"codegen {task.id}",
+        players=roles,
+        supervisors=supervisors,
+        run_id=f"{gid}-s{seed}",
+        trace_dir=trace_dir,
+        max_resets=max_resets,
+    )
+    d = _Debate(task, cfg, seed, session)
     scores: list[list[int] | None] = []
     passed: list[list[int]] = []
+    error = None
     try:
         for r in range(1, cfg.rounds + 1):
             await d.solve(r)
-            run.channel.mark_irreversible()
+            session.mark_irreversible()
             s, p = await d.review(r)
             scores.append(s)
             passed.append(p)
@@ -373,28 +307,32 @@ async def play_codegen(
             if written
             else None
         )
-        run.trace.event(
+        session.run.trace.event(
             "codegen_result", chosen=chosen, passed=[bool(v and v.correct) for v in verdicts]
         )
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        raise
     finally:
-        run.trace.close()
+        answer = (d.code[chosen] or "") if error is None and chosen is not None else ""
+        result = await session.finish(answer, error=error)
     best = verdicts[chosen] if chosen is not None else None
     return CodeGenResult(
         game_id=gid,
         task_id=task.id,
         success=bool(best and best.correct),
-        answer=(d.code[chosen] or "") if chosen is not None else "",
+        answer=answer,
         chosen=chosen + 1 if chosen is not None else None,
         detail=best.detail if best else "no coder wrote code",
         rounds=cfg.rounds,
-        turns=d.turns,
-        resets=d.resets,
-        invalid_actions=d.invalid,
+        turns=session.turns,
+        resets=session.resets,
+        invalid_actions=session.invalid,
         solved_by=[bool(v and v.correct) for v in verdicts],
         scores=scores,
         tests_passed=passed,
         helpfulness=d.helpfulness,
         errors=d.errors,
-        usage_by_actor=run.ledger.by_actor(),
-        interventions=d.interventions,
+        usage_by_actor=result.usage_by_actor,
+        interventions=session.interventions,
     )

@@ -1,0 +1,203 @@
+"""Games on the bus: the runtime asks, re-asks, judges, rolls back and traces each turn.
+
+A game (WhoDunitEnv, GovSim, CodeGen) defines whose turn it is, the prompt, the legal
+moves (`parse`), what a move says to the others (`describe`), what is irreversible
+(`mark_irreversible`) and how a move is applied (its own state); it plays every turn through
+`GameSession.turn`. A rollback rolls the channel back to the last irreversible mark and
+tells the game, which resets its own state. A game honours guide, replace, verify and
+rollback; a plug-in that may return anything else is refused when the session starts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from overseer.models import (
+    Completion,
+    Message,
+    Model,
+    StructuredOutputError,
+    ask_structured,
+    decision_positions,
+)
+from overseer.runtime._bus import Bus, Verifier
+from overseer.runtime._interaction import Interaction, Supervisor, Verdict
+from overseer.runtime._run import Run, RunResult, open_run
+from overseer.runtime._spec import AgentSpec, TeamSpec
+
+T = TypeVar("T")
+
+GAME_HONOURS: frozenset[str] = frozenset({"guide", "replace", "verify", "rollback"})
+
+
+@dataclass(frozen=True)
+class Turn(Generic[T]):
+    """What a game asks of one player: the prompt, the legal-move check, the sampling."""
+
+    agent: str
+    role: str
+    round: int
+    messages: Sequence[Message]
+    parse: Callable[[Any], T]  # a parsed reply -> a legal move; raises ValueError
+    describe: Callable[[T | None], str]  # the move as the others read it ("" for none)
+    schema: dict[str, Any] | None = None
+    max_tokens: int = 160
+    temperature: float = 0.0
+    seed: int | None = None
+    max_reasks: int = 2
+    top_logprobs: int = 0
+    decision_keys: tuple[str, ...] = ()
+    judged: bool = True  # asked of the plug-ins (False: recorded and traced only)
+    as_json: bool = True  # parse the reply as JSON before `parse` (False: the raw text)
+    reask: str = "That move is not valid ({error}). Reply again with JSON only."
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Played(Generic[T]):
+    """A turn played: the move (None if every try was invalid), the observation the others
+    read after any verdict, the last completion, the error, and whether it was rolled back."""
+
+    move: T | None
+    observation: str
+    completion: Completion
+    error: str | None
+    rolled_back: bool
+
+
+class GameSession:
+    """One game as one run: its ledger, trace, channel and bus."""
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        query: str,
+        players: Sequence[tuple[str, str]],
+        supervisors: Sequence[Supervisor] = (),
+        run_id: str,
+        trace_dir: str | Path | None = None,
+        max_resets: int = 4,
+        verifier: Verifier | None = None,
+    ) -> None:
+        team = TeamSpec(
+            agents=tuple(AgentSpec(name=n, role=r) for n, r in players), decision="last"
+        )
+        self.run: Run = open_run(query, team, model, run_id=run_id, trace_dir=trace_dir)
+        self.bus = Bus(
+            self.run,
+            supervisors,
+            host="game",
+            honours=GAME_HONOURS,
+            verifier=verifier,
+            max_rollbacks=max_resets,
+        )
+        self.turns = self.invalid = 0
+        self.interventions: list[dict[str, Any]] = []
+        self.bus.start()
+
+    @property
+    def resets(self) -> int:
+        return self.bus.rollbacks
+
+    def texts(self) -> list[str]:
+        """The channel's messages as the players read them."""
+        return [m.content for m in self.run.channel.messages]
+
+    async def turn(self, t: Turn[T]) -> Played[T]:
+        """Ask one player (re-asking invalid moves), then judge the move on the bus."""
+        self.turns += 1
+        move, c, error = await self._ask(t)
+        text = t.describe(move)
+        self.run.trace.event(
+            "turn", agent=t.agent, role=t.role, round=t.round, attempt=self.resets,
+            output=c.text, message=text, error=error,
+        )
+        i = Interaction(
+            kind="move",
+            agent=t.agent,
+            global_task=self.run.query,
+            local_task=t.role,
+            round=t.round,
+            step=self.resets,
+            input=c.text,
+            observation=text,
+            error=error,
+            usage=c.usage,
+            role=t.role,
+            logprobs=c.logprobs,
+            decision_positions=_positions(c, t.decision_keys),
+            meta={"decision_keys": t.decision_keys, "attempt": self.resets, **t.meta},
+        )
+        out = await self.bus.judge(i, ask=t.judged)
+        if out.rollback:
+            self._roll_back(out.verdict, t.round, t.agent)
+            return Played(move, text, c, error, True)
+        return Played(move, out.observation, c, error, False)
+
+    async def _ask(self, t: Turn[T]) -> tuple[T | None, Completion, str | None]:
+        model = self.run.metered(t.agent, "agent")
+        try:
+            got = await ask_structured(
+                model,
+                list(t.messages),
+                schema=t.schema,
+                parse=t.parse if t.as_json else _raw(t.parse),
+                max_reasks=t.max_reasks,
+                max_tokens=t.max_tokens,
+                temperature=t.temperature,
+                seed=t.seed,
+                top_logprobs=t.top_logprobs,
+                reask=lambda _text, err: t.reask.format(error=err),
+                as_json=t.as_json,
+            )
+        except StructuredOutputError as exc:
+            self.invalid += 1
+            error = f"invalid move: {exc.errors[-1] if exc.errors else exc}"
+            self.run.trace.event("invalid_move", agent=t.agent, role=t.role, error=error)
+            return None, exc.completion, error
+        return got.value, got.completion, None
+
+    def _roll_back(self, v: Verdict, round: int, agent: str) -> None:
+        removed = self.bus.roll_back(v, round=round, agent=agent)
+        self.interventions.append(
+            {"round": round, "agent": agent, "by": v.by, "reason": v.reason,
+             "removed": len(removed)}
+        )
+
+    async def round_end(self, round: int) -> bool:
+        """The plug-ins' round-end hook; True when it rolled the game back (cap permitting)."""
+        v = await self.bus.round_end(round)
+        if v is None:
+            return False
+        self._roll_back(v, round, "")
+        return True
+
+    def post(self, sender: str, text: str, round: int, **meta: Any) -> None:
+        """Put a move's text on the channel, where every player reads it."""
+        self.run.channel.post(sender, text, round=round, **meta)
+
+    def mark_irreversible(self) -> None:
+        """What is on the channel now stays: a rollback goes back to here, not before."""
+        self.run.channel.mark_irreversible()
+
+    async def finish(self, answer: str, *, error: str | None = None) -> RunResult:
+        """Call the run-end hooks, write the run's end and close its trace."""
+        return await self.bus.finish("error" if error else "done", answer, error)
+
+
+def _raw(parse: Callable[[Any], T]) -> Callable[[Any], T]:
+    return parse
+
+
+def _positions(c: Completion, keys: tuple[str, ...]) -> tuple[int, ...]:
+    if not c.logprobs or not keys:
+        return ()
+    return tuple(decision_positions(c.logprobs, keys))
+
+
+__all__ = ["GAME_HONOURS", "GameSession", "Played", "Turn", "json"]
