@@ -23,6 +23,7 @@ from overseer.models._types import (
     ModelRequestError,
     ModelTimeoutError,
     ModelUnavailableError,
+    Request,
     TokenLogprob,
     Usage,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "ModelTimeoutError",
     "ModelUnavailableError",
     "OpenAIModel",
+    "Request",
     "ScriptedModel",
     "TokenLogprob",
     "Usage",
