@@ -12,6 +12,7 @@ from overseer.models._registry import (
     model_path,
 )
 from overseer.models._scripted import ScriptedModel, count_tokens
+from overseer.models._structured import Structured, StructuredOutputError, ask_structured
 from overseer.models._types import (
     Completion,
     Message,
@@ -46,8 +47,11 @@ __all__ = [
     "OpenAIModel",
     "Request",
     "ScriptedModel",
+    "Structured",
+    "StructuredOutputError",
     "TokenLogprob",
     "Usage",
+    "ask_structured",
     "count_tokens",
     "list_models",
     "load_model",
