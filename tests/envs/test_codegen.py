@@ -94,7 +94,7 @@ async def test_debate_with_correct_code_passes_the_real_tests(tmp_path: Path) ->
     assert "Last round's solutions" in round2 and "The Judge's feedback: looks right" in round2
     assert model.calls[0]["top_logprobs"] == 0  # coders' logprobs are not needed
     events = [e["event"] for e in read_trace(tmp_path / "codegen-HumanEval-0-s1.jsonl")]
-    assert events.count("game_turn") == 12 and "codegen_result" in events
+    assert events.count("turn") == 12 and "codegen_result" in events
     json.dumps(r.summary())  # storable
 
 
@@ -137,6 +137,7 @@ class RollbackJudge(BaseSupervisor):
     """Rolls back the Judge's first turn of round `at` and keeps the channel at each turn."""
 
     name = "test-rollback"
+    actions = frozenset({"rollback"})
 
     def __init__(self, at: int) -> None:
         self.at, self.done = at, False
@@ -198,7 +199,8 @@ async def test_trained_monitor_rolls_back_the_judge_up_to_the_cap() -> None:
         mon = UncertaintyMonitor({"judge": low_when_flat}, cap=cap)
         model = ScriptedModel(team(GOOD), logprobs_fn=flat_digits)
         r = await play_codegen(TASK, model, CFG, supervisors=[mon])
-        assert r.resets == cap and mon.triggers["judge"] == cap and r.turns == 2 + cap
+        assert r.resets == cap and r.turns == 2 + cap
+        assert sum(i["by"] == mon.name for i in r.interventions) == cap
         assert [i["round"] for i in r.interventions] == [1] * cap and r.success
         assert [row["attempt"] for row in mon.rows] == [*range(cap + 1), cap]
 

@@ -59,14 +59,16 @@ async def test_greedy_fishers_collapse_the_lake() -> None:
 
 
 class RollbackOnce(BaseSupervisor):
+    actions = frozenset({"rollback"})
+
     def __init__(self, phase: str, month: int) -> None:
         self.name = f"once-{phase}"
         self.phase, self.month, self.done = phase, month, False
         self.before: list[str] = []
 
     async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
-        m = interaction.meta
-        if not self.done and (m["role"], m["turn"], interaction.agent) == (
+        i = interaction
+        if not self.done and (i.role, i.round, interaction.agent) == (
             self.phase,
             self.month,
             "Cy",

@@ -51,7 +51,7 @@ async def test_asym_game_to_a_correct_award(tmp_path: Path) -> None:
     assert "turn 1 of 7" in call["messages"][1]["content"]
     assert "Beth asks Alex" in model.calls[1]["messages"][1]["content"]
     events = [e["event"] for e in read_trace(tmp_path / f"{GAME.id}-s3.jsonl")]
-    assert events.count("game_turn") == 3 and events.count("model_call") == 3
+    assert events.count("turn") == 3 and events.count("model_call") == 3
 
 
 async def test_invalid_move_is_re_asked_then_the_turn_is_lost() -> None:
@@ -82,6 +82,7 @@ class StopWrongAward(BaseSupervisor):
     """Rolls back the first proposed award, records what it saw."""
 
     name = "stopper"
+    actions = frozenset({"rollback"})
 
     def __init__(self) -> None:
         self.seen: list[Interaction] = []
@@ -90,7 +91,8 @@ class StopWrongAward(BaseSupervisor):
     async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
         self.seen.append(interaction)
         self.channel_at_verdict.append(run.channel.snapshot())
-        if interaction.meta["award"] is not None and interaction.step == 0:
+        move = interaction.meta["move"]
+        if move is not None and move.award is not None and interaction.step == 0:
             return Verdict.rollback(by=self.name, reason="wrong award coming")
         return Verdict.approve()
 
@@ -102,7 +104,7 @@ async def test_rollback_before_the_award_resets_the_whole_conversation() -> None
     r = await play_whodunit(GAME, model, CFG, supervisors=[sup], seed=1)
     assert r.success and r.resets == 1 and r.turns == 6
     assert r.interventions == [
-        {"turn": 3, "agent": "Beth", "by": "stopper", "reason": "wrong award coming", "removed": 2}
+        {"round": 3, "agent": "Beth", "by": "stopper", "reason": "wrong award coming", "removed": 2}
     ]
     # after the reset: turn count restarts, conversation empty, a new sampling seed
     assert "turn 1 of 7" in model.calls[3]["messages"][1]["content"]
@@ -111,12 +113,13 @@ async def test_rollback_before_the_award_resets_the_whole_conversation() -> None
     assert sup.channel_at_verdict[3] == ()  # the exact empty starting channel
     assert len(r.transcript) == 3  # only the replayed conversation
     assert sup.seen[0].meta["decision_keys"] == ("action", "character")
-    assert sup.seen[0].meta["logprobs"] is not None and sup.seen[0].meta["role"] == "accuser"
+    assert sup.seen[0].logprobs is not None and sup.seen[0].role == "accuser"
 
 
 async def test_reset_cap_of_the_loop_is_respected() -> None:
     class Always(BaseSupervisor):
         name = "always"
+        actions = frozenset({"rollback"})
 
         async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
             return Verdict.rollback(by=self.name, reason="no")

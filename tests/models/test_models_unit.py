@@ -13,6 +13,7 @@ from overseer.models import (
     ModelNotInstalledError,
     ModelOutputError,
     ModelRequestError,
+    Request,
     ScriptedModel,
     TokenLogprob,
     Usage,
@@ -26,13 +27,15 @@ MSG = [{"role": "user", "content": "hi"}]
 
 def test_build_request_carries_schema_logprobs_stop_seed() -> None:
     body = build_request(
-        MSG,  # type: ignore[arg-type]
-        max_tokens=7,
-        temperature=0.5,
-        stop=["\n"],
-        schema={"type": "object"},
-        top_logprobs=3,
-        seed=11,
+        Request.of(
+            MSG,
+            max_tokens=7,
+            temperature=0.5,
+            stop=["\n"],
+            schema={"type": "object"},
+            top_logprobs=3,
+            seed=11,
+        )
     )
     assert body["max_tokens"] == 7 and body["stop"] == ["\n"] and body["seed"] == 11
     assert body["logprobs"] is True and body["top_logprobs"] == 3
@@ -47,7 +50,7 @@ def test_build_request_carries_schema_logprobs_stop_seed() -> None:
         ({"top_logprobs": 50}, "top_logprobs"),
     ],
 )
-def test_build_request_rejects_bad_parameters(kw: dict, field: str) -> None:
+def test_request_rejects_bad_parameters(kw: dict, field: str) -> None:
     args = {
         "max_tokens": 5,
         "temperature": 0.0,
@@ -57,7 +60,7 @@ def test_build_request_rejects_bad_parameters(kw: dict, field: str) -> None:
         "seed": None,
     } | kw
     with pytest.raises(ModelRequestError, match=field):
-        build_request(MSG, **args)  # type: ignore[arg-type]
+        Request.of(MSG, **args)
 
 
 def test_parse_response_reads_usage_cache_and_logprobs() -> None:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import pytest
 
-from overseer.models import ScriptedModel
+from overseer.models import ModelConnectionError, ScriptedModel
 from overseer.runtime import AgentSpec, Executor, TeamSpec, ToolResult, read_trace
 from overseer.supervise import (
     FilterConfig,
@@ -88,6 +88,14 @@ async def test_decide_reasks_then_falls_back_to_approve_with_reason() -> None:
     d = await decide(bad, "error", ("provide_guidance",), "W", max_reasks=2)
     assert d.action == "approve" and d.attempts == 3 and "no valid decision" in d.fallback
     assert len(bad.calls) == 3 and d.usage.prompt_tokens > 0
+
+
+async def test_decide_model_error_approves_and_counts_the_failed_call() -> None:
+    m = ScriptedModel(["nonsense", ModelConnectionError("server gone")])
+    d = await decide(m, "error", ("provide_guidance",), "W")
+    assert (d.action, d.attempts) == ("approve", 2)
+    assert d.fallback == "model error: server gone"
+    assert "one of ['provide_guidance']" in m.calls[1]["messages"][-1]["content"]
 
 
 async def test_schema_offers_only_permitted_actions() -> None:

@@ -198,7 +198,9 @@ class _Debate:
         posts = []
         for k, (name, _) in enumerate(self.cfg.coders()):
             msgs = coder_prompts(self.cfg, self.task, k, previous)
-            p = await self.ask(name, "coder", msgs, r, self._no_code, max_tokens=self.cfg.max_tokens)
+            p = await self.ask(
+                name, "coder", msgs, r, self._no_code, max_tokens=self.cfg.max_tokens
+            )
             if p.move is not None:
                 self.code[k] = p.move
             if r > 1:

@@ -13,6 +13,7 @@ from overseer.models._registry import (
     model_path,
 )
 from overseer.models._scripted import ScriptedModel, count_tokens
+from overseer.models._structured import Structured, StructuredOutputError, ask_structured
 from overseer.models._types import (
     Completion,
     Message,
@@ -24,6 +25,7 @@ from overseer.models._types import (
     ModelRequestError,
     ModelTimeoutError,
     ModelUnavailableError,
+    Request,
     TokenLogprob,
     Usage,
 )
@@ -44,9 +46,13 @@ __all__ = [
     "ModelTimeoutError",
     "ModelUnavailableError",
     "OpenAIModel",
+    "Request",
     "ScriptedModel",
+    "Structured",
+    "StructuredOutputError",
     "TokenLogprob",
     "Usage",
+    "ask_structured",
     "count_tokens",
     "decision_positions",
     "list_models",

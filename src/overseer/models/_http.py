@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import openai
@@ -18,7 +19,7 @@ from overseer.models._types import (
     ModelRequestError,
     ModelTimeoutError,
     ModelUnavailableError,
-    validate_messages,
+    Request,
 )
 
 
@@ -68,71 +69,35 @@ class OpenAIModel(Model):
         self._client = openai.OpenAI(**kwargs)
         self._aclient = openai.AsyncOpenAI(**kwargs)
 
-    def _body(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> dict[str, Any]:
-        body = build_request(validate_messages(messages), **kw)
+    def _body(self, request: Request) -> dict[str, Any]:
+        body = build_request(request)
         body["model"] = self.name
         return body
 
-    def _where(self) -> str:
-        return f"model {self.name} at {self.base_url or 'api.openai.com'}"
-
-    def complete(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: Sequence[str] | None = None,
-        schema: Mapping[str, Any] | None = None,
-        top_logprobs: int = 0,
-        seed: int | None = None,
-    ) -> Completion:
-        body = self._body(
-            messages,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            stop=stop,
-            schema=schema,
-            top_logprobs=top_logprobs,
-            seed=seed,
-        )
-        start = time.perf_counter()
+    @contextmanager
+    def _typed_errors(self) -> Iterator[None]:
+        """Raise the SDK's failures (after its own retries) as typed ModelErrors."""
         try:
-            resp = self._client.chat.completions.create(**body)
+            yield
         except openai.OpenAIError as exc:
-            raise _typed(exc, self._where()) from exc
-        return parse_response(
-            resp.model_dump(), latency_s=time.perf_counter() - start, model=self.name
-        )
+            where = f"model {self.name} at {self.base_url or 'api.openai.com'}"
+            raise _typed(exc, where) from exc
 
-    async def acomplete(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: Sequence[str] | None = None,
-        schema: Mapping[str, Any] | None = None,
-        top_logprobs: int = 0,
-        seed: int | None = None,
-    ) -> Completion:
-        body = self._body(
-            messages,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            stop=stop,
-            schema=schema,
-            top_logprobs=top_logprobs,
-            seed=seed,
-        )
+    def _parsed(self, resp: Any, start: float) -> Completion:
+        latency = time.perf_counter() - start
+        return parse_response(resp.model_dump(), latency_s=latency, model=self.name)
+
+    def _complete(self, request: Request) -> Completion:
         start = time.perf_counter()
-        try:
-            resp = await self._aclient.chat.completions.create(**body)
-        except openai.OpenAIError as exc:
-            raise _typed(exc, self._where()) from exc
-        return parse_response(
-            resp.model_dump(), latency_s=time.perf_counter() - start, model=self.name
-        )
+        with self._typed_errors():
+            resp = self._client.chat.completions.create(**self._body(request))
+        return self._parsed(resp, start)
+
+    async def _acomplete(self, request: Request) -> Completion:
+        start = time.perf_counter()
+        with self._typed_errors():
+            resp = await self._aclient.chat.completions.create(**self._body(request))
+        return self._parsed(resp, start)
 
     def close(self) -> None:
         self._client.close()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from overseer.models._types import (
     Model,
     ModelOutputError,
     ModelRequestError,
-    validate_messages,
+    Request,
 )
 
 
@@ -85,28 +84,10 @@ class LlamaCppModel(Model):
         """The loopback OpenAI-compatible endpoint of this in-process server (ends in /v1)."""
         return str(self._server.listening_address).rstrip("/") + "/v1"
 
-    def complete(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: Sequence[str] | None = None,
-        schema: Mapping[str, Any] | None = None,
-        top_logprobs: int = 0,
-        seed: int | None = None,
-    ) -> Completion:
+    def _complete(self, request: Request) -> Completion:
         if self._server is None:
             raise ModelRequestError(f"model {self.name}: used after close()")
-        body = build_request(
-            validate_messages(messages),
-            max_tokens=max_tokens,
-            temperature=temperature,
-            stop=stop,
-            schema=schema,
-            top_logprobs=top_logprobs,
-            seed=seed,
-        )
+        body = build_request(request)
         if not self.prompt_cache:
             body["cache_prompt"] = False  # llama.cpp's own request field
         start = time.perf_counter()

@@ -2,52 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from overseer.models._types import (
-    Completion,
-    Message,
-    ModelOutputError,
-    ModelRequestError,
-    TokenLogprob,
-    Usage,
-)
+from overseer.models._types import Completion, ModelOutputError, Request, TokenLogprob, Usage
 
 
-def build_request(
-    messages: list[Message],
-    *,
-    max_tokens: int,
-    temperature: float,
-    stop: Sequence[str] | None,
-    schema: Mapping[str, Any] | None,
-    top_logprobs: int,
-    seed: int | None,
-) -> dict[str, Any]:
+def build_request(request: Request) -> dict[str, Any]:
     """The chat-completions body shared by every OpenAI-compatible backend."""
-    if max_tokens < 1:
-        raise ModelRequestError(f"max_tokens: expected >= 1, got {max_tokens}")
-    if not 0.0 <= temperature <= 2.0:
-        raise ModelRequestError(f"temperature: expected 0..2, got {temperature}")
-    if not 0 <= top_logprobs <= 20:
-        raise ModelRequestError(f"top_logprobs: expected 0..20, got {top_logprobs}")
     body: dict[str, Any] = {
-        "messages": messages,
-        "max_tokens": max_tokens,
-        "temperature": temperature,
+        "messages": list(request.messages),
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
     }
-    if stop:
-        body["stop"] = list(stop)
-    if seed is not None:
-        body["seed"] = seed
-    if top_logprobs:
+    if request.stop:
+        body["stop"] = list(request.stop)
+    if request.seed is not None:
+        body["seed"] = request.seed
+    if request.top_logprobs:
         body["logprobs"] = True
-        body["top_logprobs"] = top_logprobs
-    if schema is not None:
+        body["top_logprobs"] = request.top_logprobs
+    if request.schema is not None:
         body["response_format"] = {
             "type": "json_schema",
-            "json_schema": {"name": "answer", "schema": dict(schema)},
+            "json_schema": {"name": "answer", "schema": dict(request.schema)},
         }
     return body
 

@@ -15,9 +15,9 @@ from overseer.models._types import (
     Message,
     Model,
     ModelError,
+    Request,
     TokenLogprob,
     Usage,
-    validate_messages,
 )
 
 Reply = str | Mapping[str, Any]
@@ -76,14 +76,24 @@ class ScriptedModel(Model):
         alts = tuple((f"<alt{j}>", rest) for j in range(1, k))
         return tuple(TokenLogprob(t, math.log(0.9), ((t, math.log(0.9)), *alts)) for t in tokens)
 
-    def _respond(self, messages: Sequence[Mapping[str, Any]], kw: dict[str, Any]) -> Completion:
-        msgs = validate_messages(messages)
+    def _respond(self, request: Request) -> Completion:
+        msgs = list(request.messages)
         with self._lock:
-            self.calls.append({"messages": msgs, **kw})
+            self.calls.append(
+                {
+                    "messages": msgs,
+                    "max_tokens": request.max_tokens,
+                    "temperature": request.temperature,
+                    "stop": request.stop,
+                    "schema": request.schema,
+                    "top_logprobs": request.top_logprobs,
+                    "seed": request.seed,
+                }
+            )
         reply = self._next(msgs)
         text = reply if isinstance(reply, str) else json.dumps(reply)
         prompt = sum(count_tokens(m["content"]) + 4 for m in msgs)
-        k = kw["top_logprobs"]
+        k = request.top_logprobs
         return Completion(
             text=text,
             usage=Usage(prompt_tokens=prompt, completion_tokens=count_tokens(text)),
@@ -93,45 +103,13 @@ class ScriptedModel(Model):
             logprobs=self._logprobs(text, k) if k else None,
         )
 
-    def complete(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: Sequence[str] | None = None,
-        schema: Mapping[str, Any] | None = None,
-        top_logprobs: int = 0,
-        seed: int | None = None,
-    ) -> Completion:
+    def _complete(self, request: Request) -> Completion:
         if self.latency_s:
             time.sleep(self.latency_s)
-        kw = {
-            "max_tokens": max_tokens,
-            "schema": schema,
-            "top_logprobs": top_logprobs,
-            "seed": seed,
-        }
-        return self._respond(messages, kw)
+        return self._respond(request)
 
-    async def acomplete(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: Sequence[str] | None = None,
-        schema: Mapping[str, Any] | None = None,
-        top_logprobs: int = 0,
-        seed: int | None = None,
-    ) -> Completion:
-        """Like `complete`, but waits its fixed latency without holding a thread."""
+    async def _acomplete(self, request: Request) -> Completion:
+        """Like `_complete`, but waits its fixed latency without holding a thread."""
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
-        kw = {
-            "max_tokens": max_tokens,
-            "schema": schema,
-            "top_logprobs": top_logprobs,
-            "seed": seed,
-        }
-        return self._respond(messages, kw)
+        return self._respond(request)

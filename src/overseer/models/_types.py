@@ -7,7 +7,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, Unpack, cast
 
 
 class Message(TypedDict):
@@ -116,49 +116,93 @@ def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[Message]:
     return out
 
 
-class Model(ABC):
-    """A chat model. Backends implement `complete`; `acomplete` defaults to a worker thread.
+class RequestOptions(TypedDict, total=False):
+    """The keyword options of `Model.complete`/`acomplete`; their defaults are `Request`'s."""
+
+    max_tokens: int
+    temperature: float
+    stop: Sequence[str] | None
+    schema: Mapping[str, Any] | None
+    top_logprobs: int
+    seed: int | None
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One chat request, validated once when built, so every backend gets checked arguments.
 
     `schema` asks for JSON that fits a JSON Schema; `top_logprobs` > 0 asks for per-token
-    logprobs with that many alternatives.
+    logprobs with that many alternatives (at most 20); `stop` ends generation at any of its
+    strings. A bad argument raises ModelRequestError naming it.
+    """
+
+    messages: tuple[Message, ...]
+    max_tokens: int = 256
+    temperature: float = 0.0
+    stop: Sequence[str] = ()
+    schema: Mapping[str, Any] | None = None
+    top_logprobs: int = 0
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "messages", tuple(validate_messages(self.messages)))
+        stop = () if self.stop is None else self.stop
+        if isinstance(stop, str) or not all(isinstance(s, str) for s in stop):
+            raise ModelRequestError(f"stop: expected a list of strings, got {stop!r}")
+        object.__setattr__(self, "stop", tuple(stop))
+        if not _is_int(self.max_tokens) or self.max_tokens < 1:
+            raise ModelRequestError(f"max_tokens: expected an int >= 1, got {self.max_tokens!r}")
+        if not isinstance(self.temperature, (int, float)) or not 0.0 <= self.temperature <= 2.0:
+            raise ModelRequestError(f"temperature: expected 0..2, got {self.temperature!r}")
+        if not _is_int(self.top_logprobs) or not 0 <= self.top_logprobs <= 20:
+            raise ModelRequestError(f"top_logprobs: expected 0..20, got {self.top_logprobs!r}")
+        if self.seed is not None and not _is_int(self.seed):
+            raise ModelRequestError(f"seed: expected an int or None, got {self.seed!r}")
+        if self.schema is not None and not isinstance(self.schema, Mapping):
+            raise ModelRequestError(f"schema: expected a JSON Schema object, got {self.schema!r}")
+
+    @classmethod
+    def of(
+        cls, messages: Sequence[Mapping[str, Any]], **options: Unpack[RequestOptions]
+    ) -> Request:
+        """A request from chat messages as callers write them (role/content dicts, checked
+        in `__post_init__`); `stop=None` means no stop strings."""
+        return cls(cast("tuple[Message, ...]", tuple(messages)), **cast(Any, options))
+
+
+class Model(ABC):
+    """A chat model. Backends implement `_complete(request)`; `_acomplete` defaults to a thread.
+
+    Callers use `complete`/`acomplete(messages, *, max_tokens=256, temperature=0.0, stop=None,
+    schema=None, top_logprobs=0, seed=None)`: both build one validated `Request` here, so a
+    backend never sees (or re-checks) a bad argument.
     """
 
     name: str = "model"
 
-    @abstractmethod
     def complete(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: Sequence[str] | None = None,
-        schema: Mapping[str, Any] | None = None,
-        top_logprobs: int = 0,
-        seed: int | None = None,
-    ) -> Completion: ...
+        self, messages: Sequence[Mapping[str, Any]], **options: Unpack[RequestOptions]
+    ) -> Completion:
+        """One completion of `messages`; see `Request` for the options."""
+        return self._complete(Request.of(messages, **options))
 
     async def acomplete(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: Sequence[str] | None = None,
-        schema: Mapping[str, Any] | None = None,
-        top_logprobs: int = 0,
-        seed: int | None = None,
+        self, messages: Sequence[Mapping[str, Any]], **options: Unpack[RequestOptions]
     ) -> Completion:
-        return await asyncio.to_thread(
-            self.complete,
-            messages,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            stop=stop,
-            schema=schema,
-            top_logprobs=top_logprobs,
-            seed=seed,
-        )
+        """`complete` for asyncio callers."""
+        return await self._acomplete(Request.of(messages, **options))
+
+    @abstractmethod
+    def _complete(self, request: Request) -> Completion:
+        """The backend's call for one validated request."""
+
+    async def _acomplete(self, request: Request) -> Completion:
+        """The asyncio twin of `_complete`; by default it runs in a worker thread."""
+        return await asyncio.to_thread(self._complete, request)
 
     def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
         """Release the backend's resources (model weights, connections)."""

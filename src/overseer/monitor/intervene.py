@@ -1,10 +1,10 @@
 """Monitor plug-ins on the bus: estimate success after each agent turn, roll back when it is low.
 
-An environment's loop sends each agent turn as an Interaction whose `meta` holds the turn's
-token logprobs (`logprobs`), the role's decision keys (`decision_keys`), `role`, `turn` and
-`attempt`. The plug-in returns `Verdict.rollback`; the loop (or the Executor) applies it by
-rolling the channel back to its last irreversible mark. Each role may trigger up to `cap`
-times per run. Neither plug-in calls a model, so nothing is booked in the ledger.
+Any step that carries token logprobs (a game move, or a team agent's answer when the
+Executor runs with `top_logprobs`) is featurised at its decision positions. The plug-in
+returns `Verdict.rollback`; the bus applies it by rolling the channel back to its last
+irreversible mark. Each role may trigger up to `cap` times per run (counters live per run).
+Neither plug-in calls a model, so nothing is booked in the ledger.
 """
 
 from __future__ import annotations
@@ -17,15 +17,37 @@ import numpy as np
 
 from overseer.monitor.features import turn_features
 from overseer.monitor.train import MonitorSet, RoleMonitor
-from overseer.runtime import BaseSupervisor, Interaction, Run, Verdict
+from overseer.runtime import BaseSupervisor, Interaction, Run, RunResult, Verdict
 
 DEFAULT_KEYS = ("action", "character")
 
 
-class UncertaintyMonitor(BaseSupervisor):
-    """Trained monitors per role; with none it only records each turn's feature row."""
+def _role(i: Interaction) -> str:
+    return i.role or str(i.meta.get("role", "")) or i.local_task
 
-    kinds = frozenset({"message"})
+
+class _PerRun:
+    """Trigger counts per run and role, dropped when the run ends."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, dict[str, int]] = {}
+
+    def of(self, run: Run) -> dict[str, int]:
+        return self._counts.setdefault(run.id, defaultdict(int))
+
+    def end(self, run: Run) -> None:
+        self._counts.pop(run.id, None)
+
+
+class UncertaintyMonitor(BaseSupervisor):
+    """Trained monitors per role; with none it only records each turn's feature row.
+
+    `fallback_role` names the monitor used for a role the set has none for (a team's
+    agents, whose roles are not the games' roles); None leaves such turns alone.
+    """
+
+    kinds = frozenset({"message", "move"})
+    actions = frozenset({"rollback"})
 
     def __init__(
         self,
@@ -33,32 +55,36 @@ class UncertaintyMonitor(BaseSupervisor):
         *,
         cap: int = 1,
         name: str = "rogue-monitor",
+        fallback_role: str | None = None,
     ) -> None:
         if cap < 0:
             raise ValueError(f"cap: expected >= 0 resets per role, got {cap}")
         if isinstance(monitors, MonitorSet):
             monitors = monitors.monitors
         self.monitors: dict[str, RoleMonitor] = dict(monitors or {})
+        if fallback_role is not None and fallback_role not in self.monitors:
+            raise ValueError(
+                f"fallback_role: expected one of {sorted(self.monitors)}, got {fallback_role!r}"
+            )
         self.cap = cap
         self.name = name
+        self.fallback_role = fallback_role
         self.rows: list[dict[str, Any]] = []
-        self.triggers: dict[str, int] = defaultdict(int)
         self.missing = 0
+        self._triggers = _PerRun()
 
     def _row(self, i: Interaction, run: Run) -> dict[str, Any] | None:
-        meta = i.meta
-        lp = meta.get("logprobs")
-        if not lp:
+        if not i.logprobs:
             self.missing += 1
             return None
-        turn = int(meta.get("turn", i.round))
-        f = turn_features(lp, tuple(meta.get("decision_keys", DEFAULT_KEYS)), turn)
+        keys = tuple(i.meta.get("decision_keys") or DEFAULT_KEYS)
+        f = turn_features(i.logprobs, keys, i.round, positions=i.decision_positions)
         return {
             "game": run.id,
-            "role": str(meta.get("role", i.local_task)),
+            "role": _role(i),
             "agent": i.agent,
-            "turn": turn,
-            "attempt": int(meta.get("attempt", i.step)),
+            "turn": i.round,
+            "attempt": int(i.meta.get("attempt", i.step)),
             "entropy": f.entropy,
             "varentropy": f.varentropy,
             "kurtosis": f.kurtosis,
@@ -66,36 +92,47 @@ class UncertaintyMonitor(BaseSupervisor):
             "fallback": f.fallback,
         }
 
+    def _monitor(self, role: str) -> RoleMonitor | None:
+        m = self.monitors.get(role)
+        if m is None and self.fallback_role is not None:
+            m = self.monitors[self.fallback_role]
+        return m
+
     async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
         row = self._row(interaction, run)
         if row is None:
             return Verdict.approve(self.name)
-        m = self.monitors.get(row["role"])
+        m = self._monitor(row["role"])
         est = m.estimate_row(row) if m is not None else None
         row["estimate"] = est
         self.rows.append(row)
-        if m is None or est is None or est >= m.tau or self.triggers[row["role"]] >= self.cap:
+        run.trace.event(
+            "monitor_features", by=self.name, **{k: row[k] for k in _TRACED}, estimate=est,
+            tau=m.tau if m is not None else None,
+        )
+        triggers = self._triggers.of(run)
+        if m is None or est is None or est >= m.tau or triggers[row["role"]] >= self.cap:
             return Verdict.approve(self.name)
-        self.triggers[row["role"]] += 1
+        triggers[row["role"]] += 1
         reason = (
             f"{row['role']} {interaction.agent} turn {row['turn']}: estimated success "
             f"{est:.2f} < {m.tau:.2f}"
         )
-        run.trace.event(
-            "monitor_trigger",
-            by=self.name,
-            role=row["role"],
-            estimate=est,
-            tau=m.tau,
-            turn=row["turn"],
-        )
         return Verdict.rollback(by=self.name, reason=reason)
+
+    async def on_run_end(self, run: Run, result: RunResult) -> None:
+        self._triggers.end(run)
+
+
+_TRACED = ("role", "agent", "turn", "attempt", "entropy", "varentropy", "kurtosis", "positions",
+           "fallback")
 
 
 class RandomMonitor(BaseSupervisor):
     """The baseline: triggers at each turn of a role with probability p[role], same caps."""
 
-    kinds = frozenset({"message"})
+    kinds = frozenset({"message", "move"})
+    actions = frozenset({"rollback"})
 
     def __init__(
         self,
@@ -112,12 +149,16 @@ class RandomMonitor(BaseSupervisor):
         self.rng = rng
         self.cap = cap
         self.name = name
-        self.triggers: dict[str, int] = defaultdict(int)
+        self._triggers = _PerRun()
 
     async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
-        role = str(interaction.meta.get("role", interaction.local_task))
+        role = _role(interaction)
         p = self.p.get(role, 0.0)
-        if self.triggers[role] >= self.cap or not self.rng.random() < p:
+        triggers = self._triggers.of(run)
+        if triggers[role] >= self.cap or not self.rng.random() < p:
             return Verdict.approve(self.name)
-        self.triggers[role] += 1
+        triggers[role] += 1
         return Verdict.rollback(by=self.name, reason=f"random trigger (p={p:.3f}) for {role}")
+
+    async def on_run_end(self, run: Run, result: RunResult) -> None:
+        self._triggers.end(run)

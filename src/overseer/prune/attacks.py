@@ -12,13 +12,12 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
-from overseer.models import Completion, Model, Usage
+from overseer.models import Completion, Model, Request, Usage
 from overseer.models._scripted import count_tokens
 from overseer.runtime import AgentSpec, TeamSpec
 
@@ -76,17 +75,8 @@ class GibberishModel(Model):
             return f"{noise}\nThe answer is {int(rng.integers(0, 1000))}"
         return noise
 
-    def complete(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: Sequence[str] | None = None,
-        schema: Mapping[str, Any] | None = None,
-        top_logprobs: int = 0,
-        seed: int | None = None,
-    ) -> Completion:
+    def _complete(self, request: Request) -> Completion:
+        messages = request.messages
         self.calls += 1
         task = " ".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
         answer = self._answer(task)

@@ -4,6 +4,7 @@ from overseer.runtime._agent import Agent, AgentContext, AgentStepError, action_
 from overseer.runtime._bus import Bus, Outcome, SupervisorChain, UnsupportedVerdictError
 from overseer.runtime._channel import Channel, ChannelMessage
 from overseer.runtime._executor import Executor, TeamBuilder, last_line
+from overseer.runtime._game import GAME_HONOURS, GameSession, Played, Turn
 from overseer.runtime._interaction import (
     ALL_ACTIONS,
     ALL_KINDS,
@@ -29,6 +30,7 @@ from overseer.runtime._trace import TRACE_VERSION, Trace, read_trace
 __all__ = [
     "ALL_ACTIONS",
     "ALL_KINDS",
+    "GAME_HONOURS",
     "PRESETS",
     "ROLE_POOLS",
     "TRACE_VERSION",
@@ -44,6 +46,7 @@ __all__ = [
     "Channel",
     "ChannelMessage",
     "Executor",
+    "GameSession",
     "Interaction",
     "KeywordMemory",
     "Ledger",
@@ -52,6 +55,7 @@ __all__ = [
     "MemoryTool",
     "MeteredModel",
     "Outcome",
+    "Played",
     "PythonTool",
     "Run",
     "RunResult",
@@ -63,6 +67,7 @@ __all__ = [
     "Tool",
     "ToolResult",
     "Trace",
+    "Turn",
     "UnsupportedVerdictError",
     "Verdict",
     "action_schema",

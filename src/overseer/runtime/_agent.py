@@ -11,7 +11,15 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from overseer.models import Completion, Message, Model, ModelError, decision_positions
+from overseer.models import (
+    Completion,
+    Message,
+    Model,
+    ModelError,
+    StructuredOutputError,
+    ask_structured,
+    decision_positions,
+)
 from overseer.runtime._channel import ChannelMessage
 from overseer.runtime._interaction import Interaction
 from overseer.runtime._spec import AgentSpec
@@ -100,12 +108,9 @@ def build_messages(spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool]) ->
     ]
 
 
-def parse_step(text: str, tools: Mapping[str, Tool]) -> dict[str, Any]:
-    """Check a step against the action schema; raises ValueError saying what is wrong."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON ({exc.msg} at char {exc.pos})") from None
+def parse_step(data: Any, tools: Mapping[str, Tool]) -> dict[str, Any]:
+    """Check a step (the reply's decoded JSON) against the action schema; raises ValueError
+    saying what is wrong."""
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {type(data).__name__}")
     action = data.get("action")
@@ -149,38 +154,29 @@ class Agent:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.seed = seed
+        self.top_logprobs = top_logprobs
         self._schema = action_schema(list(tools))
 
     async def _ask(self, messages: list[Message]) -> tuple[dict[str, Any], Completion]:
-        """One step from the model, re-asked up to max_reasks times when unparsable."""
-        convo = list(messages)
-        last_error = ""
-        for _ in range(self.max_reasks + 1):
-            try:
-                c = await self.model.acomplete(
-                    convo,
-                    max_tokens=self.max_tokens,
-                    temperature=self.temperature,
-                    schema=self._schema,
-                    seed=self.seed,
-                    top_logprobs=self.top_logprobs,
-                )
-            except ModelError as exc:
-                raise AgentStepError("model_error", str(exc)) from exc
-            try:
-                return parse_step(c.text, self.tools), c
-            except ValueError as exc:
-                last_error = str(exc)
-                convo = [
-                    *convo,
-                    {"role": "assistant", "content": c.text},
-                    {
-                        "role": "user",
-                        "content": f"That reply is invalid: {last_error}. "
-                        "Reply again with one JSON object only.",
-                    },
-                ]
-        raise AgentStepError("unparsable", last_error)
+        """One step from the model, re-asked up to max_reasks times when unparsable; also the
+        accepted Completion (its text, usage and logprobs)."""
+        try:
+            got = await ask_structured(
+                self.model,
+                messages,
+                parse=lambda data: parse_step(data, self.tools),
+                schema=self._schema,
+                max_reasks=self.max_reasks,
+                max_tokens=self.max_tokens,
+                temperature=self.temperature,
+                seed=self.seed,
+                top_logprobs=self.top_logprobs,
+            )
+        except StructuredOutputError as exc:
+            raise AgentStepError("unparsable", exc.errors[-1]) from exc
+        except ModelError as exc:
+            raise AgentStepError("model_error", str(exc)) from exc
+        return got.value, got.completion
 
     async def run(self, ctx: AgentContext, judge: Judge) -> str:
         """Steps until an answer; every tool call and the answer pass `judge` (the bus)."""

@@ -10,7 +10,6 @@ rollback; a plug-in that may return anything else is refused when the session st
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,7 +109,7 @@ class GameSession:
 
     async def turn(self, t: Turn[T]) -> Played[T]:
         """Ask one player (re-asking invalid moves), then judge the move on the bus."""
-        self.turns += 1
+        self.turns += t.judged  # turns the plug-ins saw, discarded ones included
         move, c, error = await self._ask(t)
         text = t.describe(move)
         self.run.trace.event(
@@ -131,7 +130,12 @@ class GameSession:
             role=t.role,
             logprobs=c.logprobs,
             decision_positions=_positions(c, t.decision_keys),
-            meta={"decision_keys": t.decision_keys, "attempt": self.resets, **t.meta},
+            meta={
+                "decision_keys": t.decision_keys,
+                "attempt": self.resets,
+                "move": move,
+                **t.meta,
+            },
         )
         out = await self.bus.judge(i, ask=t.judged)
         if out.rollback:
@@ -146,7 +150,7 @@ class GameSession:
                 model,
                 list(t.messages),
                 schema=t.schema,
-                parse=t.parse if t.as_json else _raw(t.parse),
+                parse=t.parse,
                 max_reasks=t.max_reasks,
                 max_tokens=t.max_tokens,
                 temperature=t.temperature,
@@ -190,14 +194,8 @@ class GameSession:
         return await self.bus.finish("error" if error else "done", answer, error)
 
 
-def _raw(parse: Callable[[Any], T]) -> Callable[[Any], T]:
-    return parse
-
-
 def _positions(c: Completion, keys: tuple[str, ...]) -> tuple[int, ...]:
     if not c.logprobs or not keys:
         return ()
     return tuple(decision_positions(c.logprobs, keys))
 
-
-__all__ = ["GAME_HONOURS", "GameSession", "Played", "Turn", "json"]

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
-from overseer.models import Completion, Model, Usage
+from overseer.models import Completion, Model, Request, Usage
 
 if TYPE_CHECKING:
     from overseer.runtime._trace import Trace
@@ -106,16 +105,16 @@ class MeteredModel(Model):
         self.trace = trace
         self.name = inner.name
 
-    def _booked(self, c: Completion, messages: Sequence[Mapping[str, Any]]) -> Completion:
+    def _booked(self, c: Completion, request: Request) -> Completion:
         self.ledger.book(self.actor, self.kind, self.inner.name, c.usage, c.latency_s)
         if self.trace is not None:
-            self.trace.model_call(self.actor, self.kind, self.inner.name, messages, c)
+            self.trace.model_call(self.actor, self.kind, self.inner.name, request.messages, c)
         return c
 
-    def complete(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> Completion:
+    def _complete(self, request: Request) -> Completion:
         self.ledger.check()
-        return self._booked(self.inner.complete(messages, **kw), messages)
+        return self._booked(self.inner._complete(request), request)
 
-    async def acomplete(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> Completion:
+    async def _acomplete(self, request: Request) -> Completion:
         self.ledger.check()
-        return self._booked(await self.inner.acomplete(messages, **kw), messages)
+        return self._booked(await self.inner._acomplete(request), request)

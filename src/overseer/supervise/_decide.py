@@ -12,7 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from overseer.models import Message, Model, ModelError, Usage
+from overseer.models import (
+    Message,
+    Model,
+    ModelError,
+    StructuredOutputError,
+    Usage,
+    ask_structured,
+)
 from overseer.supervise._filter import Context
 from overseer.supervise._prompts import PARAM, Action, decision_schema, system_prompt
 
@@ -37,6 +44,11 @@ def check_reply(text: str, allowed: tuple[Action, ...]) -> tuple[Action, str, st
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON ({exc.msg} at char {exc.pos})") from None
+    return _check_data(data, allowed)
+
+
+def _check_data(data: Any, allowed: tuple[Action, ...]) -> tuple[Action, str, str, str]:
+    """`check_reply` on the reply's decoded JSON."""
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {type(data).__name__}")
     analysis = str(data.get("analysis", ""))
@@ -68,48 +80,44 @@ async def decide(
     max_tokens: int = 768,
     seed: int | None = 0,
 ) -> Decision:
-    """Ask `model` for a decision on a rendered context window."""
+    """Ask `model` for a decision on a rendered context window; approve (with the reason in
+    `fallback`) when the model fails or no reply is valid."""
     if not allowed:
         raise ValueError(f"{context}: no permitted action")
     convo: list[Message] = [
         {"role": "system", "content": system_prompt(context, allowed)},
         {"role": "user", "content": f"{window_text}\n\nYour decision, as JSON:"},
     ]
-    schema = decision_schema(allowed)
-    usage = Usage()
-    last = ""
-    for attempt in range(1, max_reasks + 2):
-        try:
-            c = await model.acomplete(
-                convo, max_tokens=max_tokens, temperature=0.0, schema=schema, seed=seed
-            )
-        except ModelError as exc:
-            return Decision(
-                context, "approve", attempts=attempt, fallback=f"model error: {exc}", usage=usage
-            )
-        usage = usage + c.usage
-        try:
-            action, analysis, value, repaired = check_reply(c.text, allowed)
-        except ValueError as exc:
-            last = str(exc)
-            convo = [
-                *convo,
-                {"role": "assistant", "content": c.text},
-                {
-                    "role": "user",
-                    "content": f"That reply is invalid: {last}. Reply again with one JSON "
-                    f"object whose action is one of {list(allowed)}.",
-                },
-            ]
-            continue
-        return Decision(context, action, analysis, value, attempt, repaired, usage=usage)
-    return Decision(
-        context,
-        "approve",
-        attempts=max_reasks + 1,
-        fallback=f"no valid decision after {max_reasks + 1} replies: {last}",
-        usage=usage,
-    )
+    rejected: list[str] = []
+
+    def reask(_text: str, error: str) -> str:
+        rejected.append(error)
+        return (
+            f"That reply is invalid: {error}. Reply again with one JSON object whose action "
+            f"is one of {list(allowed)}."
+        )
+
+    try:
+        got = await ask_structured(
+            model,
+            convo,
+            parse=lambda data: _check_data(data, allowed),
+            schema=decision_schema(allowed),
+            max_reasks=max_reasks,
+            max_tokens=max_tokens,
+            temperature=0.0,
+            seed=seed,
+            reask=reask,
+        )
+    except StructuredOutputError as exc:
+        why = f"no valid decision after {exc.attempts} replies: {exc.errors[-1]}"
+        return Decision(context, "approve", attempts=exc.attempts, fallback=why, usage=exc.usage)
+    except ModelError as exc:
+        # The failed call counts as an attempt; tokens of earlier replies are in the ledger.
+        fallback = f"model error: {exc}"
+        return Decision(context, "approve", attempts=len(rejected) + 1, fallback=fallback)
+    action, analysis, value, repaired = got.value
+    return Decision(context, action, analysis, value, got.attempts, repaired, usage=got.usage)
 
 
 def reply_template(action: Action, analysis: str, parameter: str = "") -> dict[str, Any]:

@@ -1,0 +1,81 @@
+"""One request type: a backend implements only `_complete`; the base class checks arguments once."""
+
+from __future__ import annotations
+
+import pytest
+
+from overseer.models import Completion, Model, ModelRequestError, Request, Usage
+
+MSG = [{"role": "user", "content": "hi"}]
+
+
+class Echo(Model):
+    """A backend with only `_complete`: it records every request it is handed."""
+
+    name = "echo"
+
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+
+    def _complete(self, request: Request) -> Completion:
+        self.requests.append(request)
+        return Completion(request.messages[-1]["content"], Usage(1, 1), 0.0, model=self.name)
+
+
+def test_complete_builds_one_request_with_the_defaults() -> None:
+    m = Echo()
+    assert m.complete(MSG).text == "hi"
+    assert m.requests == [Request(({"role": "user", "content": "hi"},))]
+    r = m.requests[0]
+    assert (r.max_tokens, r.temperature, r.stop, r.schema, r.top_logprobs, r.seed) == (
+        256,
+        0.0,
+        (),
+        None,
+        0,
+        None,
+    )
+
+
+async def test_acomplete_runs_the_same_request_through_a_thread() -> None:
+    m = Echo()
+    c = await m.acomplete(MSG, max_tokens=9, stop=["\n"], schema={"type": "object"}, seed=3)
+    assert c.text == "hi"
+    r = m.requests[0]
+    assert (r.max_tokens, r.stop, r.schema, r.seed) == (9, ("\n",), {"type": "object"}, 3)
+
+
+@pytest.mark.parametrize(
+    ("messages", "kw", "field"),
+    [
+        (MSG, {"max_tokens": 0}, "max_tokens"),
+        (MSG, {"temperature": -1.0}, "temperature"),
+        (MSG, {"top_logprobs": 21}, "top_logprobs"),
+        (MSG, {"seed": "x"}, "seed"),
+        (MSG, {"stop": "\n"}, "stop"),
+        ([], {}, "messages"),
+        ([{"role": "user", "content": 3}], {}, r"messages\[0\]\.content"),
+    ],
+)
+async def test_bad_arguments_are_rejected_before_the_backend(
+    messages: list, kw: dict, field: str
+) -> None:
+    m = Echo()
+    with pytest.raises(ModelRequestError, match=field):
+        m.complete(messages, **kw)
+    with pytest.raises(ModelRequestError, match=field):
+        await m.acomplete(messages, **kw)
+    assert m.requests == []
+
+
+def test_unknown_option_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="max_token"):
+        Echo().complete(MSG, max_token=5)  # type: ignore[call-arg]
+
+
+def test_a_model_without_complete_cannot_be_built() -> None:
+    class Half(Model):
+        pass
+
+    with pytest.raises(TypeError, match="_complete"):
+        Half()  # type: ignore[abstract]
