@@ -9,6 +9,7 @@ import pytest
 
 from overseer.models import ModelError, ScriptedModel
 from overseer.runtime import (
+    TRACE_VERSION,
     AgentSpec,
     BaseSupervisor,
     Budget,
@@ -93,7 +94,7 @@ async def test_ledger_and_trace(tmp_path: Path) -> None:
     assert all(u.prompt_tokens > 0 and u.completion_tokens > 0 for u in res.usage_by_actor.values())
     events = list(read_trace(res.trace_path))
     assert events[0]["event"] == "run_start" and events[-1]["event"] == "run_end"
-    assert all(e["v"] == 1 and e["run"] == res.run_id for e in events)
+    assert all(e["v"] == TRACE_VERSION == 2 and e["run"] == res.run_id for e in events)
     assert sum(e["event"] == "interaction" for e in events) == 3
     assert events[-1]["usage"]["input_tokens"] == res.total.prompt_tokens
 

@@ -1,7 +1,8 @@
-"""The run's trace: JSON Lines, one event per line, flushed at once, stable field names.
+"""The run's trace: JSON Lines, one event per line, flushed at once, typed events.
 
-Model calls use OpenTelemetry GenAI attribute names (`gen_ai.usage.input_tokens`, ...), so
-the file can be mapped onto spans; every line carries the schema version `v`.
+Every line is validated against the event schema (`runtime._events`) before it is written
+and carries the schema version `v`. Model calls use OpenTelemetry GenAI attribute names
+(`gen_ai.usage.input_tokens`, ...), so the file can be mapped onto spans.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from overseer.models import Completion
-
-TRACE_VERSION = 1
+from overseer.runtime._events import TRACE_VERSION, validate_event
 
 
 def _plain(value: Any) -> Any:
@@ -46,6 +46,7 @@ class Trace:
             **fields,
         }
         line = json.dumps(record, default=_plain, ensure_ascii=False)
+        validate_event(json.loads(line))
         with self._lock:
             if self._fh is None:
                 raise ValueError(f"trace {self.path}: written after close")
