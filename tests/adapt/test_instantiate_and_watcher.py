@@ -15,7 +15,7 @@ from overseer.adapt import (
     instantiate,
 )
 from overseer.adapt.watcher import signals, stub_functions
-from overseer.models import ScriptedModel
+from overseer.models import ModelConnectionError, ScriptedModel, Usage
 from overseer.runtime import Executor, Interaction, ToolResult, make_team
 
 from .conftest import TableEmbedder, answer, router, sop
@@ -34,6 +34,15 @@ async def test_need_analysis_is_reasked_then_falls_back() -> None:
     got = await analyse_need(bad, "What is 2+3?\nmore", max_tries=2)
     assert got.source == "fallback" and got.need.objective == "What is 2+3?"
     assert len(got.errors) == 2
+
+
+async def test_planners_fall_back_on_a_model_error() -> None:
+    got = await analyse_need(ScriptedModel([ModelConnectionError("down")]), "What is 2+3?")
+    assert got.source == "fallback" and got.errors == ["model error: down"]
+    assert got.usage == Usage()
+    m = ScriptedModel(["{", ModelConnectionError("down")])
+    inst = await instantiate(m, "q", NEED, [], tools={"python"})
+    assert inst.source == "fallback_single" and inst.errors == ["model error: down"]
 
 
 async def test_op_is_repaired_after_a_validation_error() -> None:

@@ -11,15 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from overseer.adapt._llm import ask_json
+from pydantic import BaseModel
+
+from overseer.adapt._llm import failure
 from overseer.adapt.experience import Experience
 from overseer.adapt.masfly import MASFly, Outcome, Plan
 from overseer.adapt.repository import Case
 from overseer.adapt.sop import SOP, AgentLesson, Reflection, SOPAgent, sop_to_team
-from overseer.models import Usage
+from overseer.models import ModelError, Usage, ask_structured
 from overseer.runtime import Tool, last_line, read_trace
 from overseer.tasks import Score, Task, ascore, split_tasks
+
+M = TypeVar("M", bound=BaseModel)
 
 GENERALISE_PROMPT = (
     "This operating procedure (OP) made a team of AI agents solve the task below. Rewrite it "
@@ -176,6 +181,34 @@ class Distiller:
                 source = "revised"
         return rec
 
+    async def _ask(
+        self,
+        system: str,
+        user: str,
+        parse: type[M],
+        rec: DistillRecord,
+        seed: int | None,
+        *,
+        max_tokens: int,
+        check: Callable[[M], None] | None = None,
+    ) -> M | None:
+        """One structured ask of the distiller; its tokens go to `rec`; None when it failed."""
+        try:
+            got = await ask_structured(
+                self.fly.model,
+                [{"role": "system", "content": system}, {"role": "user", "content": user}],
+                parse=parse,
+                check=check,
+                max_reasks=1,
+                max_tokens=max_tokens,
+                seed=seed,
+            )
+        except ModelError as exc:
+            rec.usage += failure(exc)[1]
+            return None
+        rec.usage += got.usage
+        return got.value
+
     async def _generalise(
         self,
         query: str,
@@ -186,47 +219,33 @@ class Distiller:
         seed: int | None,
     ) -> SOP:
         refs = "\n".join(h.case.sop.model_dump_json() for h in plan.hits)
-        asked = await ask_json(
-            self.fly.model,
-            [
-                {"role": "system", "content": GENERALISE_PROMPT},
-                {
-                    "role": "user",
-                    "content": f"Task:\n{query[:2500]}\n\nOP:\n{op.model_dump_json()}"
-                    + (f"\n\nReference SOPs:\n{refs}" if refs else ""),
-                },
-            ],
+        got = await self._ask(
+            GENERALISE_PROMPT,
+            f"Task:\n{query[:2500]}\n\nOP:\n{op.model_dump_json()}"
+            + (f"\n\nReference SOPs:\n{refs}" if refs else ""),
             SOP,
-            check=lambda s: _same_shape(s, op, tools),
-            max_tries=2,
+            rec,
+            seed,
             max_tokens=900,
-            seed=seed,
+            check=lambda s: _same_shape(s, op, tools),
         )
-        rec.usage += asked.usage
-        return asked.value or op
+        return got or op
 
     async def _reflect(
         self, query: str, op: SOP, outcome: Outcome, sc: Score, rec: DistillRecord, seed: int | None
     ) -> Reflection:
-        asked = await ask_json(
-            self.fly.model,
-            [
-                {"role": "system", "content": REFLECT_PROMPT},
-                {
-                    "role": "user",
-                    "content": f"Task:\n{query[:2500]}\n\nOP:\n{op.render()}\n\nMessages:\n"
-                    f"{_transcript(outcome)}\n\nFinal answer:\n{outcome.answer[:1500]}\n\n"
-                    f"Evaluation: failed. {sc.detail}",
-                },
-            ],
+        got = await self._ask(
+            REFLECT_PROMPT,
+            f"Task:\n{query[:2500]}\n\nOP:\n{op.render()}\n\nMessages:\n"
+            f"{_transcript(outcome)}\n\nFinal answer:\n{outcome.answer[:1500]}\n\n"
+            f"Evaluation: failed. {sc.detail}",
             Reflection,
-            max_tries=2,
+            rec,
+            seed,
             max_tokens=500,
-            seed=seed,
         )
-        rec.usage += asked.usage
-        if asked.value is not None:
-            return asked.value
+        if got is not None:
+            return got
         last = op.agents[-1].name
         return Reflection(
             failure_cause=f"evaluation failed: {sc.detail or 'wrong answer'}"[:800],
@@ -257,28 +276,17 @@ class Distiller:
                 raise ValueError(f"agents: at most {limit} agents, got {len(s.agents)}")
             sop_to_team(s, tools=tools)
 
-        asked = await ask_json(
-            self.fly.model,
-            [
-                {
-                    "role": "system",
-                    "content": REVISE_PROMPT.format(extra=ADD_ONE_ROLE if minimal else ""),
-                },
-                {
-                    "role": "user",
-                    "content": f"Available tools: {', '.join(tools) or 'none'}\n\nTask:\n"
-                    f"{query[:2500]}\n\nOP:\n{op.model_dump_json()}\n\nDiagnosis:\n"
-                    f"{reflection.model_dump_json()}",
-                },
-            ],
+        got = await self._ask(
+            REVISE_PROMPT.format(extra=ADD_ONE_ROLE if minimal else ""),
+            f"Available tools: {', '.join(tools) or 'none'}\n\nTask:\n{query[:2500]}\n\n"
+            f"OP:\n{op.model_dump_json()}\n\nDiagnosis:\n{reflection.model_dump_json()}",
             SOP,
-            check=check,
-            max_tries=2,
+            rec,
+            seed,
             max_tokens=900,
-            seed=seed,
+            check=check,
         )
-        rec.usage += asked.usage
-        return asked.value or with_lessons(op, reflection, add_reviewer=minimal)
+        return got or with_lessons(op, reflection, add_reviewer=minimal)
 
 
 def with_lessons(op: SOP, reflection: Reflection, *, add_reviewer: bool = False) -> SOP:

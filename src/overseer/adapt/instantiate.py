@@ -11,9 +11,9 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from overseer.adapt._llm import ask_json
+from overseer.adapt._llm import failure
 from overseer.adapt.sop import SOP, Need, SOPAgent, sop_to_team
-from overseer.models import Model, Usage
+from overseer.models import Model, ModelError, Usage, ask_structured
 from overseer.runtime import TeamSpec
 
 OP_PROMPT = (
@@ -100,19 +100,21 @@ async def instantiate(
             raise ValueError(f"agents: at most {max_agents} agents, got {len(op.agents)}")
         sop_to_team(op, tools=tool_set)
 
-    asked = await ask_json(
-        model,
-        op_messages(query, need, sops, tool_set, minimal=minimal),
-        SOP,
-        check=check,
-        max_tries=max_tries,
-        max_tokens=max_tokens,
-        seed=seed,
-    )
-    if asked.value is not None:
-        op = asked.value
-        return Instantiation(op, sop_to_team(op, tools=tool_set), "llm", asked.errors, asked.usage)
-    return fallback(sops, tools=tool_set, errors=asked.errors, usage=asked.usage)
+    try:
+        got = await ask_structured(
+            model,
+            op_messages(query, need, sops, tool_set, minimal=minimal),
+            parse=SOP,
+            check=check,
+            max_reasks=max_tries - 1,
+            max_tokens=max_tokens,
+            seed=seed,
+        )
+    except ModelError as exc:
+        errors, usage = failure(exc)
+        return fallback(sops, tools=tool_set, errors=errors, usage=usage)
+    op = got.value
+    return Instantiation(op, sop_to_team(op, tools=tool_set), "llm", got.errors, got.usage)
 
 
 def fallback(

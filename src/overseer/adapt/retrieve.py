@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from overseer.adapt._llm import ask_json
+from overseer.adapt._llm import failure
 from overseer.adapt.repository import Hit, Mode, Repository
 from overseer.adapt.sop import Need
-from overseer.models import Model, Usage
+from overseer.models import Model, ModelError, Usage, ask_structured
 
 NEED_PROMPT = (
     "You analyse a task before a team of AI agents is assembled for it. Describe what the "
@@ -45,20 +45,21 @@ async def analyse_need(
 ) -> NeedAnalysis:
     """The need analysis of `query`, re-asked up to `max_tries` times, else the fallback."""
     tool_line = f"Available tools: {', '.join(tools)}." if tools else "No tools are available."
-    asked = await ask_json(
-        model,
-        [
-            {"role": "system", "content": NEED_PROMPT},
-            {"role": "user", "content": f"{tool_line}\n\nTask:\n{query[:3000]}"},
-        ],
-        Need,
-        max_tries=max_tries,
-        max_tokens=max_tokens,
-        seed=seed,
-    )
-    if asked.value is not None:
-        return NeedAnalysis(asked.value, "llm", asked.errors, asked.usage)
-    return NeedAnalysis(fallback_need(query), "fallback", asked.errors, asked.usage)
+    try:
+        got = await ask_structured(
+            model,
+            [
+                {"role": "system", "content": NEED_PROMPT},
+                {"role": "user", "content": f"{tool_line}\n\nTask:\n{query[:3000]}"},
+            ],
+            parse=Need,
+            max_reasks=max_tries - 1,
+            max_tokens=max_tokens,
+            seed=seed,
+        )
+    except ModelError as exc:
+        return NeedAnalysis(fallback_need(query), "fallback", *failure(exc))
+    return NeedAnalysis(got.value, "llm", got.errors, got.usage)
 
 
 @dataclass(frozen=True)

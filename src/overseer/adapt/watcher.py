@@ -19,10 +19,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from overseer.adapt._llm import ask_json
+from overseer.adapt._llm import failure
 from overseer.adapt.experience import Experience
 from overseer.adapt.sop import SOP, agent_name
-from overseer.models import Model
+from overseer.models import Model, ModelError, ask_structured
 from overseer.runtime import ALL_KINDS, AgentSpec, BaseSupervisor, Interaction, Run, Verdict
 from overseer.tasks import extract_code
 
@@ -194,21 +194,25 @@ class Watcher(BaseSupervisor):
 
     async def _review(self, i: Interaction, run: Run, trigger: str) -> Verdict:
         model = run.metered(self.name, "watcher", self.model)
-        asked = await ask_json(
-            model,
-            self._prompt(i, run),
-            WatchDecision,
-            max_tries=2,
-            max_tokens=self.max_tokens,
-            seed=self.seed,
-        )
-        d = asked.value
+        d: WatchDecision | None = None
+        try:
+            got = await ask_structured(
+                model,
+                self._prompt(i, run),
+                parse=WatchDecision,
+                max_reasks=1,
+                max_tokens=self.max_tokens,
+                seed=self.seed,
+            )
+            d, errors = got.value, got.errors
+        except ModelError as exc:
+            errors = failure(exc)[0]
         record: dict[str, Any] = {
             "trigger": trigger,
             "agent": i.agent,
             "round": i.round,
             "decision": d.model_dump() if d else None,
-            "errors": asked.errors,
+            "errors": errors,
         }
         self.reviews.append(record)
         run.trace.event("watcher_review", **record)

@@ -154,8 +154,8 @@ class Agent:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.seed = seed
-        self.top_logprobs = top_logprobs
         self._schema = action_schema(list(tools))
+        self.top_logprobs = top_logprobs  # > 0: each step's completion carries top-k logprobs
 
     async def _ask(self, messages: list[Message]) -> tuple[dict[str, Any], Completion]:
         """One step from the model, re-asked up to max_reasks times when unparsable; also the
@@ -164,8 +164,8 @@ class Agent:
             got = await ask_structured(
                 self.model,
                 messages,
-                parse=lambda data: parse_step(data, self.tools),
                 schema=self._schema,
+                parse=lambda data: parse_step(data, self.tools),
                 max_reasks=self.max_reasks,
                 max_tokens=self.max_tokens,
                 temperature=self.temperature,

@@ -101,13 +101,12 @@ async def decide(
         got = await ask_structured(
             model,
             convo,
-            parse=lambda data: _check_data(data, allowed),
             schema=decision_schema(allowed),
+            parse=lambda data: _check_data(data, allowed),
+            reask=reask,
             max_reasks=max_reasks,
             max_tokens=max_tokens,
-            temperature=0.0,
             seed=seed,
-            reask=reask,
         )
     except StructuredOutputError as exc:
         why = f"no valid decision after {exc.attempts} replies: {exc.errors[-1]}"
