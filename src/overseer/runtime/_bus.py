@@ -11,13 +11,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from overseer.models import Usage
-from overseer.runtime._spec import AgentSpec
+from overseer.runtime._spec import AgentSpec, TeamSpec
 
 if TYPE_CHECKING:
     from overseer.runtime._run import Run, RunResult
 
 InteractionKind = Literal["message", "tool", "memory"]
-VerdictAction = Literal["approve", "guide", "replace", "verify", "rollback", "replace_agent"]
+VerdictAction = Literal[
+    "approve", "guide", "replace", "verify", "rollback", "replace_agent", "replace_team"
+]
 ALL_KINDS: frozenset[str] = frozenset({"message", "tool", "memory"})
 
 
@@ -55,6 +57,7 @@ class Verdict:
     note: str = ""  # the visible note that goes with a replaced observation
     task: str = ""  # the question handed to the verifier
     agent_spec: AgentSpec | None = None  # the new agent for replace_agent
+    team_spec: TeamSpec | None = None  # the next round's team for replace_team (round end only)
 
     @classmethod
     def approve(cls, by: str = "", reason: str = "") -> Verdict:
@@ -79,6 +82,10 @@ class Verdict:
     @classmethod
     def replace_agent(cls, spec: AgentSpec, *, by: str, reason: str) -> Verdict:
         return cls("replace_agent", by, reason, agent_spec=spec)
+
+    @classmethod
+    def replace_team(cls, spec: TeamSpec, *, by: str, reason: str) -> Verdict:
+        return cls("replace_team", by, reason, team_spec=spec)
 
 
 @runtime_checkable

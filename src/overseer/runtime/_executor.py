@@ -26,11 +26,14 @@ from overseer.runtime._run import (
     RunResult,
     StopReason,
 )
-from overseer.runtime._spec import TeamSpec
+from overseer.runtime._spec import AgentSpec, TeamSpec
 from overseer.runtime._tools import Tool
 from overseer.runtime._trace import Trace
 
 Verifier = Callable[[str, Run], Awaitable[str]]
+# A team made inside the run (e.g. MASFly's planning), so its model calls are booked and traced.
+TeamBuilder = Callable[[Run], Awaitable[TeamSpec]]
+_PENDING = TeamSpec(agents=(AgentSpec(name="pending"),), name="pending")  # until a builder returns
 
 DECISION_RULES = (
     "You are the final decision-maker of a team. Read the task and your teammates' "
@@ -247,19 +250,36 @@ class Executor:
         run.channel.post("decision", c.text, round=last, kind="decision")
         return c.text
 
+    def _replace_team(self, run: Run, v: Verdict) -> None:
+        """A round-end `replace_team` verdict: the next round runs on the verdict's team."""
+        if v.team_spec is None:
+            raise ValueError(f"{v.by}: replace_team must carry a team spec")
+        self._check_team(v.team_spec)
+        run.team = v.team_spec
+        run.verdicts.append(v)
+        run.trace.event(
+            "team_replaced", round=run.round, by=v.by, reason=v.reason, team=v.team_spec.model_dump()
+        )
+
     # -- the run ---------------------------------------------------------------------------
-    async def run(self, team: TeamSpec, query: str, *, run_id: str | None = None) -> RunResult:
-        """Solve `query` with `team`; the trace is complete up to any failure."""
-        self._check_team(team)
+    async def run(
+        self, team: TeamSpec | TeamBuilder, query: str, *, run_id: str | None = None
+    ) -> RunResult:
+        """Solve `query` with `team` (or the team a builder makes inside the run); the trace is
+        complete up to any failure."""
+        builder = None if isinstance(team, TeamSpec) else team
+        spec = team if isinstance(team, TeamSpec) else _PENDING
+        if builder is None:
+            self._check_team(spec)
         rid = run_id or f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
         if (self.trace_dir / f"{rid}.jsonl").exists():  # a rerun never appends to an old trace
             rid = f"{rid}-{uuid.uuid4().hex[:6]}"
         trace = Trace(self.trace_dir / f"{rid}.jsonl", rid)
-        run = Run(rid, query, team, self.model, Ledger(rid, self.budget), trace)
+        run = Run(rid, query, spec, self.model, Ledger(rid, self.budget), trace)
         trace.event(
             "run_start",
             query=query,
-            team=team.model_dump(),
+            team=spec.model_dump() if builder is None else None,
             model=self.model.name,
             supervisors=[s.name for s in self.chain.supervisors],
         )
@@ -267,15 +287,22 @@ class Executor:
         answer, error = "", None
         rollbacks = [0]
         try:
+            if builder is not None:
+                spec = await builder(run)
+                self._check_team(spec)
+                run.team = spec
+                trace.event("team", team=spec.model_dump())
             r = 0
-            while r < team.rounds:
+            while r < spec.rounds:
                 run.round = r
                 run.channel.checkpoint()
                 trace.event("round_start", round=r)
                 try:
                     await self._round(run, r, rollbacks)
                     v = await self.chain.round_end(run) if self.chain else None
-                    if v is not None and v.action == "rollback":
+                    if v is not None and v.action == "replace_team":
+                        self._replace_team(run, v)
+                    elif v is not None and v.action == "rollback":
                         if rollbacks[0] < self.max_rollbacks:
                             raise ExceptionGroup("round end", [RollbackSignal(v)])
                         trace.event("verdict_ignored", by=v.by, reason="rollback cap reached")

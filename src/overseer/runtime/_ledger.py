@@ -13,7 +13,9 @@ from overseer.models import Completion, Model, Usage
 if TYPE_CHECKING:
     from overseer.runtime._trace import Trace
 
-ActorKind = Literal["agent", "decision", "supervisor", "monitor", "watcher", "trainer", "verifier"]
+ActorKind = Literal[
+    "agent", "decision", "supervisor", "monitor", "watcher", "trainer", "verifier", "planner"
+]
 StopReason = Literal["tokens", "steps", "time"]
 
 
