@@ -258,7 +258,11 @@ class Executor:
         run.team = v.team_spec
         run.verdicts.append(v)
         run.trace.event(
-            "team_replaced", round=run.round, by=v.by, reason=v.reason, team=v.team_spec.model_dump()
+            "team_replaced",
+            round=run.round,
+            by=v.by,
+            reason=v.reason,
+            team=v.team_spec.model_dump(),
         )
 
     # -- the run ---------------------------------------------------------------------------
