@@ -14,7 +14,7 @@ from overseer.adapt import (
     analyse_need,
     instantiate,
 )
-from overseer.adapt.watcher import signals, stub_functions
+from overseer.adapt.watcher import reviews_of, signals, stub_functions
 from overseer.models import ScriptedModel
 from overseer.runtime import Executor, Interaction, ToolResult, make_team
 
@@ -92,17 +92,26 @@ def watcher_model(decisions: list[dict], agent_reply) -> ScriptedModel:
     return m
 
 
+def interventions(trace_path) -> int:
+    """The Watcher's interventions in one run: its reviews that decided something other than ok."""
+    return sum(
+        1 for r in reviews_of(trace_path) if (r["decision"] or {}).get("decision", "ok") != "ok"
+    )
+
+
 async def test_reviews_every_m_messages(tmp_path) -> None:
     team = make_team("chain", 4, rounds=2)
     op = sop("a1", "a2", "a3", "a4")
     m = watcher_model([{"decision": "ok"}], lambda msgs: answer("fine"))
     w = Watcher(op)  # M = 4 // 2 = 2
-    await Executor(m, supervisors=[w], trace_dir=tmp_path).run(team, "task")
+    res = await Executor(m, supervisors=[w], trace_dir=tmp_path).run(team, "task")
     assert w.every == 2
-    assert [r["trigger"] for r in w.reviews] == [f"{n} messages" for n in (2, 4, 6, 8)]
+    assert [r["trigger"] for r in reviews_of(res.trace_path)] == [
+        f"{n} messages" for n in (2, 4, 6, 8)
+    ]
     w3 = Watcher(op, every=3)
-    await Executor(m, supervisors=[w3], trace_dir=tmp_path).run(team, "task")
-    assert len(w3.reviews) == 2  # after messages 3 and 6 of 8
+    res3 = await Executor(m, supervisors=[w3], trace_dir=tmp_path).run(team, "task")
+    assert len(reviews_of(res3.trace_path)) == 2  # after messages 3 and 6 of 8
 
 
 async def test_reviews_after_l_consecutive_tool_steps_and_caps_interventions(tmp_path) -> None:
@@ -121,8 +130,8 @@ async def test_reviews_after_l_consecutive_tool_steps_and_caps_interventions(tmp
     w = Watcher(sop("a1"), every=100, tool_streak=5, max_interventions=1)
     ex = Executor(m, supervisors=[w], tools={"lookup": tool}, trace_dir=tmp_path, max_steps=8)
     res = await ex.run(team, "task")
-    assert [r["trigger"] for r in w.reviews] == ["5 consecutive tool steps of a1"]
-    assert w.interventions == 1
+    assert [r["trigger"] for r in reviews_of(res.trace_path)] == ["5 consecutive tool steps of a1"]
+    assert interventions(res.trace_path) == 1
     assert "called lookup 5 times with the same arguments" in m.watch_prompts[0]  # type: ignore[attr-defined]
     events = [json.loads(x) for x in res.trace_path.read_text().splitlines()]
     verdicts = [e for e in events if e["event"] == "verdict"]
@@ -130,10 +139,10 @@ async def test_reviews_after_l_consecutive_tool_steps_and_caps_interventions(tmp
     # the cap: a second streak would trigger, but no review or intervention follows
     w2 = Watcher(sop("a1"), every=100, tool_streak=2, max_interventions=1)
     calls["n"] = 0
-    await Executor(
+    res2 = await Executor(
         m, supervisors=[w2], tools={"lookup": tool}, trace_dir=tmp_path, max_steps=8
     ).run(team, "task")
-    assert len(w2.reviews) == 1 and w2.interventions == 1
+    assert len(reviews_of(res2.trace_path)) == 1 and interventions(res2.trace_path) == 1
 
 
 async def test_guidance_cites_the_retrieved_experience(tmp_path) -> None:
