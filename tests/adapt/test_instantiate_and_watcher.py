@@ -145,6 +145,31 @@ async def test_reviews_after_l_consecutive_tool_steps_and_caps_interventions(tmp
     assert len(reviews_of(res2.trace_path)) == 1 and interventions(res2.trace_path) == 1
 
 
+async def test_one_watcher_gives_each_run_fresh_caps_and_counters(tmp_path) -> None:
+    team = make_team("chain", 1, tools=("lookup",))
+    steps = {"n": 0}
+
+    def agent(messages):
+        steps["n"] += 1
+        if steps["n"] % 7:  # per run: 6 look-ups (a streak of 3, then 3 more), then an answer
+            return {"thought": "t", "action": "lookup", "args": {"q": "same"}}
+        return answer("done")
+
+    guide = {"decision": "guide", "agent": "a1", "issue": "loop", "guidance": "stop looking up"}
+    m = watcher_model([guide], agent)
+    w = Watcher(sop("a1"), every=100, tool_streak=3, max_interventions=1)
+    ex = Executor(
+        m, supervisors=[w], tools={"lookup": CountingTool()}, trace_dir=tmp_path, max_steps=8
+    )
+    runs = [await ex.run(team, "task", run_id=rid) for rid in ("one", "two")]
+    for res in runs:  # the intervention cap and the streak start again in the second run
+        assert [r["trigger"] for r in reviews_of(res.trace_path)] == [
+            "3 consecutive tool steps of a1"
+        ]
+        assert interventions(res.trace_path) == 1
+    assert not [k for k, v in vars(w).items() if isinstance(v, list | dict | set) and v]
+
+
 async def test_guidance_cites_the_retrieved_experience(tmp_path) -> None:
     from overseer.adapt import AgentLesson, Experience
 
@@ -250,3 +275,11 @@ async def test_the_review_prompt_carries_the_stub_signal(tmp_path) -> None:
     w = Watcher(sop("a1", "a2"), model=m)
     await Executor(m, supervisors=[w], trace_dir=tmp_path).run(make_team("chain", 2), "task")
     assert seen and "a1 sent a stub: function f has an empty body" in seen[0]
+
+
+async def test_a_watcher_without_an_op_for_the_run_stops_it_with_a_clear_error(tmp_path) -> None:
+    m = router(agent=lambda _: answer("x"), watch=lambda _: {"decision": "ok"})
+    res = await Executor(m, supervisors=[Watcher()], trace_dir=tmp_path).run(
+        make_team("chain", 1), "task"
+    )
+    assert res.stop_reason == "error" and "watcher: no OP for run" in (res.error or "")
