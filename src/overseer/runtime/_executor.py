@@ -257,13 +257,8 @@ class Executor:
         self._check_team(v.team_spec)
         run.team = v.team_spec
         run.verdicts.append(v)
-        run.trace.event(
-            "team_replaced",
-            round=run.round,
-            by=v.by,
-            reason=v.reason,
-            team=v.team_spec.model_dump(),
-        )
+        team = v.team_spec.model_dump()
+        run.trace.event("team_replaced", round=run.round, by=v.by, reason=v.reason, team=team)
 
     # -- the run ---------------------------------------------------------------------------
     async def run(
