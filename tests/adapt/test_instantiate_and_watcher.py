@@ -14,7 +14,7 @@ from overseer.adapt import (
     analyse_need,
     instantiate,
 )
-from overseer.adapt.watcher import signals, stub_functions
+from overseer.adapt.watcher import reviews_of, signals, stub_functions
 from overseer.models import ModelConnectionError, ScriptedModel, Usage
 from overseer.runtime import Executor, Interaction, ToolResult, make_team
 
@@ -101,17 +101,26 @@ def watcher_model(decisions: list[dict], agent_reply) -> ScriptedModel:
     return m
 
 
+def interventions(trace_path) -> int:
+    """The Watcher's interventions in one run: its reviews that decided something other than ok."""
+    return sum(
+        1 for r in reviews_of(trace_path) if (r["decision"] or {}).get("decision", "ok") != "ok"
+    )
+
+
 async def test_reviews_every_m_messages(tmp_path) -> None:
     team = make_team("chain", 4, rounds=2)
     op = sop("a1", "a2", "a3", "a4")
     m = watcher_model([{"decision": "ok"}], lambda msgs: answer("fine"))
     w = Watcher(op)  # M = 4 // 2 = 2
-    await Executor(m, supervisors=[w], trace_dir=tmp_path).run(team, "task")
+    res = await Executor(m, supervisors=[w], trace_dir=tmp_path).run(team, "task")
     assert w.every == 2
-    assert [r["trigger"] for r in w.reviews] == [f"{n} messages" for n in (2, 4, 6, 8)]
+    assert [r["trigger"] for r in reviews_of(res.trace_path)] == [
+        f"{n} messages" for n in (2, 4, 6, 8)
+    ]
     w3 = Watcher(op, every=3)
-    await Executor(m, supervisors=[w3], trace_dir=tmp_path).run(team, "task")
-    assert len(w3.reviews) == 2  # after messages 3 and 6 of 8
+    res3 = await Executor(m, supervisors=[w3], trace_dir=tmp_path).run(team, "task")
+    assert len(reviews_of(res3.trace_path)) == 2  # after messages 3 and 6 of 8
 
 
 async def test_reviews_after_l_consecutive_tool_steps_and_caps_interventions(tmp_path) -> None:
@@ -130,8 +139,8 @@ async def test_reviews_after_l_consecutive_tool_steps_and_caps_interventions(tmp
     w = Watcher(sop("a1"), every=100, tool_streak=5, max_interventions=1)
     ex = Executor(m, supervisors=[w], tools={"lookup": tool}, trace_dir=tmp_path, max_steps=8)
     res = await ex.run(team, "task")
-    assert [r["trigger"] for r in w.reviews] == ["5 consecutive tool steps of a1"]
-    assert w.interventions == 1
+    assert [r["trigger"] for r in reviews_of(res.trace_path)] == ["5 consecutive tool steps of a1"]
+    assert interventions(res.trace_path) == 1
     assert "called lookup 5 times with the same arguments" in m.watch_prompts[0]  # type: ignore[attr-defined]
     events = [json.loads(x) for x in res.trace_path.read_text().splitlines()]
     verdicts = [e for e in events if e["event"] == "verdict"]
@@ -139,10 +148,35 @@ async def test_reviews_after_l_consecutive_tool_steps_and_caps_interventions(tmp
     # the cap: a second streak would trigger, but no review or intervention follows
     w2 = Watcher(sop("a1"), every=100, tool_streak=2, max_interventions=1)
     calls["n"] = 0
-    await Executor(
+    res2 = await Executor(
         m, supervisors=[w2], tools={"lookup": tool}, trace_dir=tmp_path, max_steps=8
     ).run(team, "task")
-    assert len(w2.reviews) == 1 and w2.interventions == 1
+    assert len(reviews_of(res2.trace_path)) == 1 and interventions(res2.trace_path) == 1
+
+
+async def test_one_watcher_gives_each_run_fresh_caps_and_counters(tmp_path) -> None:
+    team = make_team("chain", 1, tools=("lookup",))
+    steps = {"n": 0}
+
+    def agent(messages):
+        steps["n"] += 1
+        if steps["n"] % 7:  # per run: 6 look-ups (a streak of 3, then 3 more), then an answer
+            return {"thought": "t", "action": "lookup", "args": {"q": "same"}}
+        return answer("done")
+
+    guide = {"decision": "guide", "agent": "a1", "issue": "loop", "guidance": "stop looking up"}
+    m = watcher_model([guide], agent)
+    w = Watcher(sop("a1"), every=100, tool_streak=3, max_interventions=1)
+    ex = Executor(
+        m, supervisors=[w], tools={"lookup": CountingTool()}, trace_dir=tmp_path, max_steps=8
+    )
+    runs = [await ex.run(team, "task", run_id=rid) for rid in ("one", "two")]
+    for res in runs:  # the intervention cap and the streak start again in the second run
+        assert [r["trigger"] for r in reviews_of(res.trace_path)] == [
+            "3 consecutive tool steps of a1"
+        ]
+        assert interventions(res.trace_path) == 1
+    assert not [k for k, v in vars(w).items() if isinstance(v, list | dict | set) and v]
 
 
 async def test_guidance_cites_the_retrieved_experience(tmp_path) -> None:
@@ -250,3 +284,11 @@ async def test_the_review_prompt_carries_the_stub_signal(tmp_path) -> None:
     w = Watcher(sop("a1", "a2"), model=m)
     await Executor(m, supervisors=[w], trace_dir=tmp_path).run(make_team("chain", 2), "task")
     assert seen and "a1 sent a stub: function f has an empty body" in seen[0]
+
+
+async def test_a_watcher_without_an_op_for_the_run_stops_it_with_a_clear_error(tmp_path) -> None:
+    m = router(agent=lambda _: answer("x"), watch=lambda _: {"decision": "ok"})
+    res = await Executor(m, supervisors=[Watcher()], trace_dir=tmp_path).run(
+        make_team("chain", 1), "task"
+    )
+    assert res.stop_reason == "error" and "watcher: no OP for run" in (res.error or "")

@@ -8,6 +8,8 @@ import json
 import pytest
 
 from overseer.adapt.bench import masfly_solver, travel_table, travel_team_solver
+from overseer.adapt.instantiate import OP_PROMPT
+from overseer.adapt.retrieve import NEED_PROMPT
 from overseer.adapt.travel import TravelSession, gold_transcript, load_travel, score_travel
 from overseer.models import ScriptedModel
 from overseer.runtime import read_trace
@@ -87,7 +89,14 @@ async def test_masfly_solver_never_reads_the_answer(tmp_path) -> None:
     out = await solve(t, 0)
     assert out.answer == "The answer is 5" and out.error is None
     assert out.extra["op_source"] == "llm" and out.extra["team"] == ["Solver"]
-    assert "adapt:need" in out.usage_by_actor and "adapt:sop" in out.usage_by_actor
+    # need analysis and OP instantiation are booked in the run, as the planner
+    assert "planner:planner" in out.usage_by_actor
+    planned = [
+        e["input"][0]["content"]
+        for e in read_trace(out.extra["trace"])
+        if e["event"] == "model_call" and e["overseer.actor.kind"] == "planner"
+    ]
+    assert planned == [NEED_PROMPT, OP_PROMPT]
 
 
 async def test_a_rerun_of_a_travel_team_writes_its_own_trace(tmp_path) -> None:

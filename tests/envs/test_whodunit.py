@@ -67,6 +67,32 @@ def test_default_symmetric_games_generate() -> None:
     assert g.consistent_with([g.fact(i) for f in g.facts for i in f]) == [g.culprit]
 
 
+def _solo_solvable(cfg: WhoDunitConfig) -> tuple[int, int]:
+    """(games one player's facts alone solve, all games) over the three splits of `cfg`."""
+    games = [g for gs in generate_games(cfg).values() for g in gs]
+    solo = sum(
+        any(g.consistent_with([g.fact(i) for i in f]) == [g.culprit] for f in g.facts)
+        for g in games
+    )
+    return solo, len(games)
+
+
+def test_symmetric_games_need_two_players_by_default() -> None:
+    cfg = WhoDunitConfig.symmetric()
+    assert cfg.require_collaboration
+    assert _solo_solvable(cfg) == (0, 480)
+    for g in generate_games(cfg)["test"]:
+        flat = [i for f in g.facts for i in f]
+        assert g.consistent_with([g.fact(i) for i in flat]) == [g.culprit]
+
+
+def test_symmetric_games_without_collaboration_are_the_earlier_games() -> None:
+    old = WhoDunitConfig.symmetric(require_collaboration=False)
+    assert _solo_solvable(old) == (134, 480)  # the issue's 28%
+    assert generate_games(old) == generate_games(old)
+    assert generate_games(old)["test"] != generate_games(WhoDunitConfig.symmetric())["test"]
+
+
 @pytest.mark.parametrize(
     ("kw", "needle"),
     [

@@ -201,10 +201,13 @@ async def test_dialogue_pruner_trains_k_rounds_then_runs_the_pruned_team(tmp_pat
     ex = Executor(model, supervisors=[pruner], trace_dir=tmp_path)
     res = await ex.run(pruner.first_team(), "Which letter? 'Answer: X'")
     assert res.stop_reason == "done", res.error
-    assert seen == [0, 1] and len(pruner.pg.history) == 2
-    assert pruner.pruned is not None
-    assert len(pruner.pruned.spatial_edges) == 3 and len(pruner.pruned.temporal_edges) == 8
-    ups = [e for e in read_trace(res.trace_path) if e["event"] == "agentprune_update"]
+    events = list(read_trace(res.trace_path))
+    ups = [e for e in events if e["event"] == "agentprune_update"]  # one per policy step
+    assert seen == [0, 1] and len(ups) == 2
+    swaps = [e for e in events if e["event"] == "team_replaced"]
+    assert [(s["round"], s["by"]) for s in swaps] == [(0, "agentprune"), (1, "agentprune")]
+    pruned = TeamSpec.model_validate(swaps[-1]["team"])
+    assert len(pruned.spatial_edges) == 3 and len(pruned.temporal_edges) == 8
     assert [u["pruned"] for u in ups] == [False, True]
     # rounds 2 and 3 ran on the pruned structure: agents read only their pruned spatial preds
     last = [c for c in model.calls if "Your name: " in c["messages"][-1]["content"]][-4:]
@@ -214,7 +217,33 @@ async def test_dialogue_pruner_trains_k_rounds_then_runs_the_pruned_team(tmp_pat
         n_in = (
             text.split("From teammates this round:")[1].count("\n[") if "this round:" in text else 0
         )
-        assert n_in == len(pruner.pruned.spatial_preds(name))
+        assert n_in == len(pruned.spatial_preds(name))
+
+
+async def test_one_dialogue_pruner_trains_each_run_afresh(tmp_path: Path) -> None:
+    team = make_team("complete", 4, rounds=4, temporal="all")
+    utilities = iter([1.0, 0.0, 1.0, 0.0])
+
+    async def round_utility(run: Run) -> float:
+        return next(utilities)
+
+    pruner = DialoguePruner(team, round_utility, train_rounds=2, ratio=0.5, cfg=TrainConfig(seed=1))
+    ex = Executor(ScriptedModel(reply), supervisors=[pruner], trace_dir=tmp_path)
+    first = await ex.run(pruner.first_team(), "Which letter?", run_id="one")
+    second = await ex.run(pruner, "Which letter?", run_id="two")  # the pruner as team builder
+    assert first.stop_reason == second.stop_reason == "done", (first.error, second.error)
+
+    def updates(res) -> list[tuple]:
+        return [
+            (e["round"], e["utility"], e["spatial"], e["temporal"], e["pruned"])
+            for e in read_trace(res.trace_path)
+            if e["event"] == "agentprune_update"
+        ]
+
+    assert len(updates(first)) == 2 and updates(first) == updates(second)
+    built = next(e for e in read_trace(second.trace_path) if e["event"] == "team")
+    assert TeamSpec.model_validate(built["team"]) == pruner.first_team()
+    assert not [k for k, v in vars(pruner).items() if isinstance(v, list | dict | set) and v]
 
 
 def test_dialogue_pruner_needs_rounds_left() -> None:

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import pytest
 
 from overseer.models import ModelConnectionError, ScriptedModel
-from overseer.runtime import AgentSpec, Executor, TeamSpec, ToolResult, read_trace
+from overseer.runtime import AgentSpec, Executor, RunResult, TeamSpec, ToolResult, read_trace
 from overseer.supervise import (
     FilterConfig,
     SupervisorAgent,
@@ -42,6 +42,11 @@ class FakeTool:
 
 def is_supervisor(messages: list) -> bool:
     return messages[0]["content"].startswith("You supervise one agent")
+
+
+def stats_of(res: RunResult) -> dict[str, Any]:
+    """The supervisor's stats of one run, as its trace records them at the run's end."""
+    return next(e for e in read_trace(res.trace_path) if e["event"] == "supervisor_stats")
 
 
 def solo(tools: list[str], max_rounds: int = 1) -> TeamSpec:
@@ -130,8 +135,8 @@ async def test_long_observation_is_purified_and_the_agent_sees_the_note(tmp_path
     assert "Height: 42 m" in seen[1] and "observation replaced by supervisor" in seen[1]
     assert "<div" not in seen[1]
     assert res.usage_by_actor["supervisor:supervisor"].prompt_tokens > 0
-    assert sup.finished[0]["triggers"] == {"excessive": 1}
-    assert sup.finished[0]["actions"] == {"correct_observation": 1}
+    assert stats_of(res)["triggers"] == {"excessive": 1}
+    assert stats_of(res)["actions"] == {"correct_observation": 1}
     events = [e["event"] for e in read_trace(res.trace_path)]
     assert "supervision" in events and "supervisor_stats" in events
 
@@ -155,9 +160,9 @@ async def test_rewrite_that_is_not_shorter_keeps_the_original(tmp_path: Path) ->
         tools={"lookup": FakeTool([(page, None)])},
         trace_dir=tmp_path,
     )
-    await ex.run(solo(["lookup"]), "Q")
+    res = await ex.run(solo(["lookup"]), "Q")
     assert page in seen[1] and "replaced" not in seen[1]
-    assert sup.finished[0]["skipped"] == {"rewrite not shorter": 1}
+    assert stats_of(res)["skipped"] == {"rewrite not shorter": 1}
 
 
 async def test_loop_gets_guidance_at_most_max_guidance_times(tmp_path: Path) -> None:
@@ -182,7 +187,7 @@ async def test_loop_gets_guidance_at_most_max_guidance_times(tmp_path: Path) -> 
     assert res.failures and res.failures[0].reason == "no_answer"  # never answered: 6 steps
     # steps 2..6 are loops (5 triggers); only 2 guidance calls, the rest skipped without an LLM
     assert len(sup_calls) == 2
-    st = sup.finished[0]
+    st = stats_of(res)
     assert st["triggers"] == {"inefficient": 5} and st["skipped"] == {"guidance cap reached": 3}
     assert "Recent steps of the whole team" in sup_calls[0][1]["content"]  # W_ext for inefficiency
 
@@ -256,7 +261,7 @@ async def test_short_steps_cost_no_supervisor_call(tmp_path: Path) -> None:
         solo([]), "2+2?"
     )
     assert res.answer == "4" and "supervisor:supervisor" not in res.usage_by_actor
-    assert sup.finished[0]["steps"] == 1 and sup.finished[0]["triggers"] == {}
+    assert stats_of(res)["steps"] == 1 and stats_of(res)["triggers"] == {}
 
 
 async def test_verification_cap_and_repeated_error_skip() -> None:
@@ -288,3 +293,31 @@ async def test_verification_cap_and_repeated_error_skip() -> None:
     assert (await core.review(other, global_task="g", local_task="t", model=model)).decision
     with pytest.raises(ValueError, match="max_verifications"):
         SupervisorSettings(max_verifications=-1)
+
+
+async def test_one_instance_gives_each_run_fresh_caps_and_counters(tmp_path: Path) -> None:
+    sup_calls = []
+
+    def reply(messages: list) -> object:
+        if is_supervisor(messages):
+            sup_calls.append(messages)
+            return reply_template("provide_guidance", "stuck", "search for 'height' instead")
+        return {"thought": "again", "action": "lookup", "args": {"q": "same"}}
+
+    settings = SupervisorSettings(filter=FilterConfig(tau_loop=2, tau_step=100), max_guidance=2)
+    sup = SupervisorAgent(settings=settings)
+    ex = Executor(
+        ScriptedModel(reply),
+        supervisors=[sup],
+        tools={"lookup": FakeTool([("x", None)])},
+        trace_dir=tmp_path,
+        max_steps=6,
+    )
+    first = await ex.run(solo(["lookup"]), "Q", run_id="one")
+    second = await ex.run(solo(["lookup"]), "Q", run_id="two")
+    assert len(sup_calls) == 4  # the guidance cap starts again in the second run
+    for res in (first, second):
+        st = stats_of(res)
+        assert st["steps"] == 6 and st["actions"] == {"provide_guidance": 2}
+    # nothing of either run is left on the instance
+    assert not [k for k, v in vars(sup).items() if isinstance(v, list | dict | set) and v]

@@ -5,26 +5,28 @@ run's messages and the evaluation are diagnosed, errors are attributed to agents
 experience pool is updated, the OP is revised and the task re-run, up to `max_tries` runs.
 Repository initialisation is the same loop from an empty repository; for code it starts from
 a one-agent team and adds roles only when a run fails. Test-split tasks are refused.
+
+Every model call is in the books: planning and the team run in the attempt's run (kinds
+"planner", "agent", "watcher", ...); generalising, reflecting and revising after a run are
+booked as kind "trainer" in a ledger and trace of their own, one per attempt
+(`<run id>-trainer.jsonl` next to the run's trace).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel
-
-from overseer.adapt._llm import failure
 from overseer.adapt.experience import Experience
 from overseer.adapt.masfly import MASFly, Outcome, Plan
 from overseer.adapt.repository import Case
+from overseer.adapt.retrieve import fallback_need
 from overseer.adapt.sop import SOP, AgentLesson, Reflection, SOPAgent, sop_to_team
-from overseer.models import ModelError, Usage, ask_structured
-from overseer.runtime import Tool, last_line, read_trace
+from overseer.models import Model, ModelError, Usage, ask_structured
+from overseer.runtime import Ledger, MeteredModel, Tool, Trace, last_line, read_trace
 from overseer.tasks import Score, Task, ascore, split_tasks
-
-M = TypeVar("M", bound=BaseModel)
 
 GENERALISE_PROMPT = (
     "This operating procedure (OP) made a team of AI agents solve the task below. Rewrite it "
@@ -62,6 +64,38 @@ class Attempt:
     detail: str
     op_source: str
     experience_id: int | None = None
+    trainer_usage: Usage = field(default_factory=Usage)  # generalise / reflect / revise calls
+    trainer_trace: Path | None = None
+
+
+@dataclass
+class _TrainerBooks:
+    """The ledger and trace of one attempt's learning calls (kind "trainer")."""
+
+    model: MeteredModel
+    ledger: Ledger
+    trace: Trace
+
+    @classmethod
+    def open(
+        cls, model: Model, run_id: str, trace_dir: Path, task: str, attempt: int
+    ) -> _TrainerBooks:
+        rid = f"{run_id}-trainer"
+        ledger, trace = Ledger(rid), Trace(trace_dir / f"{rid}.jsonl", rid)
+        trace.event("trainer_start", task=task, attempt=attempt, team_run=run_id)
+        return cls(MeteredModel(model, ledger, "distiller", "trainer", trace), ledger, trace)
+
+    def close(self, attempt: Attempt) -> Usage:
+        """Record the attempt's trainer usage and trace; return the usage."""
+        t = self.ledger.total
+        self.trace.event(
+            "trainer_end",
+            usage={"input_tokens": t.prompt_tokens, "output_tokens": t.completion_tokens},
+            calls=len(self.ledger.entries),
+        )
+        self.trace.close()
+        attempt.trainer_usage, attempt.trainer_trace = t, self.trace.path
+        return t
 
 
 @dataclass
@@ -92,6 +126,18 @@ def _transcript(outcome: Outcome, limit: int = 3000) -> str:
             )
     text = "\n".join(lines) or "(no messages)"
     return text[-limit:]
+
+
+@dataclass(frozen=True)
+class _Learn:
+    """What learning after a run of one task needs besides the run itself."""
+
+    task: Task
+    query: str
+    plan: Plan
+    tools: list[str]
+    minimal: bool
+    seed: int | None
 
 
 class Distiller:
@@ -135,117 +181,121 @@ class Distiller:
         rec = DistillRecord(task.id)
         repo = self.fly.repository
         minimal = task.kind in self.minimal_kinds and len(repo.cases(task.kind)) == 0
-        plan = await self.fly.plan(query, tools=tools, domain=task.kind, minimal=minimal, seed=seed)
-        rec.usage += sum(plan.usage.values(), Usage())
-        op, source = plan.inst.op, plan.inst.source
-        tool_names = sorted(tools or {})
+        plan: Plan | None = None
+        op: SOP | None = None
+        source = ""
         for n in range(self.max_tries):
-            outcome = await self.fly.run_op(
-                query,
-                plan,
-                op=op,
-                tools=tools,
-                seed=seed,
-                extract_answer=extract_answer,
-                run_id=f"distill-{task.id.replace('/', '_')}-t{n}-s{seed}",
-            )
+            run_id = f"distill-{task.id.replace('/', '_')}-t{n}-s{seed}"
+            if plan is None:  # the first run plans inside itself (booked as "planner")
+                outcome = await self.fly.solve(
+                    query,
+                    tools=tools,
+                    domain=task.kind,
+                    minimal=minimal,
+                    seed=seed,
+                    extract_answer=extract_answer,
+                    run_id=run_id,
+                )
+                plan = outcome.plan
+                op, source = plan.inst.op, plan.inst.source
+            else:
+                outcome = await self.fly.run_op(
+                    query,
+                    plan,
+                    op=op,
+                    tools=tools,
+                    seed=seed,
+                    extract_answer=extract_answer,
+                    run_id=run_id,
+                )
+            assert op is not None
             rec.usage += outcome.result.total
             sc = await _evaluate(task, outcome.answer, evaluate)
             attempt = Attempt(sc.correct, sc.detail, source)
             rec.attempts.append(attempt)
-            if sc.correct:
-                sop = await self._generalise(query, op, plan, tool_names, rec, seed)
-                need = plan.need.need if plan.need else None
-                if need is None:
-                    from overseer.adapt.retrieve import fallback_need
-
-                    need = fallback_need(query)
-                rec.case_id = repo.add(
-                    Case(query=query, need=need, sop=sop, domain=task.kind, source=task.id)
-                )
+            books = _TrainerBooks.open(
+                self.fly.model, outcome.result.run_id, self.fly.trace_dir, task.id, n
+            )
+            try:
+                learn = _Learn(task, query, plan, sorted(tools or {}), minimal, seed)
+                op = await self._learn(books.model, learn, op, outcome, sc, attempt, rec, n)
+            finally:
+                rec.usage += books.close(attempt)
+            if rec.success:
                 return rec
-            reflection = await self._reflect(query, op, outcome, sc, rec, seed)
-            if self.fly.pool is not None:
-                attempt.experience_id = self.fly.pool.add(
-                    Experience(
-                        query=query,
-                        failure_cause=reflection.failure_cause,
-                        lessons=reflection.lessons,
-                        need=plan.need.need if plan.need else None,
-                        domain=task.kind,
-                        source=task.id,
-                    )
-                )
-            if n + 1 < self.max_tries:
-                op = await self._revise(query, op, reflection, tool_names, minimal, rec, seed)
-                source = "revised"
+            source = "revised"
         return rec
 
-    async def _ask(
+    async def _learn(
         self,
-        system: str,
-        user: str,
-        parse: type[M],
+        model: Model,
+        learn: _Learn,
+        op: SOP,
+        outcome: Outcome,
+        sc: Score,
+        attempt: Attempt,
         rec: DistillRecord,
-        seed: int | None,
-        *,
-        max_tokens: int,
-        check: Callable[[M], None] | None = None,
-    ) -> M | None:
-        """One structured ask of the distiller; its tokens go to `rec`; None when it failed."""
-        try:
-            got = await ask_structured(
-                self.fly.model,
-                [{"role": "system", "content": system}, {"role": "user", "content": user}],
-                parse=parse,
-                check=check,
-                max_reasks=1,
-                max_tokens=max_tokens,
-                seed=seed,
+        n: int,
+    ) -> SOP:
+        """After run n: store the generalised SOP on success, else the experience and (if a
+        try is left) the revised OP, which is returned."""
+        query, plan, seed = learn.query, learn.plan, learn.seed
+        if sc.correct:
+            sop = await self._generalise(model, query, op, plan, learn.tools, seed)
+            need = plan.need.need if plan.need else fallback_need(query)
+            rec.case_id = self.fly.repository.add(
+                Case(query=query, need=need, sop=sop, domain=learn.task.kind, source=learn.task.id)
             )
-        except ModelError as exc:
-            rec.usage += failure(exc)[1]
-            return None
-        rec.usage += got.usage
-        return got.value
+            return op
+        reflection = await self._reflect(model, query, op, outcome, sc, seed)
+        if self.fly.pool is not None:
+            attempt.experience_id = self.fly.pool.add(
+                Experience(
+                    query=query,
+                    failure_cause=reflection.failure_cause,
+                    lessons=reflection.lessons,
+                    need=plan.need.need if plan.need else None,
+                    domain=learn.task.kind,
+                    source=learn.task.id,
+                )
+            )
+        if n + 1 < self.max_tries:
+            return await self._revise(
+                model, query, op, reflection, learn.tools, learn.minimal, seed
+            )
+        return op
 
     async def _generalise(
-        self,
-        query: str,
-        op: SOP,
-        plan: Plan,
-        tools: list[str],
-        rec: DistillRecord,
-        seed: int | None,
+        self, model: Model, query: str, op: SOP, plan: Plan, tools: list[str], seed: int | None
     ) -> SOP:
         refs = "\n".join(h.case.sop.model_dump_json() for h in plan.hits)
-        got = await self._ask(
+        value = await _ask(
+            model,
             GENERALISE_PROMPT,
             f"Task:\n{query[:2500]}\n\nOP:\n{op.model_dump_json()}"
             + (f"\n\nReference SOPs:\n{refs}" if refs else ""),
             SOP,
-            rec,
             seed,
             max_tokens=900,
             check=lambda s: _same_shape(s, op, tools),
         )
-        return got or op
+        return value or op
 
     async def _reflect(
-        self, query: str, op: SOP, outcome: Outcome, sc: Score, rec: DistillRecord, seed: int | None
+        self, model: Model, query: str, op: SOP, outcome: Outcome, sc: Score, seed: int | None
     ) -> Reflection:
-        got = await self._ask(
+        value = await _ask(
+            model,
             REFLECT_PROMPT,
             f"Task:\n{query[:2500]}\n\nOP:\n{op.render()}\n\nMessages:\n"
             f"{_transcript(outcome)}\n\nFinal answer:\n{outcome.answer[:1500]}\n\n"
             f"Evaluation: failed. {sc.detail}",
             Reflection,
-            rec,
             seed,
             max_tokens=500,
         )
-        if got is not None:
-            return got
+        if value is not None:
+            return value
         last = op.agents[-1].name
         return Reflection(
             failure_cause=f"evaluation failed: {sc.detail or 'wrong answer'}"[:800],
@@ -261,12 +311,12 @@ class Distiller:
 
     async def _revise(
         self,
+        model: Model,
         query: str,
         op: SOP,
         reflection: Reflection,
         tools: list[str],
         minimal: bool,
-        rec: DistillRecord,
         seed: int | None,
     ) -> SOP:
         limit = len(op.agents) + 1 if minimal else self.fly.config.max_agents
@@ -276,17 +326,46 @@ class Distiller:
                 raise ValueError(f"agents: at most {limit} agents, got {len(s.agents)}")
             sop_to_team(s, tools=tools)
 
-        got = await self._ask(
+        value = await _ask(
+            model,
             REVISE_PROMPT.format(extra=ADD_ONE_ROLE if minimal else ""),
             f"Available tools: {', '.join(tools) or 'none'}\n\nTask:\n{query[:2500]}\n\n"
             f"OP:\n{op.model_dump_json()}\n\nDiagnosis:\n{reflection.model_dump_json()}",
             SOP,
-            rec,
             seed,
             max_tokens=900,
             check=check,
         )
-        return got or with_lessons(op, reflection, add_reviewer=minimal)
+        return value or with_lessons(op, reflection, add_reviewer=minimal)
+
+
+M = TypeVar("M", SOP, Reflection)
+
+
+async def _ask(
+    model: Model,
+    system: str,
+    user: str,
+    parse: type[M],
+    seed: int | None,
+    *,
+    max_tokens: int,
+    check: Callable[[M], None] | None = None,
+) -> M | None:
+    """One structured ask of the distiller (booked by its metered model); None on failure."""
+    try:
+        got = await ask_structured(
+            model,
+            [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            parse=parse,
+            check=check,
+            max_reasks=1,
+            max_tokens=max_tokens,
+            seed=seed,
+        )
+    except ModelError:
+        return None
+    return got.value
 
 
 def with_lessons(op: SOP, reflection: Reflection, *, add_reviewer: bool = False) -> SOP:

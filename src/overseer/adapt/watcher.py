@@ -7,7 +7,9 @@ steps and LLM-free signals (repeated identical tool calls, tool errors, empty or
 messages). It acts by guidance that cites an experience, or by replacing the faulty agent with
 revised instructions: the executor purges that agent's messages and the new agent resumes.
 A verdict about an agent other than the one whose step triggered the review waits for that
-agent's next step.
+agent's next step. One instance may watch many runs: counters, caps and pending verdicts live
+per run (keyed by run id, dropped at the run's end); the reviews are in the run's trace
+(`watcher_review`, read back by `reviews_of`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,7 +27,16 @@ from overseer.adapt._llm import failure
 from overseer.adapt.experience import Experience
 from overseer.adapt.sop import SOP, agent_name
 from overseer.models import Model, ModelError, ask_structured
-from overseer.runtime import ALL_KINDS, AgentSpec, BaseSupervisor, Interaction, Run, Verdict
+from overseer.runtime import (
+    ALL_KINDS,
+    AgentSpec,
+    BaseSupervisor,
+    Interaction,
+    Run,
+    RunResult,
+    Verdict,
+    read_trace,
+)
 from overseer.tasks import extract_code
 
 WATCH_PROMPT = (
@@ -104,15 +117,54 @@ def signals(history: Sequence[Interaction], current: Interaction) -> list[str]:
     return out
 
 
+REVIEW_FIELDS = ("trigger", "agent", "round", "decision", "errors")
+
+
+def reviews_of(trace_path: str | Path) -> list[dict[str, Any]]:
+    """The Watcher's reviews of one run, in order, as its trace records them."""
+    return [
+        {k: e[k] for k in REVIEW_FIELDS}
+        for e in read_trace(trace_path)
+        if e["event"] == "watcher_review"
+    ]
+
+
+@dataclass
+class _Watch:
+    """What the Watcher knows and has counted in one run."""
+
+    op: SOP
+    experiences: tuple[Experience, ...]
+    every: int
+    messages: int = 0
+    streak: Counter[str] = field(default_factory=Counter)
+    interventions: int = 0
+    reviews: int = 0
+    pending: dict[str, Verdict] = field(default_factory=dict)
+    hidden_before: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def op_agents(self) -> dict[str, Any]:
+        return {agent_name(a.name): a for a in self.op.agents}
+
+
+def _every(op: SOP) -> int:
+    return max(1, len(op.agents) // 2)
+
+
 class Watcher(BaseSupervisor):
-    """Experience-guided process supervision of one run (create one per run)."""
+    """Experience-guided process supervision of the team against its OP.
+
+    The OP and experiences are given here for every run, or per run by `watch(run, ...)`
+    (MASFly's team builder does that once the OP of the run is known).
+    """
 
     name = "watcher"
     kinds = ALL_KINDS
 
     def __init__(
         self,
-        op: SOP,
+        op: SOP | None = None,
         experiences: Sequence[Experience] = (),
         *,
         model: Model | None = None,
@@ -128,77 +180,89 @@ class Watcher(BaseSupervisor):
         if tool_streak < 1 or max_interventions < 0 or max_reviews < 0:
             raise ValueError("tool_streak >= 1, max_interventions >= 0, max_reviews >= 0")
         self.op = op
-        self.experiences = list(experiences)
+        self.experiences = tuple(experiences)
         self.model = model
-        self.every = every or max(1, len(op.agents) // 2)
+        # M: given, else half the OP's agents (of this OP, or of the one each run is given)
+        self.every = every if every is not None or op is None else _every(op)
         self.tool_streak = tool_streak
         self.max_interventions = max_interventions
         self.max_reviews = max_reviews
         self.max_tokens = max_tokens
         self.seed = seed
-        self.messages = 0
-        self.streak: Counter[str] = Counter()
-        self.interventions = 0
-        self.reviews: list[dict[str, Any]] = []
-        self.pending: dict[str, Verdict] = {}
-        self._hidden_before: dict[str, int] = {}
-        self._op_agents = {agent_name(a.name): a for a in op.agents}
+        self._runs: dict[str, _Watch] = {}  # per run id, until the run ends
+
+    def watch(self, run: Run, op: SOP, experiences: Sequence[Experience] = ()) -> None:
+        """Watch `run` against `op` and `experiences` (before its first step)."""
+        self._runs[run.id] = _Watch(op, tuple(experiences), self.every or _every(op))
+
+    def _state(self, run: Run) -> _Watch:
+        if run.id not in self._runs:
+            if self.op is None:
+                raise ValueError(
+                    f"watcher: no OP for run {run.id!r}; give Watcher(op) or call "
+                    "watch(run, op) before the run's first step"
+                )
+            self.watch(run, self.op, self.experiences)
+        return self._runs[run.id]
+
+    async def on_run_end(self, run: Run, result: RunResult) -> None:
+        self._runs.pop(run.id, None)
 
     # -- triggers --------------------------------------------------------------------------
-    def _trigger(self, i: Interaction) -> str | None:
+    def _trigger(self, w: _Watch, i: Interaction) -> str | None:
         if i.kind == "message":
-            self.streak[i.agent] = 0
-            self.messages += 1
-            if self.messages % self.every == 0:
-                return f"{self.messages} messages"
+            w.streak[i.agent] = 0
+            w.messages += 1
+            if w.messages % w.every == 0:
+                return f"{w.messages} messages"
             return None
-        self.streak[i.agent] += 1
-        if self.streak[i.agent] >= self.tool_streak:
-            self.streak[i.agent] = 0
+        w.streak[i.agent] += 1
+        if w.streak[i.agent] >= self.tool_streak:
+            w.streak[i.agent] = 0
             return f"{self.tool_streak} consecutive tool steps of {i.agent}"
         return None
 
     def visible(self, run: Run) -> list[Interaction]:
         """The run's steps, without those of agents that were replaced (their history is purged)."""
-        return [
-            i for n, i in enumerate(run.interactions) if n >= self._hidden_before.get(i.agent, 0)
-        ]
+        hidden = self._state(run).hidden_before
+        return [i for n, i in enumerate(run.interactions) if n >= hidden.get(i.agent, 0)]
 
     async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
-        trigger = self._trigger(interaction)
-        if interaction.agent in self.pending:
-            v = self.pending.pop(interaction.agent)
-            return self._act(v, interaction, run)
-        if trigger is None or self.interventions >= self.max_interventions:
+        w = self._state(run)
+        trigger = self._trigger(w, interaction)
+        if interaction.agent in w.pending:
+            v = w.pending.pop(interaction.agent)
+            return self._act(w, v, interaction, run)
+        if trigger is None or w.interventions >= self.max_interventions:
             return Verdict.approve(self.name)
-        if len(self.reviews) >= self.max_reviews:
+        if w.reviews >= self.max_reviews:
             return Verdict.approve(self.name)
-        return await self._review(interaction, run, trigger)
+        return await self._review(w, interaction, run, trigger)
 
     # -- review ----------------------------------------------------------------------------
-    def _prompt(self, i: Interaction, run: Run) -> list[dict[str, str]]:
+    def _prompt(self, w: _Watch, i: Interaction, run: Run) -> list[dict[str, str]]:
         history = self.visible(run)
         steps = []
         for h in history[-10:]:
             what = f"{h.tool}({_clip(h.input, 160)}) -> " if h.kind != "message" else "message: "
             err = f" ERROR {h.error}" if h.error else ""
             steps.append(f"[r{h.round} {h.agent}] {what}{_clip(h.observation, 240)}{err}")
-        exps = "\n".join(f"{n}. " + e.render() for n, e in enumerate(self.experiences)) or "(none)"
+        exps = "\n".join(f"{n}. " + e.render() for n, e in enumerate(w.experiences)) or "(none)"
         sig = "\n".join(f"- {s}" for s in signals(history, i)) or "(none)"
         user = (
-            f"Task:\n{_clip(run.query, 1500)}\n\nOP:\n{self.op.render()}\n\n"
+            f"Task:\n{_clip(run.query, 1500)}\n\nOP:\n{w.op.render()}\n\n"
             f"Experiences:\n{exps}\n\nRecent steps:\n" + "\n".join(steps) + f"\n\nSignals:\n{sig}"
             f"\n\nThe step under review is the last one, by {i.agent}."
         )
         return [{"role": "system", "content": WATCH_PROMPT}, {"role": "user", "content": user}]
 
-    async def _review(self, i: Interaction, run: Run, trigger: str) -> Verdict:
+    async def _review(self, w: _Watch, i: Interaction, run: Run, trigger: str) -> Verdict:
         model = run.metered(self.name, "watcher", self.model)
         d: WatchDecision | None = None
         try:
             got = await ask_structured(
                 model,
-                self._prompt(i, run),
+                self._prompt(w, i, run),
                 parse=WatchDecision,
                 max_reasks=1,
                 max_tokens=self.max_tokens,
@@ -214,35 +278,35 @@ class Watcher(BaseSupervisor):
             "decision": d.model_dump() if d else None,
             "errors": errors,
         }
-        self.reviews.append(record)
+        w.reviews += 1
         run.trace.event("watcher_review", **record)
         if d is None or d.decision == "ok":
             return Verdict.approve(self.name)
         target = agent_name(d.agent) if agent_name(d.agent) in run.team.names else i.agent
-        verdict = self._verdict(d, target, run)
-        self.interventions += 1
+        verdict = self._verdict(w, d, target, run)
+        w.interventions += 1
         if target != i.agent:
-            self.pending[target] = verdict
+            w.pending[target] = verdict
             run.trace.event("watcher_deferred", agent=target, action=verdict.action)
             return Verdict.approve(self.name)
-        return self._act(verdict, i, run)
+        return self._act(w, verdict, i, run)
 
-    def _cite(self, d: WatchDecision) -> str:
+    def _cite(self, w: _Watch, d: WatchDecision) -> str:
         text = d.guidance.strip() or d.issue.strip()
-        if 0 <= d.experience < len(self.experiences):
-            e = self.experiences[d.experience]
+        if 0 <= d.experience < len(w.experiences):
+            e = w.experiences[d.experience]
             tips = "; ".join(x.strategy for x in e.lessons) or e.failure_cause
             text += f" (experience #{e.id}: {tips})"
         return text
 
-    def _verdict(self, d: WatchDecision, target: str, run: Run) -> Verdict:
+    def _verdict(self, w: _Watch, d: WatchDecision, target: str, run: Run) -> Verdict:
         reason = d.issue or "watcher review"
         if d.decision == "guide":
-            return Verdict.guide(self._cite(d), by=self.name, reason=reason)
+            return Verdict.guide(self._cite(w, d), by=self.name, reason=reason)
         current = run.team.agent(target)
-        base = self._op_agents.get(target)
+        base = w.op_agents.get(target)
         instructions = (base.instructions if base else current.instructions).strip()
-        extra = d.revised_instructions.strip() or self._cite(d)
+        extra = d.revised_instructions.strip() or self._cite(w, d)
         if extra:
             instructions = f"{instructions}\n{extra}".strip()
         spec = AgentSpec(
@@ -254,8 +318,8 @@ class Watcher(BaseSupervisor):
         )
         return Verdict.replace_agent(spec, by=self.name, reason=reason)
 
-    def _act(self, v: Verdict, i: Interaction, run: Run) -> Verdict:
+    def _act(self, w: _Watch, v: Verdict, i: Interaction, run: Run) -> Verdict:
         if v.action == "replace_agent":
-            self._hidden_before[i.agent] = len(run.interactions)
-            self.streak[i.agent] = 0
+            w.hidden_before[i.agent] = len(run.interactions)
+            w.streak[i.agent] = 0
         return v

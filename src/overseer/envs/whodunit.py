@@ -3,7 +3,10 @@
 Agents see the task as "award / character / winner" (the seed's rewording of accuse /
 suspect / culprit). Asymmetric: an Accuser who knows the Winner's description asks an Intel
 who knows every character. Symmetric: every player sees all characters and holds a few
-private facts about the Winner; together the facts single it out. Sharing is reversible;
+private facts about the Winner; together the facts single it out. By default
+(`require_collaboration=True`) no single player's facts alone leave only the Winner, so a
+game needs at least two players' facts; `require_collaboration=False` gives the earlier games
+(same seeds), in which one player could solve about 28% alone. Sharing is reversible;
 the award ends the game and is irreversible. `play_whodunit` in `overseer.envs._loop`
 runs a game.
 """
@@ -41,6 +44,8 @@ class WhoDunitConfig:
     thoughts_chars: int = 160  # 0 drops the "thoughts" field
     max_retries: int = 1  # re-asks after an invalid action before the turn is lost
     decision_keys: tuple[str, ...] = ("action", "character")
+    # sym only: no player's own facts may single out the Winner (False: the earlier games)
+    require_collaboration: bool = True
 
     def __post_init__(self) -> None:
         checks = [
@@ -155,15 +160,25 @@ def _lineup(cfg: WhoDunitConfig, rng: np.random.Generator) -> list[tuple[str, ..
 def _facts(
     cfg: WhoDunitConfig, suspects: list[tuple[str, ...]], culprit: int, rng: np.random.Generator
 ) -> tuple[tuple[int, ...], ...] | None:
-    """Private facts per player whose union leaves exactly the Winner; None after 200 draws."""
-    need = cfg.n_agents * cfg.facts_per_agent
+    """Private facts per player whose union leaves exactly the Winner; None after 200 draws.
+
+    With `cfg.require_collaboration`, a draw where one player's facts alone leave only the
+    Winner is rejected too (the same random draws, so turning it off gives the earlier games).
+    """
+    need, k = cfg.n_agents * cfg.facts_per_agent, cfg.facts_per_agent
     target = suspects[culprit - 1]
+
+    def left(idx: list[int]) -> int:
+        return sum(all(s[i] == target[i] for i in idx) for s in suspects)
+
     for _ in range(200):
         picked = [int(i) for i in rng.permutation(cfg.n_attributes)[:need]]
-        left = [s for s in suspects if all(s[i] == target[i] for i in picked)]
-        if len(left) == 1:
-            k = cfg.facts_per_agent
-            return tuple(tuple(picked[j * k : (j + 1) * k]) for j in range(cfg.n_agents))
+        if left(picked) != 1:
+            continue
+        facts = tuple(tuple(picked[j * k : (j + 1) * k]) for j in range(cfg.n_agents))
+        if cfg.require_collaboration and any(left(list(f)) == 1 for f in facts):
+            continue
+        return facts
     return None
 
 
@@ -177,7 +192,8 @@ def generate_games(cfg: WhoDunitConfig, seed: int = 0) -> dict[Split, list[Game]
 
     No two games share their lineup and Winner, so the splits are separated by characters
     and Winner choice. Symmetric games redraw facts (and if need be the lineup) until the
-    players' facts together leave exactly one character.
+    players' facts together leave exactly one character (and, with
+    `cfg.require_collaboration`, no player's facts alone do).
     """
     rng = np.random.default_rng(_seed_words(cfg, seed))
     total = sum(cfg.split_sizes)

@@ -30,7 +30,7 @@ import numpy as np
 from overseer.models import Usage
 from overseer.prune.masks import EdgeMasks, GraphSample
 from overseer.prune.prune import prune_team
-from overseer.runtime import BaseSupervisor, Run, TeamSpec, Verdict
+from overseer.runtime import BaseSupervisor, Run, RunResult, TeamSpec, Verdict
 
 
 @dataclass(frozen=True)
@@ -265,12 +265,25 @@ async def train_query_level(
 RoundUtility = Callable[[Run], Awaitable[float]]
 
 
+@dataclass
+class _Dialogue:
+    """The state of one run's dialogue-level training: masks, optimiser, sampler, structure."""
+
+    masks: EdgeMasks
+    pg: PolicyGradient
+    rng: np.random.Generator
+    current: GraphSample
+
+
 class DialoguePruner(BaseSupervisor):
     """Algorithm 3 on the Executor: K' rounds of one query on sampled structures, an update at
     each round's end, then the one-shot pruned team for the remaining rounds.
 
-    Start the run with `first_team()`; the pruner swaps `run.team` at each round end. Temporal
-    masks are updated from round 1 on (round 0 has no previous round to read).
+    Start the run with `first_team()` (or pass the pruner itself as the team builder); at each
+    round end the pruner returns `Verdict.replace_team` with the next structure. Temporal masks
+    are updated from round 1 on (round 0 has no previous round to read). Each run trains its
+    own masks from the same seed (state per run id, dropped at the run's end), so one instance
+    may serve many runs; the updates are in the trace (`agentprune_update`).
     """
 
     name = "agentprune"
@@ -291,37 +304,57 @@ class DialoguePruner(BaseSupervisor):
                 f"train_rounds: expected 1 <= K' < rounds ({team.rounds}), got {train_rounds}"
             )
         self.base = team
-        self.masks = EdgeMasks.from_team(team, candidates=candidates)  # type: ignore[arg-type]
-        self.pg = PolicyGradient(self.masks, cfg)
-        self.rng = np.random.default_rng(cfg.seed)
+        self.cfg = cfg
+        self.candidates = candidates
         self.round_utility = round_utility
         self.train_rounds = train_rounds
         self.ratio = ratio
-        self.current = self.masks.sample(self.rng)
-        self.pruned: TeamSpec | None = None
+        self._fresh()  # fail on bad candidates now, not at the first round end
+        self._runs: dict[str, _Dialogue] = {}  # per run id, until the run ends
+
+    def _fresh(self) -> _Dialogue:
+        masks = EdgeMasks.from_team(self.base, candidates=self.candidates)  # type: ignore[arg-type]
+        rng = np.random.default_rng(self.cfg.seed)
+        return _Dialogue(masks, PolicyGradient(masks, self.cfg), rng, masks.sample(rng))
+
+    def _state(self, run: Run) -> _Dialogue:
+        if run.id not in self._runs:
+            self._runs[run.id] = self._fresh()
+        return self._runs[run.id]
 
     def first_team(self) -> TeamSpec:
-        """The sampled structure the run's first round uses."""
-        return self.masks.apply(self.base, self.current)
+        """The sampled structure a run's first round uses (the same for every run)."""
+        d = self._fresh()
+        return d.masks.apply(self.base, d.current)
+
+    async def __call__(self, run: Run) -> TeamSpec:
+        """As a team builder: the run's first sampled structure."""
+        d = self._state(run)
+        return d.masks.apply(self.base, d.current)
 
     async def on_round_end(self, run: Run) -> Verdict | None:
         r = run.round
         if r >= self.train_rounds:
             return None
+        d = self._state(run)
         u = await self.round_utility(run)
-        self.pg.step([self.current], [u], temporal=r > 0)
-        if r + 1 < self.train_rounds:
-            self.current = self.masks.sample(self.rng)
-            run.team = self.masks.apply(self.base, self.current)
+        d.pg.step([d.current], [u], temporal=r > 0)
+        pruned = r + 1 >= self.train_rounds
+        if not pruned:
+            d.current = d.masks.sample(d.rng)
+            team = d.masks.apply(self.base, d.current)
         else:
-            self.pruned = prune_team(self.base, self.masks, self.ratio)
-            run.team = self.pruned
+            team = prune_team(self.base, d.masks, self.ratio)
         run.trace.event(
             "agentprune_update",
             round=r,
             utility=u,
-            spatial=[list(e) for e in run.team.spatial_edges],
-            temporal=[list(e) for e in run.team.temporal_edges],
-            pruned=self.pruned is not None,
+            spatial=[list(e) for e in team.spatial_edges],
+            temporal=[list(e) for e in team.temporal_edges],
+            pruned=pruned,
         )
-        return None
+        why = "one-shot pruned team" if pruned else "next sampled structure"
+        return Verdict.replace_team(team, by=self.name, reason=f"round {r}: {why}")
+
+    async def on_run_end(self, run: Run, result: RunResult) -> None:
+        self._runs.pop(run.id, None)

@@ -217,6 +217,8 @@ class PluginEvent(Event):
         "agentprune_update",
         "harvest",
         "codegen_result",
+        "trainer_start",
+        "trainer_end",
     ]
 
 

@@ -12,7 +12,9 @@ from overseer.models import Completion, Model, Request, Usage
 if TYPE_CHECKING:
     from overseer.runtime._trace import Trace
 
-ActorKind = Literal["agent", "decision", "supervisor", "monitor", "watcher", "trainer", "verifier"]
+ActorKind = Literal[
+    "agent", "decision", "supervisor", "monitor", "watcher", "trainer", "verifier", "planner"
+]
 StopReason = Literal["tokens", "steps", "time"]
 
 

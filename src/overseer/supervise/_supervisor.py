@@ -56,7 +56,9 @@ class SupervisorAgent(BaseSupervisor):
     """The seed's SupervisorAgent on the bus: an LLM-free filter, then an LLM decision.
 
     `model` is the supervisor's own model (None: the run's model); its calls are booked as
-    kind "supervisor" in the run's ledger, so every reported figure is net.
+    kind "supervisor" in the run's ledger, so every reported figure is net. One instance may
+    serve many runs: history, caps and stats live per run (keyed by run id) and are dropped at
+    the run's end, after its stats are written to the trace (`supervisor_stats`).
     """
 
     def __init__(
@@ -69,13 +71,13 @@ class SupervisorAgent(BaseSupervisor):
         self.name = name
         self.model = model
         self.settings = settings or SupervisorSettings()
-        self._cores: dict[str, SupervisorCore] = {}
-        self.finished: list[dict[str, object]] = []  # stats of ended runs, for reports
+        self._runs: dict[str, SupervisorCore] = {}  # per run id, until the run ends
 
     def core(self, run: Run) -> SupervisorCore:
-        if run.id not in self._cores:
-            self._cores[run.id] = SupervisorCore(self.settings)
-        return self._cores[run.id]
+        """The state of `run` (history, caps, stats), made at its first step."""
+        if run.id not in self._runs:
+            self._runs[run.id] = SupervisorCore(self.settings)
+        return self._runs[run.id]
 
     async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
         core = self.core(run)
@@ -122,11 +124,9 @@ class SupervisorAgent(BaseSupervisor):
         return Verdict.replace(d.parameter, note=note, by=self.name, reason=why)
 
     async def on_run_end(self, run: Run, result: RunResult) -> None:
-        core = self._cores.pop(run.id, None)
+        core = self._runs.pop(run.id, None)
         if core is not None:
-            stats = core.stats.as_dict()
-            self.finished.append(stats)
-            run.trace.event("supervisor_stats", supervisor=self.name, **stats)
+            run.trace.event("supervisor_stats", supervisor=self.name, **core.stats.as_dict())
 
 
 def tool_verifier(
