@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from pathlib import Path
 
-from overseer.adapt.bench import masfly_configs, register_travel, travel_report
-from overseer.bench import ResultStore, default_configs, run_experiment, summarize, summary_table
-from overseer.cli._app import out_console
+from rich.console import Console
+
+from overseer.bench import ResultStore, run_experiment, summarize, summary_table
 from overseer.models import load_model
+from overseer.registry import bench_configs, suite_report
+from overseer.tasks import load_suite
 
 
 def main() -> None:
@@ -32,20 +35,11 @@ def main() -> None:
     ap.add_argument("--adapt-store", type=Path, default=Path("results/adapt.sqlite"))
     a = ap.parse_args()
     names = [s for s in a.configs.split(",") if s]
-    reg = default_configs(agents=a.agents, rounds=a.rounds)
-    for c in masfly_configs(a.adapt_store):
-        reg.add(c)
-    if a.suite == "travel":
-        from overseer.adapt.travel import load_travel
-
-        register_travel(reg, a.agents, a.rounds)
-        tasks = load_travel("test", limit=a.limit)
-    else:
-        from overseer.tasks import load_suite
-
-        tasks = load_suite(a.suite, split="test", limit=a.limit)
+    reg = bench_configs(agents=a.agents, rounds=a.rounds, suite=a.suite, adapt_store=a.adapt_store)
+    tasks = load_suite(a.suite, split="test", limit=a.limit)
     seeds = [int(s) for s in a.seeds.split(",")]
-    console = out_console()
+    console = Console(width=None if sys.stdout.isatty() else 160, markup=False)
+    report = suite_report(a.suite)
     with ResultStore(a.store) as rs:
         asyncio.run(
             run_experiment(
@@ -61,8 +55,8 @@ def main() -> None:
         console.print(
             summary_table(summarize(recs, baseline=names[0], order=names), baseline=names[0])
         )
-        if a.suite == "travel":
-            travel_report(console, rs.records(suite=a.suite, model=a.model, configs=names), names)
+        if report is not None:
+            report(console, rs.records(suite=a.suite, model=a.model, configs=names), names)
 
 
 if __name__ == "__main__":

@@ -23,8 +23,8 @@ from rich.console import Console
 from rich.table import Table
 
 from overseer.bench import ResultRecord, ResultStore, run_experiment
-from overseer.cli._configs import supervise_configs
 from overseer.models import Model, load_model, model_card
+from overseer.supervise.configs import supervise_configs
 from overseer.tasks import load_suite
 
 

@@ -7,13 +7,14 @@ import json
 
 import pytest
 
-from overseer.adapt.bench import masfly_solver, travel_table, travel_team_solver
+from overseer.adapt.bench import masfly_solver, travel_table
 from overseer.adapt.instantiate import OP_PROMPT
 from overseer.adapt.retrieve import NEED_PROMPT
-from overseer.adapt.travel import TravelSession, gold_transcript, load_travel, score_travel
+from overseer.bench import team_solver
 from overseer.models import ScriptedModel
 from overseer.runtime import read_trace
 from overseer.tasks import Task, score
+from overseer.tasks.travel import TravelSession, gold_transcript, load_travel, score_travel
 
 from .conftest import TableEmbedder, answer, router
 
@@ -102,7 +103,9 @@ async def test_masfly_solver_never_reads_the_answer(tmp_path) -> None:
 async def test_a_rerun_of_a_travel_team_writes_its_own_trace(tmp_path) -> None:
     # an interrupted attempt and its rerun must not share a trace file: readers would see both
     model = ScriptedModel(lambda _: answer("Done."))
-    solve = travel_team_solver(model, "chain", 2, 1, trace_dir=tmp_path)
+    solve = team_solver(
+        model, preset="chain", agents=2, rounds=1, environment=True, trace_dir=tmp_path
+    )
     task = load_travel("all")[0]
     first, second = await solve(task, 0), await solve(task, 0)
     paths = {first.extra["trace"], second.extra["trace"]}

@@ -79,3 +79,11 @@ def test_registry_has_direct_and_every_preset(
         "agent:a2",
         "agent:a3",
     }
+
+
+async def test_run_ids_are_stable_and_a_rerun_gets_its_own_trace(tmp_path: Path) -> None:
+    solve = team_solver(ScriptedModel(agent_reply), preset="chain", agents=2, rounds=1,
+                        trace_dir=tmp_path, name="chain")  # fmt: skip
+    first, second = await solve(MC, 0), await solve(MC, 0)
+    assert Path(str(first.extra["trace"])).name == "toy_1-s0.jsonl"
+    assert Path(str(second.extra["trace"])).name.startswith("toy_1-s0-")

@@ -32,6 +32,11 @@ from .conftest import run_cli
         (["run", "--task", "gsm8k-sample:100000"], "out"),
         (["trace", "show", "/nonexistent/trace.jsonl"], "not found"),
         (["report", "--store", "/nonexistent/r.sqlite"], "no result store"),
+        (["run", "hi", "--monitor", "/nonexistent/m.json"], "/nonexistent/m.json"),
+        (
+            ["bench", "--suite", "gsm8k-sample", "--configs", "complete+monitor:/nonexistent/m"],
+            "/nonexistent/m.json",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

@@ -1,10 +1,9 @@
-"""MASFly and its ablations as runner configurations, and tool-using fixed teams for travel."""
+"""MASFly and its ablations as runner configurations, and the travel comparison table."""
 
 from __future__ import annotations
 
-import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,10 +13,10 @@ from overseer.adapt.experience import ExperiencePool
 from overseer.adapt.masfly import MASFly, MASFlyConfig
 from overseer.adapt.repository import Repository
 from overseer.adapt.starter import starter_cases
-from overseer.bench import Solver, SolverConfig, SolverOutput, team_query
+from overseer.bench import Solver, SolverConfig, SolverOutput, task_run_id, team_query
 from overseer.models import Model
-from overseer.runtime import Executor, PythonTool, Tool, make_team
-from overseer.tasks import Task
+from overseer.runtime import PythonTool, Tool
+from overseer.tasks import Task, open_environment
 
 DEFAULT_STORE = Path("results") / "adapt.sqlite"
 
@@ -37,21 +36,17 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-class _Session:
-    """Tools for one task, and how its final answer is stored (plain, or a travel transcript)."""
+def task_tools(task: Task) -> tuple[Mapping[str, Tool], Callable[[str], str]]:
+    """The tools a team gets for a task and how its answer is stored: the task's own
+    environment (travel, browse), else the Python tool for code tasks."""
+    env = open_environment(task)
+    if env is not None:
+        return env.tools, env.finish
+    return ({"python": PythonTool()} if task.kind == "code" else {}), _as_is
 
-    def __init__(self, task: Task) -> None:
-        factory = task.meta.get("session")
-        self._inner = factory() if callable(factory) else None
-        if self._inner is not None:
-            self.tools: Mapping[str, Tool] = self._inner.tools
-        elif task.kind == "code":
-            self.tools = {"python": PythonTool()}
-        else:
-            self.tools = {}
 
-    def finish(self, answer: str) -> str:
-        return self._inner.transcript(answer) if self._inner is not None else answer
+def _as_is(answer: str) -> str:
+    return answer
 
 
 def open_stores(path: str | Path, embedder: TextEmbedder) -> tuple[Repository, ExperiencePool]:
@@ -78,17 +73,17 @@ def masfly_solver(
     fly = MASFly(model, repo, pool, config=config, trace_dir=Path(trace_dir) / name)
 
     async def solve(task: Task, seed: int) -> SolverOutput:
-        session = _Session(task)
+        tools, finish = task_tools(task)
         out = await fly.solve(
             team_query(task),
-            tools=session.tools,
+            tools=tools,
             domain=task.kind if task.suite != "travel" else "travel",
             seed=seed,
-            run_id=f"{task.id.replace('/', '_')}-s{seed}-{uuid.uuid4().hex[:6]}",
+            run_id=task_run_id(task, seed),
         )
         res = out.result
         return SolverOutput(
-            session.finish(out.answer),
+            finish(out.answer),
             out.usage_by_actor,
             error=res.error if res.stop_reason != "done" else None,
             extra={
@@ -119,41 +114,6 @@ def masfly_configs(
             return masfly_solver(model, store=store, config=cfg, name=n)
 
         out.append(SolverConfig(n, desc, build))
-    return out
-
-
-def travel_team_solver(
-    model: Model, preset: str, agents: int, rounds: int, *, trace_dir: str | Path = "runs/bench"
-) -> Solver:
-    """A fixed preset team whose agents all hold every tool of the task's environment."""
-    make_team(preset, agents, rounds=rounds)
-
-    async def solve(task: Task, seed: int) -> SolverOutput:
-        session = _Session(task)
-        team = make_team(preset, agents, rounds=rounds, tools=tuple(sorted(session.tools)))
-        ex = Executor(
-            model, tools=session.tools, trace_dir=Path(trace_dir) / preset, max_steps=8, seed=seed
-        )
-        res = await ex.run(team, team_query(task), run_id=f"{task.id.replace('/', '_')}-s{seed}")
-        return SolverOutput(
-            session.finish(res.answer),
-            res.usage_by_actor,
-            error=res.error if res.stop_reason != "done" else None,
-            extra={"trace": str(res.trace_path), "stop": res.stop_reason},
-        )
-
-    return solve
-
-
-def travel_configs(presets: Sequence[str], agents: int, rounds: int) -> list[SolverConfig]:
-    """Tool-using versions of the preset teams, replacing the tool-less ones on travel."""
-    out = []
-    for p in presets:
-
-        def build(model: Model, p: str = p) -> Solver:
-            return travel_team_solver(model, p, agents, rounds)
-
-        out.append(SolverConfig(p, f"{p} team with all travel tools", build))
     return out
 
 
@@ -199,29 +159,13 @@ def travel_report(console: Any, records: Iterable[Any], order: Sequence[str] = (
     console.print(t)
 
 
-def register(registry: Any, agents: int, rounds: int) -> None:
-    """Config hook for `overseer bench`: add masfly and its variants."""
-    for c in masfly_configs():
-        registry.add(c)
-
-
-def register_travel(registry: Any, agents: int, rounds: int) -> None:
-    """Suite hook for travel: the preset teams get the environment's tools."""
-    from overseer.runtime import PRESETS
-
-    for c in travel_configs([p for p in PRESETS if p != "debate" or rounds >= 2], agents, rounds):
-        registry._configs[c.name] = c  # replace the tool-less team of the same name
-
-
 __all__ = [
     "DEFAULT_STORE",
     "VARIANTS",
     "masfly_configs",
     "masfly_solver",
     "open_stores",
-    "register",
-    "register_travel",
-    "travel_configs",
+    "task_tools",
     "travel_report",
     "travel_table",
 ]

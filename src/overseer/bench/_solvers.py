@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from overseer.models import Message, Model, Usage
+from overseer.runtime import Supervisor
 from overseer.tasks import Task
 
 
@@ -35,11 +36,74 @@ class SolverConfig:
     build: Callable[[Model], Solver]
 
 
+PluginFactory = Callable[[Model], Sequence[Supervisor]]
+#: make(model, plug-ins of each run or None, top-k logprobs the agents ask for) -> solver
+TeamMaker = Callable[[Model, "PluginFactory | None", int], Solver]
+
+
+def chain_plugins(factories: Sequence[PluginFactory]) -> PluginFactory | None:
+    """One factory giving the plug-ins of every factory, in order (None for none)."""
+    if not factories:
+        return None
+    return lambda model: [s for f in factories for s in f(model)]
+
+
+@dataclass(frozen=True)
+class TeamConfig(SolverConfig):
+    """A configuration of a team on the Executor: bus plug-ins can be added to it, which is
+    how `NAME+monitor:FILE` composes a trained monitor with any team configuration."""
+
+    make: TeamMaker = field(kw_only=True)
+    plugins: tuple[PluginFactory, ...] = field(default=(), kw_only=True)
+    top_logprobs: int = field(default=0, kw_only=True)
+
+    @classmethod
+    def of(
+        cls,
+        name: str,
+        description: str,
+        make: TeamMaker,
+        plugins: Sequence[PluginFactory] = (),
+        top_logprobs: int = 0,
+    ) -> TeamConfig:
+        """A team configuration whose runs carry `plugins` on their bus."""
+        chained = chain_plugins(plugins)
+
+        def build(model: Model) -> Solver:
+            return make(model, chained, top_logprobs)
+
+        return cls(
+            name, description, build, make=make, plugins=tuple(plugins), top_logprobs=top_logprobs
+        )
+
+    def with_plugin(
+        self, name: str, plugin: PluginFactory, *, what: str, top_logprobs: int = 0
+    ) -> TeamConfig:
+        """This team with one more plug-in on its bus, under a new name."""
+        return TeamConfig.of(
+            name,
+            f"{self.description} + {what}",
+            self.make,
+            (*self.plugins, plugin),
+            max(self.top_logprobs, top_logprobs),
+        )
+
+
+#: A bus plug-in named in a configuration (`NAME+KIND:ARG`): ARG -> (plug-in factory, what it
+#: is, top-k logprobs the agents must ask for). A bad ARG raises ValueError naming it.
+PluginMaker = Callable[[str], tuple[PluginFactory, str, int]]
+
+
 class ConfigRegistry:
-    """The configurations `overseer bench --configs` can name; plug-ins add theirs."""
+    """The configurations `overseer bench --configs` can name; plug-ins add theirs.
+
+    Besides registered names, `NAME+KIND:ARG` names team configuration NAME with the bus
+    plug-in KIND (registered with `add_plugin`) built from ARG, e.g. `complete+monitor:m.json`.
+    """
 
     def __init__(self, configs: Iterable[SolverConfig] = ()) -> None:
         self._configs: dict[str, SolverConfig] = {}
+        self._plugins: dict[str, PluginMaker] = {}
         for c in configs:
             self.add(c)
 
@@ -48,16 +112,43 @@ class ConfigRegistry:
             raise ValueError(f"configuration {config.name!r} is already registered")
         self._configs[config.name] = config
 
+    def replace(self, config: SolverConfig) -> None:
+        """Register `config`, replacing any configuration of the same name."""
+        self._configs[config.name] = config
+
+    def add_plugin(self, kind: str, maker: PluginMaker) -> None:
+        """Let names compose `+KIND:ARG` onto team configurations."""
+        self._plugins[kind] = maker
+
     def names(self) -> list[str]:
         return list(self._configs)
 
     def get(self, name: str) -> SolverConfig:
-        try:
+        if name in self._configs:
             return self._configs[name]
-        except KeyError:
+        composed = self._compose(name)
+        if composed is None:
             raise ValueError(
                 f"unknown configuration {name!r}; expected one of: {', '.join(self._configs)}"
-            ) from None
+            )
+        return composed
+
+    def _compose(self, name: str) -> SolverConfig | None:
+        """`NAME+KIND:ARG` (the last `+` followed by a known KIND), or None."""
+        at = len(name)
+        while (at := name.rfind("+", 0, at)) > 0:
+            kind, colon, arg = name[at + 1 :].partition(":")
+            if not colon or kind not in self._plugins:
+                continue
+            base = self.get(name[:at])
+            if not isinstance(base, TeamConfig):
+                raise ValueError(f"{name}: {base.name!r} is not a team configuration")
+            try:
+                factory, what, top_logprobs = self._plugins[kind](arg)
+            except ValueError as exc:
+                raise ValueError(f"{name}: {exc}") from None
+            return base.with_plugin(name, factory, what=what, top_logprobs=top_logprobs)
+        return None
 
     def resolve(self, names: Iterable[str]) -> list[SolverConfig]:
         """The configurations for a list of names, unknown or repeated names rejected."""
@@ -94,6 +185,11 @@ _MAX_TOKENS = {"mc": 384, "numeric": 512, "code": 512, "text": 384}
 def task_instructions(task: Task) -> str:
     """How an answer to this kind of task must end, so that its scorer can read it."""
     return _INSTRUCTIONS[task.kind]
+
+
+def team_query(task: Task) -> str:
+    """What a team is asked: the task's answer-format instructions, then the task."""
+    return f"{task_instructions(task)}\n\n{task.prompt}"
 
 
 def task_messages(task: Task) -> list[Message]:

@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from overseer.bench._solvers import Solver, SolverConfig, SolverOutput, task_instructions
+from overseer.bench._factory import ExecutorSettings, TeamSetup, executor_solver
+from overseer.bench._solvers import PluginFactory, Solver, TeamConfig
 from overseer.models import Model
-from overseer.runtime import Executor, Supervisor, TeamSpec, make_team
-from overseer.tasks import Task, score
+from overseer.runtime import TeamSpec, make_team
+from overseer.tasks import Task, open_environment
 
 POOL_BY_KIND = {"mc": "reasoning", "numeric": "math", "code": "code", "text": "reasoning"}
-
-
-def team_query(task: Task) -> str:
-    """What the team is asked: the task's answer-format instructions, then the task."""
-    return f"{task_instructions(task)}\n\n{task.prompt}"
-
-
-def _extractor(task: Task) -> Callable[[str], str]:
-    """Votes compare parsed answers (a letter, a number), not whole messages."""
-    if task.kind in ("mc", "numeric"):
-        return lambda text: score(task, text).parsed or ""
-    return lambda text: text.strip()
 
 
 def team_solver(
@@ -34,49 +22,73 @@ def team_solver(
     agents: int = 3,
     rounds: int = 2,
     trace_dir: str | Path = "runs/bench",
-    supervisors: Callable[[Model], Sequence[Supervisor]] | None = None,
+    supervisors: PluginFactory | None = None,
     name: str = "team",
+    environment: bool = False,
+    max_steps: int | None = None,
+    top_logprobs: int = 0,
 ) -> Solver:
-    """Each task runs through a fresh Executor; the team's ledger becomes the result's usage."""
+    """Each task runs through a fresh Executor; the team's ledger becomes the result's usage.
+
+    With `environment`, every agent holds the tools of the task's own environment (travel,
+    browse) and the stored answer is the environment's `finish` of it (8 steps by default).
+    """
     if spec is None:
         make_team(preset or "chain", agents, rounds=rounds)  # bad sizes fail here, not per task
 
-    async def solve(task: Task, seed: int) -> SolverOutput:
+    def setup(task: Task, seed: int) -> TeamSetup:
+        env = open_environment(task) if environment else None
+        tools = dict(env.tools) if env is not None else {}
         team = spec or make_team(
-            preset or "chain", agents, rounds=rounds, pool=POOL_BY_KIND[task.kind], seed=seed
-        )
-        ex = Executor(
-            model,
-            supervisors=supervisors(model) if supervisors else (),
-            trace_dir=Path(trace_dir) / name,
-            extract_answer=_extractor(task),
+            preset or "chain",
+            agents,
+            rounds=rounds,
+            pool=POOL_BY_KIND[task.kind],
             seed=seed,
+            tools=tuple(sorted(tools)),
         )
-        safe = task.id.replace("/", "_")
-        res = await ex.run(team, team_query(task), run_id=f"{safe}-s{seed}-{uuid.uuid4().hex[:6]}")
-        return SolverOutput(
-            res.answer,
-            res.usage_by_actor,
-            error=res.error if res.stop_reason != "done" else None,
-            extra={
-                "trace": str(res.trace_path),
-                "stop": res.stop_reason,
-                "failures": len(res.failures),
-            },
+        return TeamSetup(
+            team,
+            tools=tools,
+            supervisors=list(supervisors(model)) if supervisors else (),
+            finish=env.finish if env is not None else None,
         )
 
-    return solve
+    steps = max_steps if max_steps is not None else (8 if environment else 4)
+    settings = ExecutorSettings(
+        trace_dir=Path(trace_dir) / name, max_steps=steps, top_logprobs=top_logprobs
+    )
+    return executor_solver(model, setup, settings)
 
 
-def team_configs(agents: int = 3, rounds: int = 2) -> list[SolverConfig]:
-    """One configuration per topology preset, with the given team size and rounds."""
+def team_configs(
+    agents: int = 3,
+    rounds: int = 2,
+    *,
+    presets: Sequence[str] | None = None,
+    environment: bool = False,
+) -> list[TeamConfig]:
+    """One configuration per topology preset, with the given team size and rounds; with
+    `environment`, the agents hold the tools of each task's environment (see `team_solver`)."""
     from overseer.runtime import PRESETS
 
     out = []
-    for preset in PRESETS:
+    for preset in presets or PRESETS:
 
-        def build(model: Model, preset: str = preset) -> Solver:
-            return team_solver(model, preset=preset, agents=agents, rounds=rounds, name=preset)
+        def make(
+            model: Model, plugins: PluginFactory | None, top_logprobs: int, preset: str = preset
+        ) -> Solver:
+            return team_solver(
+                model,
+                preset=preset,
+                agents=agents,
+                rounds=rounds,
+                name=preset,
+                supervisors=plugins,
+                environment=environment,
+                top_logprobs=top_logprobs,
+            )
 
-        out.append(SolverConfig(preset, f"{preset} team, {agents} agents, {rounds} rounds", build))
+        what = "with the task environment's tools" if environment else f"{rounds} rounds"
+        out.append(TeamConfig.of(preset, f"{preset} team, {agents} agents, {what}", make))
     return out

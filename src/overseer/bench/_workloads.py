@@ -7,24 +7,24 @@ run it too; other tasks: a chain of reasoning agents. Supervisors, when given, s
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from overseer.bench._solvers import Solver, SolverOutput
-from overseer.bench._teams import _extractor, team_query
+from overseer.bench._factory import ExecutorSettings, TeamSetup, executor_solver
+from overseer.bench._solvers import PluginFactory, Solver
 from overseer.models import Model
-from overseer.runtime import AgentSpec, Executor, PythonTool, Supervisor, TeamSpec, Tool, make_team
-from overseer.tasks import Task, browser_tools
+from overseer.runtime import AgentSpec, PythonTool, TeamSpec, Tool, make_team
+from overseer.tasks import Task, open_environment
 
 Verifier = Callable[[Mapping[str, Tool]], Any]
 
 
 def workload_team(task: Task) -> tuple[TeamSpec, dict[str, Tool]]:
     """The team and tools that fit a task (see the module docstring)."""
-    if task.suite == "browse-sample":
-        tools: dict[str, Tool] = dict(browser_tools(task))
+    env = open_environment(task) if task.suite == "browse-sample" else None
+    if env is not None:
+        tools: dict[str, Tool] = dict(env.tools)
         team = TeamSpec(
             agents=[
                 AgentSpec(
@@ -83,43 +83,25 @@ def workload_team(task: Task) -> tuple[TeamSpec, dict[str, Tool]]:
 def workload_solver(
     model: Model,
     *,
-    supervisors: Callable[[Model], Sequence[Supervisor]] | None = None,
+    supervisors: PluginFactory | None = None,
     verifier: Verifier | None = None,
     name: str = "baseline",
     trace_dir: str | Path = "runs/bench",
     max_steps: int = 8,
+    top_logprobs: int = 0,
 ) -> Solver:
     """Runs each task's workload team; supervisors' stats go into the result's `extra`."""
 
-    async def solve(task: Task, seed: int) -> SolverOutput:
+    def setup(task: Task, seed: int) -> TeamSetup:
         team, tools = workload_team(task)
-        sups = list(supervisors(model)) if supervisors else []
-        ex = Executor(
-            model,
-            supervisors=sups,
+        return TeamSetup(
+            team,
             tools=tools,
-            trace_dir=Path(trace_dir) / name,
-            extract_answer=_extractor(task),
+            supervisors=list(supervisors(model)) if supervisors else (),
             verifier=verifier(tools) if verifier else None,
-            max_steps=max_steps,
-            seed=seed,
-        )
-        safe = task.id.replace("/", "_")
-        res = await ex.run(team, team_query(task), run_id=f"{safe}-s{seed}-{uuid.uuid4().hex[:6]}")
-        extra: dict[str, object] = {
-            "trace": str(res.trace_path),
-            "stop": res.stop_reason,
-            "failures": len(res.failures),
-        }
-        for s in sups:
-            stats = getattr(s, "finished", None)
-            if stats:
-                extra[f"stats:{s.name}"] = stats[-1]
-        return SolverOutput(
-            res.answer,
-            res.usage_by_actor,
-            error=res.error if res.stop_reason != "done" else None,
-            extra=extra,
         )
 
-    return solve
+    settings = ExecutorSettings(
+        trace_dir=Path(trace_dir) / name, max_steps=max_steps, top_logprobs=top_logprobs
+    )
+    return executor_solver(model, setup, settings)

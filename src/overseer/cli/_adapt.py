@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from overseer.cli._app import BENCH_CONFIG_HOOKS, BENCH_SUITES, InputError, app, out_console
+from overseer.cli._app import InputError, app, out_console
 
 adapt_app = typer.Typer(help="MASFly: teams built from retrieved SOPs, a Watcher, distillation.")
 app.add_typer(adapt_app, name="adapt")
@@ -20,83 +20,29 @@ StoreOpt = Annotated[Path, typer.Option(help="SQLite file of the SOP repository 
 ModelOpt = Annotated[str, typer.Option(help="Local model name or openai:MODEL.")]
 
 
-def _bench_hook(registry: Any, agents: int, rounds: int) -> None:
-    from overseer.adapt.bench import register
-
-    register(registry, agents, rounds)
-
-
-def _travel_load(name: str, *, split: str, seed: int, limit: int | None) -> Any:
-    from overseer.adapt.travel import load_travel
-
-    return load_travel(split, seed=seed, limit=limit)
-
-
-def _travel_configs(registry: Any, agents: int, rounds: int) -> None:
-    from overseer.adapt.bench import register_travel
-
-    register_travel(registry, agents, rounds)
-
-
-def _travel_report(console: Any, records: Any, order: list[str]) -> None:
-    from overseer.adapt.bench import travel_report
-
-    travel_report(console, records, order)
-
-
-BENCH_CONFIG_HOOKS.append(_bench_hook)
-BENCH_SUITES["travel"] = {
-    "load": _travel_load,
-    "configs": _travel_configs,
-    "report": _travel_report,
-}
-
-
-def _load_tasks(suite: str, split: str, seed: int, limit: int | None) -> list:
-    if suite == "travel":
-        return _travel_load(suite, split=split, seed=seed, limit=limit)
-    from overseer.tasks import load_suite
-
-    return load_suite(suite, split=split, seed=seed, limit=limit)  # type: ignore[arg-type]
-
-
-async def _distill(
+def _distill(
     model_name: str, store: Path, suite: str, limit: int, seed: int, tries: int, starter: bool
 ) -> list:
-    from overseer.adapt import Distiller, Embedder, ExperiencePool, MASFly, Repository, training_ids
-    from overseer.adapt.bench import _Session, open_stores
-    from overseer.bench import team_query
+    from overseer.adapt import Embedder
+    from overseer.adapt.campaign import campaign_stores, distill_tasks, training_tasks
     from overseer.models import load_model
 
-    emb = Embedder()
-    if starter:
-        repo, pool = open_stores(store, emb)
-    else:
-        repo, pool = Repository(store, emb), ExperiencePool(store, emb)
+    repo, pool = campaign_stores(store, Embedder(), starter=starter)
     try:
-        every = _load_tasks(suite, "all", seed, None)
-        train = training_ids(every, seed=seed)
-        tasks = [t for t in _load_tasks(suite, "train", seed, None)][:limit]
+        tasks, train = training_tasks(suite, seed=seed, limit=limit)
     except (ValueError, RuntimeError) as exc:
         raise InputError(str(exc)) from None
-    model = load_model(model_name)
-    fly = MASFly(model, repo, pool, trace_dir=Path("runs") / "adapt")
-    d = Distiller(fly, train_ids=train, max_tries=tries)
-    out = []
-    for t in tasks:
-        session = _Session(t)
-        evaluate = None
-        if "session" in t.meta:
-            from overseer.tasks import score
 
-            evaluate = lambda task, ans, s=session: score(task, s.finish(ans))  # noqa: E731
-        rec = await d.distill(t, team_query(t), tools=session.tools, evaluate=evaluate, seed=seed)
-        out.append(rec)
+    def show(t: Any, rec: Any) -> None:
         out_console().print(
             f"{t.id}: {'stored case #' + str(rec.case_id) if rec.success else 'failed'} after "
             f"{len(rec.attempts)} run(s), {rec.usage.total_tokens} tokens"
         )
-    return out
+
+    run = distill_tasks(
+        load_model(model_name), repo, pool, tasks, train, seed=seed, tries=tries, on_record=show
+    )
+    return asyncio.run(run)
 
 
 @adapt_app.command("init")
@@ -119,7 +65,7 @@ def init_cmd(
         repo, _ = open_stores(store, Embedder())
         out_console().print(f"{store}: {len(repo)} SOP cases")
         return
-    recs = asyncio.run(_distill(model, store, suite, limit, seed, tries, starter))
+    recs = _distill(model, store, suite, limit, seed, tries, starter)
     ok = sum(r.success for r in recs)
     out_console().print(f"distilled {len(recs)} training tasks of {suite}: {ok} stored; {store}")
 
@@ -136,7 +82,7 @@ def distill_cmd(
     """Distil training tasks only: SOPs of successes, lessons of failures."""
     if limit < 1 or tries < 1:
         raise InputError(f"--limit and --tries: expected >= 1, got {limit}, {tries}")
-    recs = asyncio.run(_distill(model, store, suite, limit, seed, tries, False))
+    recs = _distill(model, store, suite, limit, seed, tries, False)
     ok = sum(r.success for r in recs)
     out_console().print(f"distilled {len(recs)} training tasks of {suite}: {ok} stored; {store}")
 

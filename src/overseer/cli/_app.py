@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Any
 
 import typer
 from rich.console import Console
@@ -34,11 +32,3 @@ def out_console() -> Console:
     """Stdout console; wide when not a terminal so tables in logs and pipes are not cut. Markup
     is off: printed text (model answers, install hints like 'overseer[qwen05]') is data."""
     return Console(width=None if sys.stdout.isatty() else 160, markup=False)
-
-
-#: Plug-in hooks filled by the command modules at import (like the commands themselves):
-#: functions adding configurations to `overseer bench`'s registry (given agents, rounds), and
-#: extra suites by name: {"load": (split, seed, limit) -> tasks, "configs": like a config hook
-#: but overriding same-named configurations for that suite, "report": (console, records)}.
-BENCH_CONFIG_HOOKS: list[Callable[[Any, int, int], None]] = []
-BENCH_SUITES: dict[str, dict[str, Callable[..., Any]]] = {}

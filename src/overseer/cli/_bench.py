@@ -10,14 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from overseer.cli._app import (
-    BENCH_CONFIG_HOOKS,
-    BENCH_SUITES,
-    InputError,
-    app,
-    csv_list,
-    out_console,
-)
+from overseer.cli._app import InputError, app, csv_list, out_console
 from overseer.models import list_models, load_model
 
 if TYPE_CHECKING:
@@ -74,11 +67,21 @@ def bench_cmd(
     ] = True,
 ) -> None:
     """Run configurations on a suite, store every result, print the comparison table."""
-    from overseer.bench import ResultStore, run_experiment
-    from overseer.cli._configs import all_configs
     from overseer.models import model_card
-    from overseer.tasks import load_suite
 
+    _check_sizes(split, limit, concurrency, agents, rounds)
+    names = csv_list(configs, "--configs")
+    seed_list = _seeds(seeds)
+    if baseline is not None and baseline not in names:
+        raise InputError(f"--baseline: {baseline!r} is not among --configs {names}")
+    if not model.startswith("openai:"):
+        model_card(model)  # unknown names fail here, before any work
+    chosen, tasks = _resolve(suite, names, agents, rounds, split, seed_list[0], limit)
+    _run_and_report(suite, chosen, tasks, seed_list, model, base_url, prompt_cache, store,
+                    concurrency, progress, names, baseline)  # fmt: skip
+
+
+def _check_sizes(split: str, limit: int | None, concurrency: int, agents: int, rounds: int) -> None:
     if split not in ("train", "validation", "test", "all"):
         raise InputError(f"--split: expected train|validation|test|all, got {split!r}")
     if limit is not None and limit < 1:
@@ -87,24 +90,26 @@ def bench_cmd(
         raise InputError(f"--concurrency: expected >= 1, got {concurrency}")
     if not 1 <= agents <= 32 or not 1 <= rounds <= 10:
         raise InputError(f"--agents/--rounds: expected 1..32 and 1..10, got {agents}, {rounds}")
-    names = csv_list(configs, "--configs")
-    seed_list = _seeds(seeds)
-    if baseline is not None and baseline not in names:
-        raise InputError(f"--baseline: {baseline!r} is not among --configs {names}")
-    if not model.startswith("openai:"):
-        model_card(model)  # unknown names fail here, before any work
-    plugin = BENCH_SUITES.get(suite, {})
+
+
+def _resolve(suite, names, agents, rounds, split, seed, limit) -> tuple[list, list]:
+    """The configurations named (from the explicit registry) and the tasks of the split."""
+    from overseer.registry import bench_configs
+    from overseer.tasks import load_suite
+
     try:
-        registry = all_configs(agents=agents, rounds=rounds)
-        for hook in BENCH_CONFIG_HOOKS:
-            hook(registry, agents, rounds)
-        if "configs" in plugin:
-            plugin["configs"](registry, agents, rounds)
-        chosen = registry.resolve(names)
-        load = plugin.get("load") or load_suite
-        tasks = load(suite, split=split, seed=seed_list[0], limit=limit)
+        chosen = bench_configs(agents=agents, rounds=rounds, suite=suite).resolve(names)
+        tasks = load_suite(suite, split=split, seed=seed, limit=limit)
     except (ValueError, RuntimeError) as exc:
         raise InputError(str(exc)) from None
+    return chosen, tasks
+
+
+def _run_and_report(suite, chosen, tasks, seed_list, model, base_url, prompt_cache, store,
+                    concurrency, progress, names, baseline) -> None:  # fmt: skip
+    from overseer.bench import ResultStore, run_experiment
+    from overseer.registry import suite_report
+
     console = out_console()
     with ResultStore(store) as rs:
         summary = asyncio.run(
@@ -124,8 +129,9 @@ def bench_cmd(
             f"{summary.ran} ran, {summary.errors} errors; store {store}"
         )
         _print_summary(console, rs, suite=suite, model=model, configs=names, baseline=baseline)
-        if "report" in plugin:
-            plugin["report"](console, rs.records(suite=suite, model=model, configs=names), names)
+        report = suite_report(suite)
+        if report is not None:
+            report(console, rs.records(suite=suite, model=model, configs=names), names)
 
 
 def _print_summary(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -13,9 +12,8 @@ from rich.table import Table
 from overseer.cli._app import InputError, app, out_console
 
 if TYPE_CHECKING:
-    from overseer.bench import ResultRecord
     from overseer.models import Model
-    from overseer.prune import RunCost
+    from overseer.prune.experiments import PruneJob
 
 TEAMS = ("chain", "star", "tree", "complete", "layered", "random", "agentprune-c",
          "agentprune-l", "agentprune-r")  # fmt: skip
@@ -26,23 +24,24 @@ def _check(cond: bool, msg: str) -> None:
         raise InputError(msg)
 
 
-def _agent_prompt(rec: ResultRecord) -> tuple[int, int]:
-    ag = [u for k, u in rec.usage_by_actor.items() if k.startswith("agent:")]
-    return sum(u.prompt_tokens for u in ag), sum(u.completion_tokens for u in ag)
+def _check_options(team, agents, rounds, temporal, train, test, ratio, attack, candidates,
+                   max_tokens) -> None:  # fmt: skip
+    from overseer.prune import ATTACKS
 
-
-def _run_cost(rec: ResultRecord) -> RunCost:
-    from overseer.prune import RunCost
-
-    p, c = _agent_prompt(rec)
-    x = rec.extra
-    return RunCost(
-        p,
-        c,
-        int(x.get("agent_calls", 0)),  # type: ignore[call-overload]
-        int(x.get("spatial_deliveries", 0)),  # type: ignore[call-overload]
-        int(x.get("temporal_deliveries", 0)),  # type: ignore[call-overload]
+    _check(team in TEAMS, f"--team: expected one of {', '.join(TEAMS)}, got {team!r}")
+    _check(1 <= agents <= 16, f"--agents: expected 1..16, got {agents}")
+    _check(1 <= rounds <= 10, f"--rounds: expected 1..10, got {rounds}")
+    _check(
+        temporal in ("all", "self", "none"), f"--temporal: expected all|self|none, got {temporal!r}"
     )
+    _check(train >= 1 and test >= 1, f"--train/--test: expected >= 1, got {train}, {test}")
+    _check(0.0 <= ratio <= 1.0, f"--ratio: expected 0 <= p <= 1, got {ratio}")
+    _check(attack in ATTACKS, f"--attack: expected one of {', '.join(ATTACKS)}, got {attack!r}")
+    _check(
+        candidates in ("existing", "all"),
+        f"--candidates: expected existing|all, got {candidates!r}",
+    )
+    _check(max_tokens >= 16, f"--max-tokens: expected >= 16, got {max_tokens}")
 
 
 @app.command("prune")
@@ -84,48 +83,49 @@ def prune_cmd(
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Train AgentPrune masks on training tasks, prune once, evaluate full vs pruned."""
-    from overseer.models import load_model, model_card
-    from overseer.prune import (
-        ATTACKS,
-        RunSettings,
-        TrainConfig,
-        build_team,
-        learn_and_prune,
-        load_trained,
-        save_trained,
-    )
-    from overseer.tasks import load_suite
+    from overseer.models import model_card
+    from overseer.prune import TrainConfig
+    from overseer.prune.experiments import PruneJob
 
-    _check(team in TEAMS, f"--team: expected one of {', '.join(TEAMS)}, got {team!r}")
-    _check(1 <= agents <= 16, f"--agents: expected 1..16, got {agents}")
-    _check(1 <= rounds <= 10, f"--rounds: expected 1..10, got {rounds}")
-    _check(
-        temporal in ("all", "self", "none"), f"--temporal: expected all|self|none, got {temporal!r}"
-    )
-    _check(train >= 1 and test >= 1, f"--train/--test: expected >= 1, got {train}, {test}")
-    _check(0.0 <= ratio <= 1.0, f"--ratio: expected 0 <= p <= 1, got {ratio}")
-    _check(attack in ATTACKS, f"--attack: expected one of {', '.join(ATTACKS)}, got {attack!r}")
-    _check(
-        candidates in ("existing", "all"),
-        f"--candidates: expected existing|all, got {candidates!r}",
-    )
-    _check(max_tokens >= 16, f"--max-tokens: expected >= 16, got {max_tokens}")
+    _check_options(team, agents, rounds, temporal, train, test, ratio, attack, candidates,
+                   max_tokens)  # fmt: skip
     try:
         cfg = TrainConfig(
             lr=lr, samples=samples, rank_weight=rank_weight, anchor_weight=anchor_weight, seed=seed
         )
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    base, train_tasks, test_tasks = _team_and_tasks(
+        suite, team, agents, rounds, temporal, train, test, seed, share_thoughts
+    )
+    if not model.startswith("openai:"):
+        model_card(model)
+    job = PruneJob(base, suite, train_tasks, ratio, cfg, model, max_tokens, attack, candidates)
+    _run(job, test_tasks, model, base_url, out, store, retrain, samples, progress)
+
+
+def _team_and_tasks(suite, team, agents, rounds, temporal, train, test, seed,
+                    share_thoughts) -> tuple[Any, list, list]:  # fmt: skip
+    from overseer.prune import build_team
+    from overseer.tasks import load_suite
+
+    try:
         train_tasks = load_suite(suite, split="train", seed=seed, limit=train)
         test_tasks = load_suite(suite, split="test", seed=seed, limit=test)
         base = build_team(
             team, agents, rounds=rounds, kind=train_tasks[0].kind, temporal=temporal, seed=seed
         )
-        if share_thoughts:
-            base = base.sharing_thoughts()
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    if not model.startswith("openai:"):
-        model_card(model)
-    rs = RunSettings(max_tokens=max_tokens, trace_dir=Path("runs/prune"), seed=seed)
+    return (base.sharing_thoughts() if share_thoughts else base), train_tasks, test_tasks
+
+
+def _run(job: PruneJob, test_tasks, model, base_url, out, store, retrain, samples, progress):
+    from overseer.models import load_model
+    from overseer.prune import RunSettings
+    from overseer.prune.experiments import evaluate_pruned, train_or_load
+
+    rs = RunSettings(max_tokens=job.max_tokens, trace_dir=Path("runs/prune"), seed=job.cfg.seed)
     loaded: list[Model] = []
 
     def get_model() -> Model:
@@ -133,180 +133,66 @@ def prune_cmd(
             loaded.append(load_model(model, base_url=base_url))
         return loaded[0]
 
-    console = out_console()
-    key = {
-        "team": base.model_dump(mode="json"),
-        "suite": suite,
-        "train": [t.id for t in train_tasks],
-        "ratio": ratio,
-        "cfg": asdict(cfg),
-        "candidates": candidates,
-        "attack": attack,
-        "model": model,
-        "max_tokens": max_tokens,
-    }
-    prev = None if retrain else load_trained(out, key)
-    if prev is None:
+    console, base = out_console(), job.base
+
+    def announce() -> None:
         console.print(
-            f"training masks: {len(train_tasks)} {suite} train queries x {samples} samples, "
-            f"team {base.name} ({len(base.spatial_edges)} spatial, "
-            f"{len(base.temporal_edges)} temporal edges), attack {attack}"
+            f"training masks: {len(job.train_tasks)} {job.suite} train queries x {samples} "
+            f"samples, team {base.name} ({len(base.spatial_edges)} spatial, "
+            f"{len(base.temporal_edges)} temporal edges), attack {job.attack}"
         )
-        res = asyncio.run(
-            learn_and_prune(
-                base, get_model(), train_tasks, ratio=ratio, cfg=cfg, attack=attack,
-                candidates=candidates, rs=rs,  # type: ignore[arg-type]
-            )
-        )  # fmt: skip
-        pruned, training = res.spec, save_trained(out, key, res)
-    else:
-        pruned, training = prev
+
+    pruned, training, reused = asyncio.run(
+        train_or_load(job, out, get_model, rs, retrain=retrain, on_train=announce)
+    )
+    if reused:
         console.print(f"reusing the pruned spec in {out} (same settings; --retrain to redo)")
     console.print(
         f"pruned spec: {out} ({len(pruned.spatial_edges)}/{len(base.spatial_edges)} spatial, "
         f"{len(pruned.temporal_edges)}/{len(base.temporal_edges)} temporal edges kept)"
     )
-    _evaluate(console, base, pruned, test_tasks, training, model, get_model, store, attack, rs,
-              ratio=ratio, samples=samples, progress=progress)  # fmt: skip
+    summary, recs = asyncio.run(
+        evaluate_pruned(base, pruned, test_tasks, attack=job.attack, rs=rs, model_name=model,
+                        load_model=get_model, store=store, progress=progress)
+    )  # fmt: skip
+    console.print(
+        f"{summary.planned} planned: {summary.already_done} already done, "
+        f"{summary.ran} ran, {summary.errors} errors; store {store}"
+    )
+    _print_tables(console, job, pruned, recs, training, samples)
     for m in loaded:
         m.close()
 
 
-def _evaluate(
-    console: Any, base: Any, pruned: Any, tasks: list[Any], training: dict[str, Any],
-    model_name: str, get_model: Any, store: Path, attack: str, rs: Any, *, ratio: float,
-    samples: int, progress: bool,
-) -> None:  # fmt: skip
-    from overseer.bench import ResultStore, SolverConfig, run_experiment
-    from overseer.prune import spec_digest, spec_solver
+def _print_tables(console, job: PruneJob, pruned, recs, training, samples: int) -> None:
+    from overseer.prune.experiments import comparison_rows, cost_model_table
 
-    names = {
-        "full": f"full:{base.name}:{spec_digest(base)}:{attack}",
-        "pruned": f"agentprune:{pruned.name}:{spec_digest(pruned)}:{attack}",
-    }
-    specs = {"full": base, "pruned": pruned}
-    configs = [
-        SolverConfig(
-            names[k],
-            f"{k} team",
-            lambda m, s=specs[k]: spec_solver(m, s, attack=attack, rs=rs),
-        )
-        for k in ("full", "pruned")
-    ]
-    ids = {t.id for t in tasks}
-    with ResultStore(store) as rs_store:
-        summary = asyncio.run(
-            run_experiment(
-                configs=configs,
-                tasks=tasks,
-                seeds=[rs.seed],
-                model_name=model_name,
-                load_model=get_model,
-                store=rs_store,
-                progress=progress,
-            )
-        )
-        console.print(
-            f"{summary.planned} planned: {summary.already_done} already done, "
-            f"{summary.ran} ran, {summary.errors} errors; store {store}"
-        )
-        recs: dict[str, list[ResultRecord]] = {k: [] for k in names}
-        for k, cfg in names.items():
-            recs[k] = [
-                r
-                for r in rs_store.records(model=model_name, configs=[cfg])
-                if r.key.task_id in ids and r.key.seed == rs.seed
-            ]
-    _print_table(console, base, pruned, recs, attack)
-    _print_cost_model(console, base, recs, training, ratio=ratio, samples=samples)
-
-
-def _print_table(
-    console: Any, base: Any, pruned: Any, recs: dict[str, list[ResultRecord]], attack: str
-) -> None:
-    t = Table(title=f"full vs AgentPrune on held-out tasks (attack: {attack})")
+    t = Table(title=f"full vs AgentPrune on held-out tasks (attack: {job.attack})")
     for col in ("team", "edges S/T", "n", "acc", "err", "prompt/task", "compl/task",
                 "prompt total", "compl total", "prompt vs full", "compl vs full"):  # fmt: skip
         t.add_column(col, justify="left" if col == "team" else "right")
-    full_p = full_c = 0
-    for k, spec in (("full", base), ("pruned", pruned)):
-        rows = recs[k]
-        n = len(rows)
-        p = sum(r.usage.prompt_tokens for r in rows)
-        c = sum(r.usage.completion_tokens for r in rows)
-        if k == "full":
-            full_p, full_c = p, c
-        t.add_row(
-            f"{k} ({spec.name})",
-            f"{len(spec.spatial_edges)}/{len(spec.temporal_edges)}",
-            str(n),
-            f"{sum(r.correct for r in rows) / n:.3f}" if n else "-",
-            str(sum(r.error is not None for r in rows)),
-            f"{p / n:.0f}" if n else "-",
-            f"{c / n:.0f}" if n else "-",
-            str(p),
-            str(c),
-            f"{p / full_p:.2f}x" if full_p else "-",
-            f"{c / full_c:.2f}x" if full_c else "-",
-        )
+    for row in comparison_rows(job.base, pruned, recs):
+        t.add_row(*row)
     console.print(t)
-
-
-def _print_cost_model(
-    console: Any,
-    base: Any,
-    recs: dict[str, list[ResultRecord]],
-    training: dict[str, Any],
-    *,
-    ratio: float,
-    samples: int,
-) -> None:
-    from overseer.prune import (
-        Graph,
-        RunCost,
-        estimate_costs,
-        query_level_cost,
-        query_level_savings,
-        vanilla_cost,
-    )
-
-    train_runs = [RunCost(**r) for r in training.get("runs", [])]
-    eval_runs = [_run_cost(r) for k in recs for r in recs[k]]
     usage = training["report"]["usage"]
     console.print(
         f"training cost (M x Q' = {training['report']['runs']} team runs): "
         f"{usage['prompt_tokens']} prompt, {usage['completion_tokens']} completion tokens"
     )
-    if not any(r.calls for r in train_runs + eval_runs) or not recs["full"]:
+    cm = cost_model_table(job.base, recs, training, ratio=job.ratio, samples=samples)
+    if cm is None:
         return
-    c = estimate_costs(train_runs + eval_runs)
-    g = Graph.of(base)
-    q1, q_test = len(training["key"]["train"]), len(recs["full"])
-    q = q1 + q_test
-    pred_vanilla = vanilla_cost(c, g, q)
-    tr, rest = query_level_cost(c, g, queries=q, train_queries=q1, samples=samples, ratio=ratio)
-    delta = query_level_savings(c, g, queries=q, train_queries=q1, samples=samples, ratio=ratio)
-    full_mean = sum(_agent_prompt(r)[0] for r in recs["full"]) / q_test
-    meas_vanilla = full_mean * q
-    meas_ap = sum(r.prompt_tokens for r in train_runs) + sum(
-        _agent_prompt(r)[0] for r in recs["pruned"]
+    t = Table(
+        title=f"agent prompt tokens over Q = {cm.queries} queries (Q' = {cm.train_queries} "
+        f"train, {cm.test_queries} test)"
     )
-    t = Table(title=f"agent prompt tokens over Q = {q} queries (Q' = {q1} train, {q_test} test)")
     for col in ("", "cost model (eq. 14-17)", "measured"):
         t.add_column(col, justify="left" if not col else "right")
-    t.add_row("vanilla (full team on all Q)", f"{pred_vanilla:.0f}", f"{meas_vanilla:.0f}*")
-    t.add_row(
-        "AgentPrune: training (eq. 15)", f"{tr:.0f}", str(sum(r.prompt_tokens for r in train_runs))
-    )
-    t.add_row(
-        "AgentPrune: pruned queries (eq. 16)",
-        f"{rest:.0f}",
-        f"{meas_ap - sum(r.prompt_tokens for r in train_runs):.0f}",
-    )
-    t.add_row("savings Delta (eq. 17)", f"{delta:.0f}", f"{meas_vanilla - meas_ap:.0f}*")
+    for row in cm.rows:
+        t.add_row(*row)
     console.print(t)
     console.print(
-        f"measured averages: c_S = c_T = {c.c_s:.1f}, c_q = {c.c_q:.1f} tokens; "
+        f"measured averages: c_S = c_T = {cm.c_s:.1f}, c_q = {cm.c_q:.1f} tokens; "
         "* full-team tokens per test query scaled to all Q queries; the model charges "
         "temporal edges in every round, though the first round reads no previous one"
     )

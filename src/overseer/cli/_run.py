@@ -1,4 +1,4 @@
-"""`overseer run` (one query through one team) and `overseer trace show`."""
+"""`overseer run`: one query through one team (presets or a spec file, optional plug-ins)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
-from overseer.cli._app import InputError, app, csv_list, out_console
-from overseer.runtime import PRESETS, Budget, Executor, RunResult, TeamSpec, make_team, read_trace
-
-trace_app = typer.Typer(help="Read run traces.", no_args_is_help=True)
-app.add_typer(trace_app, name="trace")
+from overseer.cli._app import InputError, app, csv_list
+from overseer.runtime import PRESETS, Budget, TeamSpec, make_team
 
 
 def _task(ref: str, split: str) -> Any:
@@ -36,32 +32,6 @@ def _task(ref: str, split: str) -> Any:
         if t.id == which:
             return t
     raise InputError(f"--task: no task with id {which!r} in {suite} {split}")
-
-
-def _usage_table(res: RunResult) -> Table:
-    t = Table(title=f"tokens by actor (run {res.run_id})")
-    for col in ("actor", "calls", "prompt", "cached", "completion", "total"):
-        t.add_column(col, justify="left" if col == "actor" else "right")
-    for actor, u in sorted(res.usage_by_actor.items()):
-        t.add_row(
-            actor,
-            str(res.calls_by_actor.get(actor, 0)),
-            str(u.prompt_tokens),
-            str(u.cached_prompt_tokens),
-            str(u.completion_tokens),
-            str(u.total_tokens),
-        )
-    tot = res.total
-    t.add_row(
-        "net",
-        str(sum(res.calls_by_actor.values())),
-        str(tot.prompt_tokens),
-        str(tot.cached_prompt_tokens),
-        str(tot.completion_tokens),
-        str(tot.total_tokens),
-        style="bold",
-    )
-    return t
 
 
 @app.command("run")
@@ -90,68 +60,72 @@ def run_cmd(
         str | None, typer.Option(help="Filter thresholds: gaia, humaneval, mbpp, aime, ...")
     ] = None,
     tools: Annotated[str | None, typer.Option(help="Tools for every agent: python.")] = None,
+    monitor: Annotated[
+        Path | None,
+        typer.Option(help="Trained monitor file (`overseer monitor train`): rollback on the bus."),
+    ] = None,
 ) -> None:
     """Run one query through a team; print the answer, tokens per actor and the trace path."""
-    from overseer.bench import team_query
+    from overseer.bench import ExecutorSettings, TeamSetup, make_executor, team_query
+    from overseer.cli._trace import print_result
     from overseer.models import load_model, model_card
-    from overseer.tasks import score
+    from overseer.registry import MONITOR_TOP_LOGPROBS
 
     if (question is None) == (task is None):
         raise InputError("expected a QUESTION argument or --task, and not both")
     the_task = _task(task, split) if task else None
-    query = team_query(the_task) if the_task else str(question)
-    if spec is not None:
-        team_spec = TeamSpec.load(spec)
-    else:
-        pool = (
-            {"numeric": "math", "code": "code"}.get(the_task.kind, "reasoning")
-            if the_task
-            else "reasoning"
-        )
-        try:
-            team_spec = make_team(team, agents, rounds=rounds, pool=pool, seed=seed)
-        except ValueError as exc:
-            raise InputError(f"--team/--agents/--rounds: {exc}") from None
+    team_spec = _team(spec, team, agents, rounds, seed, the_task)
     if save_spec is not None:
         team_spec.save(save_spec)
     if not model.startswith("openai:"):
         model_card(model)
+    plugins = _monitor(monitor)
     m = load_model(model, base_url=base_url)
     sups = _supervisors(supervise, supervisor_model, filter_preset, base_url)
+    if plugins is not None:
+        sups += plugins(m)
     tool_map = _tools(tools)
-    if tool_map:
-        team_spec = team_spec.model_copy(
-            update={
-                "agents": [
-                    a.model_copy(update={"tools": sorted(set(a.tools) | set(tool_map))})
-                    for a in team_spec.agents
-                ]
-            }
-        )
-    ex = Executor(
-        m,
-        supervisors=sups,
-        tools=tool_map,
+    setup = TeamSetup(_with_tools(team_spec, tool_map), tools=tool_map, supervisors=sups)
+    settings = ExecutorSettings(
         trace_dir=trace_dir,
         budget=Budget(max_tokens=max_tokens, max_calls=max_calls),
-        seed=seed,
+        top_logprobs=MONITOR_TOP_LOGPROBS if plugins is not None else 0,
     )
-    res = asyncio.run(ex.run(team_spec, query))
-    console = out_console()
-    console.print(f"answer ({res.stop_reason}):", style="bold")
-    console.print(res.answer)
-    if the_task is not None:
-        sc = score(the_task, res.answer)
-        console.print(
-            f"task {the_task.id}: gold {the_task.answer!r}, parsed {sc.parsed!r}, "
-            f"correct {sc.correct}",
-        )
-    for f in res.failures:
-        console.print(f"agent {f.agent} failed in round {f.round}: {f.reason}: {f.detail}")
-    if res.error:
-        console.print(f"stopped: {res.error}")
-    console.print(_usage_table(res))
-    console.print(f"trace: {res.trace_path}")
+    ex = make_executor(m, setup, settings, seed=seed)
+    query = team_query(the_task) if the_task else str(question)
+    print_result(asyncio.run(ex.run(setup.team, query)), the_task)
+
+
+def _team(spec: Path | None, team: str, agents: int, rounds: int, seed: int, task: Any) -> TeamSpec:
+    """The TeamSpec file, or the preset with roles for the task's kind."""
+    if spec is not None:
+        return TeamSpec.load(spec)
+    pool = {"numeric": "math", "code": "code"}.get(task.kind, "reasoning") if task else "reasoning"
+    try:
+        return make_team(team, agents, rounds=rounds, pool=pool, seed=seed)
+    except ValueError as exc:
+        raise InputError(f"--team/--agents/--rounds: {exc}") from None
+
+
+def _with_tools(team: TeamSpec, tools: dict[str, Any]) -> TeamSpec:
+    """Every agent of the team also holds the named tools."""
+    if not tools:
+        return team
+    both = set(tools)
+    agents = [a.model_copy(update={"tools": sorted(set(a.tools) | both)}) for a in team.agents]
+    return team.model_copy(update={"agents": agents})
+
+
+def _monitor(path: Path | None) -> Any:
+    """The trained rogue-agent monitor of --monitor (a plug-in factory), or None."""
+    if path is None:
+        return None
+    from overseer.registry import monitor_plugin
+
+    try:
+        return monitor_plugin(path)
+    except ValueError as exc:
+        raise InputError(f"--monitor: {exc}") from None
 
 
 def _supervisors(
@@ -186,62 +160,3 @@ def _tools(names: str | None) -> dict[str, Any]:
             raise InputError(f"--tools: unknown tool {n!r}; expected one of: {', '.join(known)}")
         out[n] = known[n]()
     return out
-
-
-def _short(text: Any, n: int = 160) -> str:
-    s = " ".join(str(text).split())
-    return s if len(s) <= n else s[: n - 1] + "…"
-
-
-def _line(e: dict[str, Any]) -> str | None:
-    ev = e["event"]
-    if ev == "run_start":
-        agents = [a["name"] for a in e["team"]["agents"]]
-        return f"run {e['run']} model={e['model']} agents={agents} query: {_short(e['query'])}"
-    if ev in ("round_start", "round_end"):
-        return f"-- {ev.replace('_', ' ')} {e['round']}"
-    if ev == "model_call":
-        return (
-            f"   call {e['overseer.actor.kind']}:{e['gen_ai.agent.name']} "
-            f"in={e['gen_ai.usage.input_tokens']} cached="
-            f"{e['gen_ai.usage.cache_read_input_tokens']} "
-            f"out={e['gen_ai.usage.output_tokens']} {e['latency_s']}s"
-        )
-    if ev == "interaction":
-        what = e["kind"] + (f"({e['tool']})" if e.get("tool") else "")
-        err = f" ERROR {e['error']}" if e.get("error") else ""
-        return f"   {e['agent']} {what} r{e['round']}s{e['step']}: {_short(e['observation'])}{err}"
-    if ev == "message":
-        return f"   message {e['sender']} -> channel: {_short(e['content'])}"
-    if ev == "verdict":
-        return f"   VERDICT {e['action']} by {e['by']} on {e['agent']}: {_short(e['reason'])}"
-    if ev == "run_end":
-        u = e["usage"]
-        return (
-            f"end {e['stop_reason']}: answer {_short(e['answer'])!r} tokens in="
-            f"{u['input_tokens']} out={u['output_tokens']}"
-        )
-    keys = {k: v for k, v in e.items() if k not in ("v", "ts", "run", "event")}
-    return f"   {ev}: {_short(keys)}"
-
-
-@trace_app.command("show")
-def trace_show(
-    file: Annotated[Path, typer.Argument(help="A trace .jsonl file.")],
-    full: Annotated[bool, typer.Option(help="Print model prompts and outputs too.")] = False,
-) -> None:
-    """Print a run trace readably: rounds, calls, interactions, verdicts, messages."""
-    if not file.is_file():
-        raise InputError(f"trace file {file}: not found")
-    console = out_console()
-    try:
-        for e in read_trace(file):
-            line = _line(e)
-            if line:
-                console.print(line)
-            if full and e["event"] == "model_call":
-                for m in e["input"]:
-                    console.print(f"      [{m['role']}] {m['content']}")
-                console.print(f"      => {e['output']}")
-    except (ValueError, KeyError) as exc:
-        raise InputError(f"trace file {file}: {exc}") from None

@@ -218,6 +218,78 @@ def random_gain_curve(
     return 100.0 * (tp * s - fp * (1 - s)) / max(n_games, 1)
 
 
+@dataclass(frozen=True)
+class _Validation:
+    """The validation games of a selection: ids, outcomes, success rate and the tau grid."""
+
+    games: list[str]
+    succ: np.ndarray
+    rate: float
+    grid: np.ndarray
+
+
+def _select(
+    tr: Sequence[Mapping[str, Any]],
+    va: Sequence[Mapping[str, Any]],
+    role: str,
+    v: _Validation,
+    degrees: Sequence[int],
+    alpha: float,
+    cands: list[Candidate],
+) -> tuple[Candidate, tuple]:
+    """The role's best (features, degree, tau) by gain on validation, and its fitted model;
+    every candidate tried is appended to `cands`."""
+    y = np.array([float(bool(r["success"])) for r in tr])
+    gidx = {g: i for i, g in enumerate(v.games)}
+    vg = np.array([gidx[str(r["game"])] for r in va])
+    best: tuple[float, Candidate, tuple] | None = None
+    for feats in [c for n in (1, 2, 3) for c in itertools.combinations(FEATURES, n)]:
+        cols = ("turn", *feats)
+        xt = np.array([[float(r[c]) for c in cols] for r in tr])
+        xv = np.array([[float(r[c]) for c in cols] for r in va])
+        for d in degrees:
+            fitted = _fit(xt, y, d, alpha)
+            scaler, poly, ridge = fitted
+            est = np.clip(ridge.predict(poly.transform(scaler.transform(xv))), 0, 1)
+            lowest = np.full(len(v.games), np.inf)
+            np.minimum.at(lowest, vg, est)
+            g, tp, fp = gains(lowest, v.succ, v.grid, len(v.games), v.rate)
+            i = int(np.argmax(g))  # first max: the lowest threshold reaching it
+            cand = Candidate(role, feats, d, float(v.grid[i]), float(g[i]), int(tp[i]), int(fp[i]))
+            cands.append(cand)
+            if best is None or cand.gain > best[0] + 1e-9:
+                best = (cand.gain, cand, fitted)
+    assert best is not None
+    return best[1], best[2]
+
+
+def _role_monitor(cand: Candidate, fitted: tuple) -> RoleMonitor:
+    scaler, poly, ridge = fitted
+    return RoleMonitor(
+        role=cand.role,
+        inputs=("turn", *cand.features),
+        degree=cand.degree,
+        tau=cand.tau,
+        gain=cand.gain,
+        scale=np.asarray(scaler.scale_, dtype=float),
+        offset=np.asarray(scaler.min_, dtype=float),
+        powers=np.asarray(poly.powers_, dtype=np.int64),
+        coef=np.asarray(ridge.coef_, dtype=float),
+        intercept=float(ridge.intercept_),
+    )
+
+
+def _random_baseline(va: Sequence[Mapping[str, Any]], v: _Validation) -> tuple[float, float]:
+    """The random monitor's best p for a role and its gain."""
+    gidx = {g: i for i, g in enumerate(v.games)}
+    vg = np.array([gidx[str(r["game"])] for r in va])
+    turns = np.bincount(vg, minlength=len(v.games)).astype(float)
+    ps = np.linspace(0.0, 1.0, 201)
+    curve = random_gain_curve(turns, v.succ, ps, len(v.games), v.rate)
+    j = int(np.argmax(curve))
+    return float(ps[j]), float(curve[j])
+
+
 def train_monitors(
     train_rows: Sequence[Mapping[str, Any]],
     val_rows: Sequence[Mapping[str, Any]],
@@ -237,64 +309,24 @@ def train_monitors(
         raise ValueError(f"degrees: expected values in 1..10, got {list(degrees)}")
     grid = np.linspace(0.0, 1.0, 101) if taus is None else np.asarray(taus, dtype=float)
     games, outcome = _games(val_rows)
-    s = float(np.mean([outcome[g] for g in games]))
+    rate = float(np.mean([outcome[g] for g in games]))
+    v = _Validation(games, np.array([outcome[g] for g in games]), rate, grid)
     roles = sorted({str(r["role"]) for r in train_rows} & {str(r["role"]) for r in val_rows})
     monitors: dict[str, RoleMonitor] = {}
     cands: list[Candidate] = []
     rand_p: dict[str, float] = {}
     rand_gain: dict[str, float] = {}
-    subsets = [c for n in (1, 2, 3) for c in itertools.combinations(FEATURES, n)]
     for role in roles:
         tr = [r for r in train_rows if r["role"] == role]
         va = [r for r in val_rows if r["role"] == role]
-        y = np.array([float(bool(r["success"])) for r in tr])
-        gidx = {g: i for i, g in enumerate(games)}
-        vg = np.array([gidx[str(r["game"])] for r in va])
-        succ = np.array([outcome[g] for g in games])
-        best: tuple[float, Candidate, tuple] | None = None
-        for feats in subsets:
-            cols = ("turn", *feats)
-            xt = np.array([[float(r[c]) for c in cols] for r in tr])
-            xv = np.array([[float(r[c]) for c in cols] for r in va])
-            for d in degrees:
-                fitted = _fit(xt, y, d, alpha)
-                scaler, poly, ridge = fitted
-                est = np.clip(ridge.predict(poly.transform(scaler.transform(xv))), 0, 1)
-                lowest = np.full(len(games), np.inf)
-                np.minimum.at(lowest, vg, est)
-                g, tp, fp = gains(lowest, succ, grid, len(games), s)
-                i = int(np.argmax(g))  # first max: the lowest threshold reaching it
-                cand = Candidate(
-                    role, feats, d, float(grid[i]), float(g[i]), int(tp[i]), int(fp[i])
-                )
-                cands.append(cand)
-                if best is None or cand.gain > best[0] + 1e-9:
-                    best = (cand.gain, cand, fitted)
-        assert best is not None
-        _, cand, (scaler, poly, ridge) = best
-        monitors[role] = RoleMonitor(
-            role=role,
-            inputs=("turn", *cand.features),
-            degree=cand.degree,
-            tau=cand.tau,
-            gain=cand.gain,
-            scale=np.asarray(scaler.scale_, dtype=float),
-            offset=np.asarray(scaler.min_, dtype=float),
-            powers=np.asarray(poly.powers_, dtype=np.int64),
-            coef=np.asarray(ridge.coef_, dtype=float),
-            intercept=float(ridge.intercept_),
-        )
-        turns = np.bincount(vg, minlength=len(games)).astype(float)
-        ps = np.linspace(0.0, 1.0, 201)
-        curve = random_gain_curve(turns, succ, ps, len(games), s)
-        j = int(np.argmax(curve))
-        rand_p[role], rand_gain[role] = float(ps[j]), float(curve[j])
+        monitors[role] = _role_monitor(*_select(tr, va, role, v, degrees, alpha, cands))
+        rand_p[role], rand_gain[role] = _random_baseline(va, v)
     meta = {
         "train_games": len(_games(train_rows)[0]),
         "validation_games": len(games),
         "train_rows": len(train_rows),
         "validation_rows": len(val_rows),
-        "validation_success_rate": s,
+        "validation_success_rate": rate,
         "alpha": alpha,
         "degrees": list(degrees),
     }

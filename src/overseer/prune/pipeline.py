@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from overseer.bench import Solver, SolverOutput, team_query
+from overseer.bench import ExecutorSettings, Solver, SolverOutput, TeamSetup, run_team
 from overseer.models import Model, Usage
 from overseer.prune.attacks import AttackedTeam, apply_attack
 from overseer.prune.cost import RunCost
 from overseer.prune.masks import Candidates, EdgeMasks
 from overseer.prune.prune import prune_team
 from overseer.prune.trainer import Rollout, RolloutFn, TrainConfig, TrainReport, train_query_level
-from overseer.runtime import Executor, TeamSpec, make_team
-from overseer.tasks import Task, ascore, score
+from overseer.runtime import TeamSpec, make_team
+from overseer.tasks import Task, ascore
 
 VARIANTS: dict[str, str] = {
     "agentprune-c": "complete",
@@ -51,12 +50,6 @@ def spec_digest(team: TeamSpec) -> str:
     return hashlib.sha256(team.to_json().encode()).hexdigest()[:8]
 
 
-def _extractor(task: Task) -> Callable[[str], str]:
-    if task.kind in ("mc", "numeric"):
-        return lambda text: score(task, text).parsed or ""
-    return lambda text: text.strip()
-
-
 @dataclass(frozen=True)
 class RunSettings:
     """How each team run is executed: per-call token cap, agent steps, trace folder, seed."""
@@ -68,36 +61,23 @@ class RunSettings:
 
 
 async def _run_task(
-    model: Model, attacked: AttackedTeam, task: Task, rs: RunSettings, tag: str
+    model: Model, attacked: AttackedTeam, task: Task, rs: RunSettings, seed: int, tag: str
 ) -> tuple[SolverOutput, RunCost]:
-    ex = Executor(
-        model,
-        models=attacked.models,
-        trace_dir=rs.trace_dir,
-        extract_answer=_extractor(task),
-        max_tokens=rs.max_tokens,
-        max_steps=rs.max_steps,
-        seed=rs.seed,
+    settings = ExecutorSettings(
+        trace_dir=rs.trace_dir, max_steps=rs.max_steps, max_tokens=rs.max_tokens, seed=rs.seed
     )
-    safe = task.id.replace("/", "_")
-    res = await ex.run(
-        attacked.team, team_query(task), run_id=f"{tag}-{safe}-{uuid.uuid4().hex[:6]}"
-    )
+    setup = TeamSetup(attacked.team, models=attacked.models, run_tag=tag)
+    out, res = await run_team(model, setup, task, seed, settings)
     cost = RunCost.of(attacked.team, res)
-    out = SolverOutput(
-        res.answer,
-        res.usage_by_actor,
-        error=res.error if res.stop_reason != "done" else None,
-        extra={
-            "trace": str(res.trace_path),
-            "agent_calls": cost.calls,
-            "spatial_deliveries": cost.spatial_deliveries,
-            "temporal_deliveries": cost.temporal_deliveries,
-            "spatial_edges": len(attacked.team.spatial_edges),
-            "temporal_edges": len(attacked.team.temporal_edges),
-        },
-    )
-    return out, cost
+    extra = {
+        **out.extra,
+        "agent_calls": cost.calls,
+        "spatial_deliveries": cost.spatial_deliveries,
+        "temporal_deliveries": cost.temporal_deliveries,
+        "spatial_edges": len(attacked.team.spatial_edges),
+        "temporal_edges": len(attacked.team.temporal_edges),
+    }
+    return replace(out, extra=extra), cost
 
 
 def task_rollout(
@@ -107,7 +87,7 @@ def task_rollout(
 
     async def rollout(team: TeamSpec, q: int, k: int) -> Rollout:
         attacked = apply_attack(team, attack, rs.seed)
-        out, cost = await _run_task(model, attacked, tasks[q], rs, f"train-q{q}-m{k}")
+        out, cost = await _run_task(model, attacked, tasks[q], rs, rs.seed, f"train-q{q}-m{k}")
         costs.append(cost)
         value = 0.0
         if out.error is None:
@@ -156,7 +136,7 @@ def spec_solver(model: Model, team: TeamSpec, *, attack: str, rs: RunSettings) -
 
     async def solve(task: Task, seed: int) -> SolverOutput:
         attacked = apply_attack(team, attack, rs.seed)
-        out, _ = await _run_task(model, attacked, task, rs, f"eval-{team.name}-s{seed}")
+        out, _ = await _run_task(model, attacked, task, rs, seed, f"eval-{team.name}")
         return out
 
     return solve

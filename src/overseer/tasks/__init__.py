@@ -1,6 +1,13 @@
 """Packaged benchmark suites: loaders with verified counts, seeded splits, and scorers."""
 
-from overseer.tasks._browse import BrowserSession, Page, browser_tools, build_corpus
+from overseer.tasks._browse import (
+    BrowseEnvironment,
+    BrowserSession,
+    Page,
+    browser_tools,
+    build_corpus,
+)
+from overseer.tasks._env import TaskEnvironment, open_environment
 from overseer.tasks._loaders import (
     LOADERS,
     MMLU_SAMPLE_PER_SUBJECT,
@@ -35,11 +42,13 @@ __all__ = [
     "LOADERS",
     "MMLU_SAMPLE_PER_SUBJECT",
     "SUITE_NAMES",
+    "BrowseEnvironment",
     "BrowserSession",
     "Page",
     "Score",
     "Task",
     "TaskDataError",
+    "TaskEnvironment",
     "TaskKind",
     "UnknownSuiteError",
     "ascore",
@@ -54,6 +63,7 @@ __all__ = [
     "load_suite",
     "load_wordproblems",
     "mc_prompt",
+    "open_environment",
     "score",
     "score_code",
     "score_mc",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 from overseer.tasks._types import Task
@@ -223,7 +224,12 @@ def load_browse_sample(size: int = BROWSE_SIZE, seed: int = BROWSE_SEED) -> list
             f"https://wiki.local/<Title_With_Underscores>; web_search finds others.",
             str(page.facts[label]),
             "numeric",
-            meta={"corpus_size": size, "corpus_seed": seed, "url": page.url},
+            meta={
+                "corpus_size": size,
+                "corpus_seed": seed,
+                "url": page.url,
+                "environment": partial(BrowseEnvironment, size, seed),
+            },
         )
         for i, (page, q, label) in enumerate(build_corpus(size, seed))
     ]
@@ -331,3 +337,14 @@ def browser_tools(
         _BrowserTool("page_down", "Show the next viewport of the open page.", obj, session),
     ]
     return {t.name: t for t in tools}
+
+
+class BrowseEnvironment:
+    """The browse task environment: fresh browser tools over the task's corpus; the answer is
+    stored as given."""
+
+    def __init__(self, size: int = BROWSE_SIZE, seed: int = BROWSE_SEED) -> None:
+        self.tools = browser_tools(size=size, seed=seed)
+
+    def finish(self, answer: str) -> str:
+        return answer

@@ -191,6 +191,13 @@ def load_wordproblems(size: int = WORDPROBLEMS_SIZE, seed: int = WORDPROBLEMS_SE
     return tasks
 
 
+def load_travel_suite() -> list[Task]:
+    """AgentDojo's travel tasks (they bring their own tools; see `tasks.travel`)."""
+    from overseer.tasks.travel import load_travel_all
+
+    return load_travel_all()
+
+
 LOADERS: dict[str, Callable[[], list[Task]]] = {
     "humaneval": load_humaneval,
     "mmlu": load_mmlu,
@@ -199,4 +206,5 @@ LOADERS: dict[str, Callable[[], list[Task]]] = {
     "aime2024": load_aime2024,
     "wordproblems": load_wordproblems,
     "browse-sample": load_browse_sample,
+    "travel": load_travel_suite,
 }

@@ -1,7 +1,9 @@
-"""Glue for `overseer monitor`: environments as runner tasks, game solvers, the eval table.
+"""Monitor experiments on the games: environments as runner tasks, game solvers, collect /
+train / eval steps and their tables (what `overseer monitor collect|train|eval` runs).
 
 One game is one runner result keyed by (config, model, suite, task id = game id, seed); the
-feature rows of every agent turn, labelled with the game's outcome, ride in `extra`.
+feature rows of every agent turn, labelled with the game's outcome, ride in `extra`. This is
+the one module of `monitor` that knows the games (`overseer.envs`).
 """
 
 from __future__ import annotations
@@ -9,19 +11,27 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from overseer.bench import ResultRecord, SolverConfig, SolverOutput
+from overseer.bench import (
+    ResultRecord,
+    ResultStore,
+    RunSummary,
+    SolverConfig,
+    SolverOutput,
+    run_experiment,
+)
 from overseer.envs import Game, WhoDunitConfig, call_seed, generate_games, play_whodunit
 from overseer.envs.codegen import CodeGenConfig, codegen_splits, play_codegen
 from overseer.envs.govsim import GovSimConfig, govsim_splits, play_govsim
 from overseer.models import Model
-from overseer.monitor import MonitorSet, RandomMonitor, UncertaintyMonitor, monitor_files
+from overseer.monitor.intervene import RandomMonitor, UncertaintyMonitor
+from overseer.monitor.train import MonitorSet, monitor_files, train_monitors
 from overseer.runtime import Supervisor
 from overseer.tasks import Task
 
@@ -158,6 +168,46 @@ def codegen_setup(cfg: CodeGenConfig, *, trace_dir: Path | None = None) -> EnvSe
     return EnvSetup("codegen", suite, games, play)
 
 
+def env_setup(
+    env: str,
+    *,
+    suspects: int | None = None,
+    attributes: int | None = None,
+    turns: int | None = None,
+    coders: int | None = None,
+    thoughts: int = 160,
+    max_tokens: int | None = None,
+    trace_dir: Path | None = None,
+) -> EnvSetup:
+    """The setup of an environment with the given sizes (None: the seed's defaults); sizes an
+    environment does not have, or bad values, raise ValueError."""
+    mt = {"max_tokens": max_tokens} if max_tokens is not None else {}
+    if env not in ENVS:
+        raise ValueError(f"env: expected one of {', '.join(ENVS)}, got {env!r}")
+    if env in ("codegen", "govsim") and (suspects is not None or attributes is not None):
+        raise ValueError(f"suspects/attributes: WhoDunitEnv sizes, not for {env}")
+    if env == "codegen":
+        sizes = {k: v for k, v in (("rounds", turns), ("n_coders", coders)) if v is not None}
+        return codegen_setup(CodeGenConfig(**sizes, **mt), trace_dir=trace_dir)
+    if coders is not None:
+        raise ValueError(f"coders: a codegen size, not for {env}")
+    if env == "govsim":
+        cfg = GovSimConfig(**mt, **({"months": turns} if turns else {}))
+        return govsim_setup(cfg, trace_dir=trace_dir)
+    named = (("n_suspects", suspects), ("n_attributes", attributes), ("max_turns", turns))
+    sizes = {k: v for k, v in named if v is not None}
+    if env == "whodunit-asym":
+        wcfg = WhoDunitConfig(**sizes, thoughts_chars=thoughts, **mt)
+    else:
+        wcfg = WhoDunitConfig.symmetric(**sizes, thoughts_chars=thoughts, **mt)
+    return whodunit_setup(env, wcfg, trace_dir=trace_dir)
+
+
+def default_monitor_path(suite: str, model: str) -> Path:
+    """Where `overseer monitor train` saves the monitors of a suite and model by default."""
+    return Path("results") / f"monitor-{suite}-{model.replace(':', '_').replace('/', '_')}.json"
+
+
 def game_config(
     name: str,
     setup: EnvSetup,
@@ -199,6 +249,84 @@ def monitor_tag(path: Path) -> str:
     jpath, npath = monitor_files(path)
     data = jpath.read_bytes() + npath.read_bytes()
     return hashlib.sha256(data).hexdigest()[:6]
+
+
+def eval_configs(
+    setup: EnvSetup, monitors: MonitorSet, path: Path, caps: Sequence[int]
+) -> list[SolverConfig]:
+    """No intervention, the trained monitor with each reset cap, the random monitor (first
+    cap); names carry the monitor's content hash, so results of different monitors never mix."""
+    if monitors.env != setup.suite:
+        raise ValueError(f"{path}: trained for {monitors.env}, not {setup.suite}")
+    tag = monitor_tag(path)
+    configs = [game_config("none", setup)]
+    for c in caps:
+        configs.append(game_config(f"monitor-cap{c}@{tag}", setup, monitors=monitors, cap=c))
+    first = caps[0]
+    configs.append(
+        game_config(f"random-cap{first}@{tag}", setup, monitors=monitors, cap=first, random=True)
+    )
+    return configs
+
+
+async def play_games(
+    setup: EnvSetup,
+    configs: Sequence[SolverConfig],
+    tasks: Sequence[Task],
+    *,
+    model_name: str,
+    load_model: Callable[[], Model],
+    store: Path,
+    seed: int = 0,
+    progress: bool = False,
+) -> RunSummary:
+    """Play each game under each configuration, storing results (resumable)."""
+    with ResultStore(store) as rs:
+        return await run_experiment(
+            configs=list(configs),
+            tasks=list(tasks),
+            seeds=[seed],
+            model_name=model_name,
+            load_model=load_model,
+            store=rs,
+            progress=progress,
+        )
+
+
+def collected_rows(store: Path, setup: EnvSetup, model: str) -> tuple[list[dict], list[dict]]:
+    """Training and validation feature rows of the games `collect` stored."""
+    with ResultStore(store) as rs:
+        return split_rows(list(rs.records(suite=setup.suite, model=model, configs=["collect"])))
+
+
+class MissingGamesError(ValueError):
+    """The store lacks the collected games of a split."""
+
+
+def train_from_store(store: Path, setup: EnvSetup, model: str) -> MonitorSet:
+    """Per-role monitors trained on the collected games; MissingGamesError if a split has
+    none, ValueError if they cannot be trained."""
+    train, val = collected_rows(store, setup, model)
+    if not train or not val:
+        raise MissingGamesError(
+            f"{store}: {setup.suite}/{model} has {len(train)} training and {len(val)} "
+            "validation feature rows; collect both splits first"
+        )
+    return train_monitors(train, val, env=setup.suite, model=model)
+
+
+def outcome_rows(
+    setup: EnvSetup, store: Path, model: str, configs: Sequence[str], ids: Iterable[str] | None
+) -> list[list[str]]:
+    """The comparison rows of stored games (only games `ids`, if given)."""
+    keep = set(ids) if ids is not None else None
+    with ResultStore(store) as rs:
+        recs = [
+            r
+            for r in rs.records(suite=setup.suite, model=model, configs=list(configs))
+            if keep is None or r.key.task_id in keep
+        ]
+    return eval_rows(setup.env, recs, configs)
 
 
 def split_rows(records: Sequence[ResultRecord]) -> tuple[list[dict], list[dict]]:

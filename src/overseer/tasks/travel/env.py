@@ -20,9 +20,9 @@ from typing import Any, Literal
 
 from pydantic import ValidationError, create_model
 
-from overseer.adapt.travel._shim import CURRENT, Store, ToolCall, load_travel_suite
 from overseer.runtime import ToolResult
-from overseer.tasks import Score
+from overseer.tasks._types import Score
+from overseer.tasks.travel._shim import CURRENT, Store, ToolCall, load_travel_suite
 
 
 def _drive(coro: Any) -> Any:
@@ -119,6 +119,10 @@ class TravelSession:
     def transcript(self, answer: str) -> str:
         """The answer to store: the final text and the calls, as JSON."""
         return json.dumps({"answer": answer, "calls": self.calls}, ensure_ascii=False)
+
+    def finish(self, answer: str) -> str:
+        """The task environment protocol: the stored answer is the transcript."""
+        return self.transcript(answer)
 
     def utility(self, text: str, post: Any) -> bool:
         traces = [ToolCall(str(i), c["function"], c["arguments"]) for i, c in enumerate(self.calls)]

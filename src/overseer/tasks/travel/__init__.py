@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from functools import partial
 
-from overseer.adapt.travel._shim import TravelDataError, load_travel_suite
-from overseer.adapt.travel.env import (
+from overseer.tasks._types import Task
+from overseer.tasks.travel._shim import TravelDataError, load_travel_suite
+from overseer.tasks.travel.env import (
     TravelSession,
     gold_transcript,
     parse_transcript,
     replay,
     score_travel,
 )
-from overseer.tasks import Task, split_tasks
 
 N_TASKS = 20
 N_TOOLS = 28
@@ -27,8 +27,8 @@ def _score(task: Task, output: str):
     return score_travel(int(task.meta["travel_task"]), output)
 
 
-def load_travel(split: str = "test", *, seed: int = 0, limit: int | None = None) -> list[Task]:
-    """The travel user tasks of a seeded split (same hash split as every other suite)."""
+def load_travel_all() -> list[Task]:
+    """Every travel user task, checked against the expected counts (the suite's loader)."""
     suite = load_travel_suite()
     if len(suite.user_tasks) != N_TASKS or len(suite.tools) != N_TOOLS:
         raise TravelDataError(
@@ -45,15 +45,19 @@ def load_travel(split: str = "test", *, seed: int = 0, limit: int | None = None)
             meta={
                 "travel_task": n,
                 "scorer": _score,
-                "session": partial(TravelSession, n),
+                "environment": partial(TravelSession, n),
             },
         )
         for n, ut in sorted(suite.user_tasks.items())
     ]
-    if split not in ("train", "validation", "test", "all"):
-        raise ValueError(f"split: expected train|validation|test|all, got {split!r}")
-    chosen = tasks if split == "all" else split_tasks(tasks, seed=seed)[split]
-    return chosen[:limit] if limit is not None else chosen
+    return tasks
+
+
+def load_travel(split: str = "test", *, seed: int = 0, limit: int | None = None) -> list[Task]:
+    """The travel user tasks of a seeded split (same as `load_suite("travel", ...)`)."""
+    from overseer.tasks._split import load_suite
+
+    return load_suite("travel", split=split, seed=seed, limit=limit)  # type: ignore[arg-type]
 
 
 __all__ = [
@@ -63,6 +67,7 @@ __all__ = [
     "TravelSession",
     "gold_transcript",
     "load_travel",
+    "load_travel_all",
     "parse_transcript",
     "replay",
     "score_travel",

@@ -1,0 +1,120 @@
+"""`overseer trace show` (a run trace, readably) and the printed result of `overseer run`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from overseer.cli._app import InputError, app, out_console
+from overseer.runtime import RunResult, read_trace
+
+trace_app = typer.Typer(help="Read run traces.", no_args_is_help=True)
+app.add_typer(trace_app, name="trace")
+
+
+def _usage_table(res: RunResult) -> Table:
+    t = Table(title=f"tokens by actor (run {res.run_id})")
+    for col in ("actor", "calls", "prompt", "cached", "completion", "total"):
+        t.add_column(col, justify="left" if col == "actor" else "right")
+    for actor, u in sorted(res.usage_by_actor.items()):
+        t.add_row(
+            actor,
+            str(res.calls_by_actor.get(actor, 0)),
+            str(u.prompt_tokens),
+            str(u.cached_prompt_tokens),
+            str(u.completion_tokens),
+            str(u.total_tokens),
+        )
+    tot = res.total
+    t.add_row(
+        "net",
+        str(sum(res.calls_by_actor.values())),
+        str(tot.prompt_tokens),
+        str(tot.cached_prompt_tokens),
+        str(tot.completion_tokens),
+        str(tot.total_tokens),
+        style="bold",
+    )
+    return t
+
+
+def print_result(res: RunResult, the_task: Any) -> None:
+    from overseer.tasks import score
+
+    console = out_console()
+    console.print(f"answer ({res.stop_reason}):", style="bold")
+    console.print(res.answer)
+    if the_task is not None:
+        sc = score(the_task, res.answer)
+        console.print(
+            f"task {the_task.id}: gold {the_task.answer!r}, parsed {sc.parsed!r}, "
+            f"correct {sc.correct}",
+        )
+    for f in res.failures:
+        console.print(f"agent {f.agent} failed in round {f.round}: {f.reason}: {f.detail}")
+    if res.error:
+        console.print(f"stopped: {res.error}")
+    console.print(_usage_table(res))
+    console.print(f"trace: {res.trace_path}")
+
+
+def _short(text: Any, n: int = 160) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _line(e: dict[str, Any]) -> str | None:
+    ev = e["event"]
+    if ev == "run_start":
+        agents = [a["name"] for a in e["team"]["agents"]]
+        return f"run {e['run']} model={e['model']} agents={agents} query: {_short(e['query'])}"
+    if ev in ("round_start", "round_end"):
+        return f"-- {ev.replace('_', ' ')} {e['round']}"
+    if ev == "model_call":
+        return (
+            f"   call {e['overseer.actor.kind']}:{e['gen_ai.agent.name']} "
+            f"in={e['gen_ai.usage.input_tokens']} cached="
+            f"{e['gen_ai.usage.cache_read_input_tokens']} "
+            f"out={e['gen_ai.usage.output_tokens']} {e['latency_s']}s"
+        )
+    if ev == "interaction":
+        what = e["kind"] + (f"({e['tool']})" if e.get("tool") else "")
+        err = f" ERROR {e['error']}" if e.get("error") else ""
+        return f"   {e['agent']} {what} r{e['round']}s{e['step']}: {_short(e['observation'])}{err}"
+    if ev == "message":
+        return f"   message {e['sender']} -> channel: {_short(e['content'])}"
+    if ev == "verdict":
+        return f"   VERDICT {e['action']} by {e['by']} on {e['agent']}: {_short(e['reason'])}"
+    if ev == "run_end":
+        u = e["usage"]
+        return (
+            f"end {e['stop_reason']}: answer {_short(e['answer'])!r} tokens in="
+            f"{u['input_tokens']} out={u['output_tokens']}"
+        )
+    keys = {k: v for k, v in e.items() if k not in ("v", "ts", "run", "event")}
+    return f"   {ev}: {_short(keys)}"
+
+
+@trace_app.command("show")
+def trace_show(
+    file: Annotated[Path, typer.Argument(help="A trace .jsonl file.")],
+    full: Annotated[bool, typer.Option(help="Print model prompts and outputs too.")] = False,
+) -> None:
+    """Print a run trace readably: rounds, calls, interactions, verdicts, messages."""
+    if not file.is_file():
+        raise InputError(f"trace file {file}: not found")
+    console = out_console()
+    try:
+        for e in read_trace(file):
+            line = _line(e)
+            if line:
+                console.print(line)
+            if full and e["event"] == "model_call":
+                for m in e["input"]:
+                    console.print(f"      [{m['role']}] {m['content']}")
+                console.print(f"      => {e['output']}")
+    except (ValueError, KeyError) as exc:
+        raise InputError(f"trace file {file}: {exc}") from None

@@ -1,0 +1,49 @@
+"""Bench configurations of the SupervisorAgent: workload teams without and with it, and the
+seed's three ablations (each a team configuration, so other plug-ins compose with it)."""
+
+from __future__ import annotations
+
+from overseer.bench import PluginFactory, Solver, TeamConfig, workload_solver
+from overseer.models import Model
+from overseer.runtime import Supervisor
+from overseer.supervise._core import SupervisorSettings
+from overseer.supervise._filter import preset
+from overseer.supervise._supervisor import SupervisorAgent, tool_verifier
+
+ABLATIONS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
+    ("baseline", None, "workload team (web tools / python tool), no supervision"),
+    ("supervised", (), "workload team + SupervisorAgent"),
+    ("supervised-no-correction", ("correction",), "SupervisorAgent without correction"),
+    ("supervised-no-guidance", ("guidance",), "SupervisorAgent without guidance"),
+    ("supervised-no-purification", ("purification",), "SupervisorAgent without purification"),
+)
+
+
+def _config(
+    name: str, without: tuple[str, ...] | None, what: str, filter_preset: str | None
+) -> TeamConfig:
+    supervised = without is not None
+
+    def make(model: Model, plugins: PluginFactory | None, top_logprobs: int) -> Solver:
+        return workload_solver(
+            model,
+            supervisors=plugins,
+            verifier=tool_verifier if supervised else None,
+            name=name,
+            top_logprobs=top_logprobs,
+        )
+
+    if not supervised:
+        return TeamConfig.of(name, what, make)
+    extra = {"filter": preset(filter_preset)} if filter_preset else {}
+    settings = SupervisorSettings.ablation(without or (), **extra)
+
+    def agent(model: Model) -> list[Supervisor]:
+        return [SupervisorAgent(settings=settings)]
+
+    return TeamConfig.of(name, what, make, (agent,))
+
+
+def supervise_configs(filter_preset: str | None = None) -> list[TeamConfig]:
+    """`baseline`, `supervised` and its ablations, with filter thresholds of a preset."""
+    return [_config(n, w, what, filter_preset) for n, w, what in ABLATIONS]

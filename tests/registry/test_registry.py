@@ -1,0 +1,107 @@
+"""The explicit registry: configurations without the CLI, `NAME+monitor:FILE`, suite reports,
+and benchmarks that use only the public API."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from overseer.bench import ResultStore, TeamConfig, run_experiment
+from overseer.models import ScriptedModel
+from overseer.monitor import MonitorSet, train_monitors
+from overseer.registry import bench_configs, suite_report
+from overseer.runtime import read_trace
+from overseer.tasks import Task
+
+ROOT = Path(__file__).resolve().parents[2]
+MC = Task("toy", "toy/1", "Which is prime?\n\nA. 4\nB. 6\nC. 7\nD. 9", "C", "mc", ("4", "6", "7"))
+
+
+def rows(n_games: int, seed: int, prefix: str) -> list[dict]:
+    """Games fail exactly when an agent's varentropy is high (a learnable monitor)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for g in range(n_games):
+        fails = rng.random() < 0.4
+        for t in range(1, 4):
+            var = rng.uniform(0.8, 1.0) if fails and t == 2 else rng.uniform(0.0, 0.3)
+            out.append({"game": f"{prefix}{g}", "role": "a1", "turn": t, "entropy": 1.0,
+                        "varentropy": var, "kurtosis": 1.0, "success": not fails})  # fmt: skip
+    return out
+
+
+@pytest.fixture
+def monitor_file(tmp_path: Path) -> Path:
+    ms = train_monitors(rows(60, 0, "t"), rows(40, 1, "v"), env="toy", model="scripted")
+    return ms.save(tmp_path / "mon")
+
+
+def reply(messages: list) -> object:
+    if "final decision-maker" in messages[0]["content"]:
+        return "Answer: C"
+    return {"thought": "check", "action": "answer", "answer": "It is C. Answer: C"}
+
+
+def test_the_registry_lists_configurations_without_importing_the_cli() -> None:
+    code = (
+        "import sys; from overseer.registry import bench_configs; "
+        "names = bench_configs(suite='travel').names(); "
+        "assert not [m for m in sys.modules if m.startswith('overseer.cli')], 'cli imported'; "
+        "print(','.join(names))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout.strip()
+    names = out.split(",")
+    for n in ("direct", "complete", "debate", "baseline", "supervised", "masfly"):
+        assert n in names
+    assert suite_report("travel") is not None and suite_report("gsm8k-sample") is None
+
+
+def test_travel_teams_replace_the_tool_less_presets() -> None:
+    plain, travel = bench_configs().get("chain"), bench_configs(suite="travel").get("chain")
+    assert "tools" in travel.description and "tools" not in plain.description
+
+
+async def test_name_plus_monitor_file_puts_the_monitor_on_a_team(
+    monitor_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # team traces go to ./runs/bench
+    name = f"complete+monitor:{monitor_file}"
+    (cfg,) = bench_configs(agents=2, rounds=1).resolve([name])
+    assert isinstance(cfg, TeamConfig) and cfg.name == name and cfg.top_logprobs == 10
+    assert MonitorSet.load(monitor_file).env == "toy"
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        s = await run_experiment(
+            configs=[cfg], tasks=[MC], seeds=[0], model_name="scripted",
+            load_model=lambda: ScriptedModel(reply), store=store, progress=False,
+        )  # fmt: skip
+        (rec,) = store.records()
+    assert s.ran == 1 and rec.error is None and rec.correct
+    start = next(e for e in read_trace(str(rec.extra["trace"])) if e["event"] == "run_start")
+    assert start["supervisors"] == ["rogue-monitor"]
+
+
+def test_a_monitor_composes_with_a_supervised_configuration(monitor_file: Path) -> None:
+    cfg = bench_configs().get(f"supervised+monitor:{monitor_file}")
+    assert isinstance(cfg, TeamConfig) and len(cfg.plugins) == 2
+
+
+def test_a_missing_monitor_file_is_a_value_error_naming_it(tmp_path: Path) -> None:
+    bad = tmp_path / "none.json"
+    with pytest.raises(ValueError, match=re.escape(str(bad))):
+        bench_configs().resolve([f"chain+monitor:{bad}"])
+    with pytest.raises(ValueError, match="not a team configuration"):
+        bench_configs().resolve([f"direct+monitor:{bad}"])
+
+
+def test_benchmarks_import_no_private_module() -> None:
+    private = re.compile(r"^\s*(from|import)\s+overseer(\.\w+)*\._\w+", re.MULTILINE)
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        found = private.findall(path.read_text())
+        assert not found, f"{path.name} imports a private module"
