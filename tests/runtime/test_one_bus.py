@@ -63,7 +63,7 @@ def test_a_bad_event_is_refused_at_the_writer(tmp_path: Path) -> None:
     from overseer.runtime import Trace
 
     t = Trace(tmp_path / "t.jsonl", "r")
-    with pytest.raises(ValueError, match="trace event 'rollback': .*removed"):
+    with pytest.raises(ValueError, match=r"trace event 'rollback': .*removed"):
         t.event("rollback", round=1, agent="a", by="x", reason="y", count=1)
     with pytest.raises(ValueError, match="unknown"):
         t.event("made_up")
