@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from overseer.cli._app import InputError, app, out_console
-from overseer.runtime import RunResult, read_trace
+from overseer.runtime import RunResult, describe_event, read_trace
 
 trace_app = typer.Typer(help="Read run traces.", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")
@@ -61,43 +61,6 @@ def print_result(res: RunResult, the_task: Any) -> None:
     console.print(f"trace: {res.trace_path}")
 
 
-def _short(text: Any, n: int = 160) -> str:
-    s = " ".join(str(text).split())
-    return s if len(s) <= n else s[: n - 1] + "…"
-
-
-def _line(e: dict[str, Any]) -> str | None:
-    ev = e["event"]
-    if ev == "run_start":
-        agents = [a["name"] for a in e["team"]["agents"]]
-        return f"run {e['run']} model={e['model']} agents={agents} query: {_short(e['query'])}"
-    if ev in ("round_start", "round_end"):
-        return f"-- {ev.replace('_', ' ')} {e['round']}"
-    if ev == "model_call":
-        return (
-            f"   call {e['overseer.actor.kind']}:{e['gen_ai.agent.name']} "
-            f"in={e['gen_ai.usage.input_tokens']} cached="
-            f"{e['gen_ai.usage.cache_read_input_tokens']} "
-            f"out={e['gen_ai.usage.output_tokens']} {e['latency_s']}s"
-        )
-    if ev == "interaction":
-        what = e["kind"] + (f"({e['tool']})" if e.get("tool") else "")
-        err = f" ERROR {e['error']}" if e.get("error") else ""
-        return f"   {e['agent']} {what} r{e['round']}s{e['step']}: {_short(e['observation'])}{err}"
-    if ev == "message":
-        return f"   message {e['sender']} -> channel: {_short(e['content'])}"
-    if ev == "verdict":
-        return f"   VERDICT {e['action']} by {e['by']} on {e['agent']}: {_short(e['reason'])}"
-    if ev == "run_end":
-        u = e["usage"]
-        return (
-            f"end {e['stop_reason']}: answer {_short(e['answer'])!r} tokens in="
-            f"{u['input_tokens']} out={u['output_tokens']}"
-        )
-    keys = {k: v for k, v in e.items() if k not in ("v", "ts", "run", "event")}
-    return f"   {ev}: {_short(keys)}"
-
-
 @trace_app.command("show")
 def trace_show(
     file: Annotated[Path, typer.Argument(help="A trace .jsonl file.")],
@@ -108,8 +71,8 @@ def trace_show(
         raise InputError(f"trace file {file}: not found")
     console = out_console()
     try:
-        for e in read_trace(file):
-            line = _line(e)
+        for e in read_trace(file, validate=True):
+            line = describe_event(e)
             if line:
                 console.print(line)
             if full and e["event"] == "model_call":

@@ -3,6 +3,7 @@
 from overseer.runtime._agent import Agent, AgentContext, AgentStepError, action_schema
 from overseer.runtime._bus import Bus, Outcome, SupervisorChain, UnsupportedVerdictError
 from overseer.runtime._channel import Channel, ChannelMessage
+from overseer.runtime._events import describe_event
 from overseer.runtime._executor import Executor, TeamBuilder, last_line
 from overseer.runtime._game import GAME_HONOURS, GameSession, Played, Turn
 from overseer.runtime._interaction import (
@@ -71,6 +72,7 @@ __all__ = [
     "UnsupportedVerdictError",
     "Verdict",
     "action_schema",
+    "describe_event",
     "last_line",
     "make_team",
     "open_run",

@@ -85,8 +85,9 @@ class Trace:
                 self._fh = None
 
 
-def read_trace(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Events of a trace file; a line that is not JSON raises ValueError naming the line."""
+def read_trace(path: str | Path, *, validate: bool = False) -> Iterator[dict[str, Any]]:
+    """Events of a trace file; a line that is not JSON (or, with `validate`, not a valid
+    event of the schema) raises ValueError naming the line."""
     path = Path(path)
     with path.open(encoding="utf-8") as fh:
         for no, line in enumerate(fh, 1):
@@ -98,4 +99,9 @@ def read_trace(path: str | Path) -> Iterator[dict[str, Any]]:
                 raise ValueError(f"trace {path}, line {no}: not JSON ({exc.msg})") from None
             if not isinstance(rec, dict) or "event" not in rec:
                 raise ValueError(f"trace {path}, line {no}: expected an object with 'event'")
+            if validate:
+                try:
+                    validate_event(rec)
+                except ValueError as exc:
+                    raise ValueError(f"trace {path}, line {no}: {exc}") from None
             yield rec
