@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from overseer.bench import ConfigRegistry, PluginFactory, default_configs, team_configs
+from overseer.bench import ConfigRegistry, default_configs
+from overseer.bench._solvers import PluginFactory
+from overseer.bench._teams import team_configs
 from overseer.models import Model
 from overseer.runtime import PRESETS, Supervisor
 

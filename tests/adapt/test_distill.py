@@ -5,16 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from overseer.adapt import (
-    Distiller,
-    ExperiencePool,
-    LeakageError,
-    MASFly,
-    MASFlyConfig,
-    Repository,
-    training_ids,
-)
-from overseer.adapt.distill import GENERALISE_PROMPT, REFLECT_PROMPT
+from overseer.adapt import Distiller, ExperiencePool, LeakageError, MASFly, MASFlyConfig, Repository
+from overseer.adapt.distill import GENERALISE_PROMPT, REFLECT_PROMPT, training_ids
 from overseer.tasks import Task, load_suite, split_tasks
 
 from .conftest import TableEmbedder, answer, router, sop

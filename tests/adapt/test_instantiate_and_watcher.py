@@ -5,17 +5,12 @@ from __future__ import annotations
 import json
 from typing import ClassVar
 
-from overseer.adapt import (
-    MASFly,
-    MASFlyConfig,
-    Need,
-    Repository,
-    Watcher,
-    analyse_need,
-    instantiate,
-)
+from overseer.adapt import MASFly, MASFlyConfig, Need, Repository, Watcher
+from overseer.adapt.instantiate import instantiate
+from overseer.adapt.retrieve import analyse_need
 from overseer.adapt.watcher import reviews_of, signals, stub_functions
-from overseer.models import ModelConnectionError, ScriptedModel, Usage
+from overseer.models import ScriptedModel, Usage
+from overseer.models._types import ModelConnectionError
 from overseer.runtime import Executor, Interaction, ToolResult, make_team
 
 from .conftest import TableEmbedder, answer, router, sop
@@ -180,7 +175,8 @@ async def test_one_watcher_gives_each_run_fresh_caps_and_counters(tmp_path) -> N
 
 
 async def test_guidance_cites_the_retrieved_experience(tmp_path) -> None:
-    from overseer.adapt import AgentLesson, Experience
+    from overseer.adapt import Experience
+    from overseer.adapt.sop import AgentLesson
 
     exp = Experience(
         id=7,
@@ -204,7 +200,7 @@ async def test_guidance_cites_the_retrieved_experience(tmp_path) -> None:
 
 async def test_replacement_purges_the_old_agent_and_a_new_one_resumes(tmp_path) -> None:
     op = sop("Coder", "Answer")
-    from overseer.adapt import sop_to_team
+    from overseer.adapt.sop import sop_to_team
 
     team = sop_to_team(op)
     attacked = team.with_agent(

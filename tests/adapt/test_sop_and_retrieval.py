@@ -7,8 +7,9 @@ import math
 
 import pytest
 
-from overseer.adapt import Case, Need, Repository, SOPError, sop_to_team
+from overseer.adapt import Case, Need, Repository
 from overseer.adapt.repository import RepositoryError, hybrid_scores
+from overseer.adapt.sop import SOPError, sop_to_team
 
 from .conftest import TableEmbedder, sop
 

@@ -116,7 +116,8 @@ async def test_a_rerun_of_a_travel_team_writes_its_own_trace(tmp_path) -> None:
 
 
 def test_travel_table_rates() -> None:
-    from overseer.bench import ResultKey, ResultRecord
+    from overseer.bench import ResultRecord
+    from overseer.bench._store import ResultKey
     from overseer.models import Usage
 
     def rec(cfg, i, ok, parsed, value):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from overseer.bench import ResultKey, ResultRecord, summarize, summary_table
+from overseer.bench import ResultRecord, summarize, summary_table
+from overseer.bench._store import ResultKey
 from overseer.models import Usage
 
 

@@ -14,14 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from overseer.bench import (
-    ResultKey,
-    ResultRecord,
-    ResultStore,
-    SolverConfig,
-    SolverOutput,
-    run_experiment,
-)
+from overseer.bench import ResultRecord, ResultStore, SolverConfig, SolverOutput, run_experiment
+from overseer.bench._store import ResultKey
 from overseer.models import Model, ScriptedModel, Usage
 from overseer.tasks import Task
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from overseer.models import ModelStatus
+from overseer.models._registry import ModelStatus
 
 from .conftest import run_cli
 

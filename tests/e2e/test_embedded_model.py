@@ -8,7 +8,8 @@ import math
 
 import pytest
 
-from overseer.models import LlamaCppModel, ModelRequestError, load_model
+from overseer.models import LlamaCppModel, load_model
+from overseer.models._types import ModelRequestError
 
 pytestmark = pytest.mark.e2e
 

@@ -11,13 +11,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from overseer.models import (
-    LlamaCppModel,
+from overseer.models import LlamaCppModel, OpenAIModel
+from overseer.models._types import (
     ModelConnectionError,
     ModelRequestError,
     ModelTimeoutError,
     ModelUnavailableError,
-    OpenAIModel,
 )
 
 pytestmark = pytest.mark.e2e

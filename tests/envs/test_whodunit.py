@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from overseer.envs import (
-    Game,
-    WhoDunitConfig,
-    action_schema,
-    decide,
-    generate_games,
-    system_prompt,
-)
-from overseer.envs._loop import _State
+from overseer.envs import Game, WhoDunitConfig, generate_games
+from overseer.envs._loop import _State, check_move
+from overseer.envs.whodunit import move_schema, player_system_prompt
 
 SMALL = WhoDunitConfig(n_suspects=5, n_attributes=6, max_turns=7, split_sizes=(12, 5, 8))
 SMALL_SYM = WhoDunitConfig.symmetric(
@@ -124,23 +118,23 @@ def test_game_round_trips_through_a_dict() -> None:
 
 def test_schemas_and_prompts_use_award_wording() -> None:
     g = generate_games(SMALL)["test"][0]
-    s = action_schema(SMALL, g, "accuser")
+    s = move_schema(SMALL, g, "accuser")
     assert s["properties"]["action"] == {"enum": [1, 2, 3]}
     assert s["properties"]["character"]["maximum"] == 5
     assert next(iter(s["properties"])) == "thoughts"
     assert (
         "thoughts"
-        not in action_schema(
+        not in move_schema(
             WhoDunitConfig(n_suspects=5, n_attributes=6, thoughts_chars=0), g, "intel"
         )["properties"]
     )
-    text = system_prompt(SMALL, g, "Beth", "accuser")
+    text = player_system_prompt(SMALL, g, "Beth", "accuser")
     assert "award" in text and "Winner" in text and "character" in text
     assert "culprit" not in text.lower() and "suspect" not in text.lower()
     from overseer.envs.whodunit import describe
 
     assert describe(g, g.culprit) in text
-    intel = system_prompt(SMALL, g, "Alex", "intel")
+    intel = player_system_prompt(SMALL, g, "Alex", "intel")
     assert describe(g, g.culprit) in intel  # the lineup, without saying who wins
     assert "Winner is described" not in intel
 
@@ -149,16 +143,16 @@ def test_rules_for_each_role() -> None:
     g = generate_games(SMALL)["test"][0]
     st = _State()
     p, v = g.attributes[0], g.value(2, g.attributes[0])
-    ask = decide(
+    ask = check_move(
         g, SMALL, "Beth", "accuser", {"action": 1, "character": 2, "property": p, "value": v}, st
     )
     assert ask.question == (2, p, v) and "character 2" in (ask.message or "")
     st.pending = ask.question
-    yes = decide(g, SMALL, "Alex", "intel", {"action": 1, "answer": True}, st)
-    no = decide(g, SMALL, "Alex", "intel", {"action": 1, "answer": False}, st)
+    yes = check_move(g, SMALL, "Alex", "intel", {"action": 1, "answer": True}, st)
+    no = check_move(g, SMALL, "Alex", "intel", {"action": 1, "answer": False}, st)
     assert not yes.false_claim and no.false_claim and "does not have" in (no.message or "")
     truth = g.matching(p, v)
-    broad = decide(
+    broad = check_move(
         g,
         SMALL,
         "Alex",
@@ -167,7 +161,7 @@ def test_rules_for_each_role() -> None:
         st,
     )
     assert not broad.false_claim and str(truth) in (broad.message or "")
-    award = decide(g, SMALL, "Beth", "accuser", {"action": 3, "character": g.culprit}, st)
+    award = check_move(g, SMALL, "Beth", "accuser", {"action": 3, "character": g.culprit}, st)
     assert award.award == g.culprit
 
 
@@ -187,15 +181,18 @@ def test_rules_for_each_role() -> None:
 def test_bad_actions_say_what_is_wrong(role: str, answer: object, needle: str) -> None:
     g = generate_games(SMALL)["test"][0]
     with pytest.raises(ValueError, match=needle):
-        decide(g, SMALL, "Beth" if role == "accuser" else "Alex", role, answer, _State())
+        check_move(g, SMALL, "Beth" if role == "accuser" else "Alex", role, answer, _State())
 
 
 def test_symmetric_rules() -> None:
     g = generate_games(SMALL_SYM)["test"][0]
     name = SMALL_SYM.agents()[1][0]
-    m = decide(g, SMALL_SYM, name, "player", {"action": 1, "fact": 2}, _State())
+    m = check_move(g, SMALL_SYM, name, "player", {"action": 1, "fact": 2}, _State())
     a, v = g.fact(g.facts[1][1])
     assert m.message == f"{name} shares a fact about the Winner: {a} is {v}."
     with pytest.raises(ValueError, match="fact"):
-        decide(g, SMALL_SYM, name, "player", {"action": 1, "fact": 4}, _State())
-    assert decide(g, SMALL_SYM, name, "player", {"action": 3}, _State()).message == f"{name} skips."
+        check_move(g, SMALL_SYM, name, "player", {"action": 1, "fact": 4}, _State())
+    assert (
+        check_move(g, SMALL_SYM, name, "player", {"action": 3}, _State()).message
+        == f"{name} skips."
+    )

@@ -8,19 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from overseer.models import (
-    Completion,
-    ModelNotInstalledError,
-    ModelOutputError,
-    ModelRequestError,
-    Request,
-    ScriptedModel,
-    TokenLogprob,
-    Usage,
-    model_card,
-)
+from overseer.models import Completion, Request, ScriptedModel, TokenLogprob, Usage, model_card
 from overseer.models import _registry as registry
 from overseer.models._openai_shape import build_request, parse_response
+from overseer.models._types import ModelNotInstalledError, ModelOutputError, ModelRequestError
 
 MSG = [{"role": "user", "content": "hi"}]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from overseer.models import Completion, Model, ModelRequestError, Request, Usage
+from overseer.models import Completion, Model, Request, Usage
+from overseer.models._types import ModelRequestError
 
 MSG = [{"role": "user", "content": "hi"}]
 

@@ -9,16 +9,16 @@ import pytest
 from pydantic import BaseModel
 
 from overseer.models import (
-    ModelConnectionError,
     ModelError,
     ScriptedModel,
-    Structured,
     StructuredOutputError,
     TokenLogprob,
     Usage,
     ask_structured,
-    count_tokens,
 )
+from overseer.models._scripted import count_tokens
+from overseer.models._structured import Structured
+from overseer.models._types import ModelConnectionError
 
 MSG = [{"role": "user", "content": "Give a number."}]
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}

@@ -8,9 +8,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from overseer.prune import EdgeMasks, GraphSample
-from overseer.prune.masks import _reaches
-from overseer.runtime import make_team, topological_order
+from overseer.prune import EdgeMasks
+from overseer.prune.masks import GraphSample, _reaches
+from overseer.runtime import make_team
+from overseer.runtime._spec import topological_order
 
 
 def three_agent_masks(seed: int = 1) -> EdgeMasks:

@@ -8,23 +8,19 @@ import numpy as np
 import pytest
 
 from overseer.models import ScriptedModel
-from overseer.prune import (
-    GIBBERISH_MODEL,
-    EdgeMasks,
+from overseer.prune import EdgeMasks, apply_attack, estimate_costs, prune_team
+from overseer.prune.attacks import GIBBERISH_MODEL, choose_target
+from overseer.prune.cost import (
     Graph,
     MessageCosts,
     RunCost,
-    apply_attack,
-    choose_target,
     deliveries,
     dialogue_savings,
-    estimate_costs,
-    n_pruned,
-    prune_team,
     query_level_cost,
     query_level_savings,
     vanilla_cost,
 )
+from overseer.prune.prune import n_pruned
 from overseer.runtime import Executor, TeamSpec, make_team
 
 

@@ -11,12 +11,10 @@ import numpy as np
 import pytest
 
 from overseer.models import ScriptedModel
-from overseer.prune import (
-    DialoguePruner,
-    EdgeMasks,
+from overseer.prune import DialoguePruner, EdgeMasks, TrainConfig
+from overseer.prune.trainer import (
     PolicyGradient,
     Rollout,
-    TrainConfig,
     anchor_excess,
     nuclear_norm,
     regularizer_grads,

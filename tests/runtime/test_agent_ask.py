@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from overseer.models import ModelConnectionError, ScriptedModel
+from overseer.models import ScriptedModel
+from overseer.models._types import ModelConnectionError
 from overseer.runtime import AgentSpec
 from overseer.runtime._agent import Agent, AgentStepError
 

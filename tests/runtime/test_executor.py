@@ -9,13 +9,11 @@ import pytest
 
 from overseer.models import ModelError, ScriptedModel
 from overseer.runtime import (
-    TRACE_VERSION,
     AgentSpec,
     BaseSupervisor,
     Budget,
     Executor,
     Interaction,
-    KeywordMemory,
     MemoryTool,
     PythonTool,
     Run,
@@ -24,6 +22,8 @@ from overseer.runtime import (
     make_team,
     read_trace,
 )
+from overseer.runtime._tools import KeywordMemory
+from overseer.runtime._trace import TRACE_VERSION
 
 
 def name_of(messages: list) -> str:

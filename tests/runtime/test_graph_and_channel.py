@@ -9,16 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from overseer.runtime import (
-    PRESETS,
-    AgentSpec,
-    Channel,
-    TeamSpec,
-    TeamSpecError,
-    make_team,
-    spatial_edges,
-    topological_order,
-)
+from overseer.runtime import PRESETS, AgentSpec, TeamSpec, TeamSpecError, make_team
+from overseer.runtime._channel import Channel
+from overseer.runtime._presets import spatial_edges
+from overseer.runtime._spec import topological_order
 
 
 def test_spec_json_round_trip(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from overseer.runtime import (
     read_trace,
 )
 from overseer.runtime._events import EVENT_NAMES, trace_schema, validate_event
+from overseer.runtime._trace import Trace
 
 from ..envs.test_codegen import GOOD, TASK, team
 from ..envs.test_govsim import fishers
@@ -60,8 +61,6 @@ async def test_traces_of_a_team_and_of_the_three_games_share_one_schema(tmp_path
 
 
 def test_a_bad_event_is_refused_at_the_writer(tmp_path: Path) -> None:
-    from overseer.runtime import Trace
-
     t = Trace(tmp_path / "t.jsonl", "r")
     with pytest.raises(ValueError, match=r"trace event 'rollback': .*removed"):
         t.event("rollback", round=1, agent="a", by="x", reason="y", count=1)

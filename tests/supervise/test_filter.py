@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from overseer.supervise import (
-    PRESETS,
-    FilterConfig,
-    Step,
-    StepHistory,
-    classify,
-    normalize_action,
-    preset,
-)
+from overseer.supervise import FILTER_PRESETS, FilterConfig, Step, StepHistory, classify, preset
+from overseer.supervise._filter import normalize_action
 
 
 def tool(args: str = '{"q": "x"}', obs: str = "ok", *, name: str = "search", **kw) -> Step:
@@ -32,15 +25,19 @@ def test_plain_step_is_approved_without_trigger() -> None:
 
 
 def test_presets_match_the_seed_table() -> None:
-    assert (PRESETS["gaia"].tau_step, PRESETS["gaia"].tau_loop) == (8, 5)
-    assert (PRESETS["humaneval"].tau_step, PRESETS["humaneval"].tau_loop) == (6, 5)
+    assert (FILTER_PRESETS["gaia"].tau_step, FILTER_PRESETS["gaia"].tau_loop) == (8, 5)
+    assert (FILTER_PRESETS["humaneval"].tau_step, FILTER_PRESETS["humaneval"].tau_loop) == (6, 5)
     for name in ("mbpp", "aime", "drop", "gsm-hard"):
-        assert (PRESETS[name].tau_step, PRESETS[name].tau_loop, PRESETS[name].tau_len) == (
+        assert (
+            FILTER_PRESETS[name].tau_step,
+            FILTER_PRESETS[name].tau_loop,
+            FILTER_PRESETS[name].tau_len,
+        ) == (
             4,
             3,
             3000,
         )
-    assert PRESETS["oagents"].tau_len == 10000
+    assert FILTER_PRESETS["oagents"].tau_len == 10000
     with pytest.raises(ValueError, match="unknown; expected one of"):
         preset("nope")
 

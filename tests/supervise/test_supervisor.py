@@ -9,17 +9,11 @@ from typing import Any, Literal
 
 import pytest
 
-from overseer.models import ModelConnectionError, ScriptedModel
+from overseer.models import ScriptedModel
+from overseer.models._types import ModelConnectionError
 from overseer.runtime import AgentSpec, Executor, RunResult, TeamSpec, ToolResult, read_trace
-from overseer.supervise import (
-    FilterConfig,
-    SupervisorAgent,
-    SupervisorSettings,
-    check_reply,
-    decide,
-    reply_template,
-    tool_verifier,
-)
+from overseer.supervise import FilterConfig, SupervisorAgent, SupervisorSettings, tool_verifier
+from overseer.supervise._decide import check_reply, decide, reply_template
 
 
 class FakeTool:

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from overseer.tasks import (
-    ascore,
+from overseer.tasks import ascore, load_suite, score
+from overseer.tasks._score import (
     extract_code,
     extract_letter,
     extract_number,
-    load_suite,
-    score,
     score_mc,
     score_numeric,
 )

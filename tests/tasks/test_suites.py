@@ -9,11 +9,10 @@ from overseer.tasks import (
     Task,
     TaskDataError,
     UnknownSuiteError,
-    data_file,
     load_suite,
-    load_wordproblems,
     split_tasks,
 )
+from overseer.tasks._loaders import data_file, load_wordproblems
 
 COUNTS = {
     "humaneval": 164,

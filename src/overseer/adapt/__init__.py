@@ -1,58 +1,37 @@
-"""MASFly: teams built from retrieved SOPs, a Watcher with an experience pool, distillation."""
+"""MASFly: teams built from retrieved SOPs, a Watcher with an experience pool, distillation.
 
-from overseer.adapt.distill import Distiller, DistillRecord, LeakageError, training_ids
-from overseer.adapt.embed import Embedder, TextEmbedder, cosine
+Exported is what a user needs to run MASFly (`MASFly`, `MASFlyConfig`), keep its SOP
+repository (`Repository`, `RepositoryError`, `Case`, `SOP`, `SOPAgent`, `Need`,
+`starter_cases`), its Watcher and experience (`Watcher`, `ExperiencePool`, `Experience`),
+distil it (`Distiller`, `LeakageError`) and choose an embedder (`Embedder`, `TextEmbedder`).
+Retrieval, instantiation and SOP conversion stay in their submodules (`overseer.adapt.sop`,
+`.retrieve`, `.instantiate`, `.masfly`, `.watcher`, `.distill`, `.embed`).
+"""
+
+from overseer.adapt.distill import Distiller, LeakageError
+from overseer.adapt.embed import Embedder, TextEmbedder
 from overseer.adapt.experience import Experience, ExperiencePool
-from overseer.adapt.instantiate import Instantiation, instantiate
-from overseer.adapt.masfly import MASFly, MASFlyConfig, Outcome, Plan, plant_attack
-from overseer.adapt.repository import Case, Hit, Repository, RepositoryError
-from overseer.adapt.retrieve import NeedAnalysis, Retriever, analyse_need
-from overseer.adapt.sop import (
-    SOP,
-    AgentLesson,
-    Need,
-    Reflection,
-    SOPAgent,
-    SOPError,
-    sop_to_team,
-    team_to_sop,
-)
+from overseer.adapt.masfly import MASFly, MASFlyConfig
+from overseer.adapt.repository import Case, Repository, RepositoryError
+from overseer.adapt.sop import SOP, Need, SOPAgent
 from overseer.adapt.starter import starter_cases
-from overseer.adapt.watcher import WatchDecision, Watcher
+from overseer.adapt.watcher import Watcher
 
 __all__ = [
     "SOP",
-    "AgentLesson",
     "Case",
-    "DistillRecord",
     "Distiller",
     "Embedder",
     "Experience",
     "ExperiencePool",
-    "Hit",
-    "Instantiation",
     "LeakageError",
     "MASFly",
     "MASFlyConfig",
     "Need",
-    "NeedAnalysis",
-    "Outcome",
-    "Plan",
-    "Reflection",
     "Repository",
     "RepositoryError",
-    "Retriever",
     "SOPAgent",
-    "SOPError",
     "TextEmbedder",
-    "WatchDecision",
     "Watcher",
-    "analyse_need",
-    "cosine",
-    "instantiate",
-    "plant_attack",
-    "sop_to_team",
     "starter_cases",
-    "team_to_sop",
-    "training_ids",
 ]

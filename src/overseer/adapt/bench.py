@@ -13,7 +13,9 @@ from overseer.adapt.experience import ExperiencePool
 from overseer.adapt.masfly import MASFly, MASFlyConfig
 from overseer.adapt.repository import Repository
 from overseer.adapt.starter import starter_cases
-from overseer.bench import Solver, SolverConfig, SolverOutput, task_run_id, team_query
+from overseer.bench import Solver, SolverConfig, SolverOutput
+from overseer.bench._factory import task_run_id
+from overseer.bench._solvers import team_query
 from overseer.models import Model
 from overseer.runtime import PythonTool, Tool
 from overseer.tasks import Task, open_environment

@@ -12,7 +12,7 @@ from overseer.adapt.embed import TextEmbedder
 from overseer.adapt.experience import ExperiencePool
 from overseer.adapt.masfly import MASFly
 from overseer.adapt.repository import Repository
-from overseer.bench import team_query
+from overseer.bench._solvers import team_query
 from overseer.models import Model
 from overseer.tasks import Task, load_suite, score
 

@@ -25,7 +25,10 @@ from overseer.adapt.repository import Case
 from overseer.adapt.retrieve import fallback_need
 from overseer.adapt.sop import SOP, AgentLesson, Reflection, SOPAgent, sop_to_team
 from overseer.models import Model, ModelError, Usage, ask_structured
-from overseer.runtime import Ledger, MeteredModel, Tool, Trace, last_line, read_trace
+from overseer.runtime import Ledger, Tool, read_trace
+from overseer.runtime._executor import last_line
+from overseer.runtime._ledger import MeteredModel
+from overseer.runtime._trace import Trace
 from overseer.tasks import Score, Task, ascore, split_tasks
 
 GENERALISE_PROMPT = (

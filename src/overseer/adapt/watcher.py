@@ -28,7 +28,6 @@ from overseer.adapt.experience import Experience
 from overseer.adapt.sop import SOP, agent_name
 from overseer.models import Model, ModelError, ask_structured
 from overseer.runtime import (
-    ALL_KINDS,
     AgentSpec,
     BaseSupervisor,
     Interaction,
@@ -37,7 +36,8 @@ from overseer.runtime import (
     Verdict,
     read_trace,
 )
-from overseer.tasks import extract_code
+from overseer.runtime._interaction import ALL_KINDS
+from overseer.tasks._score import extract_code
 
 WATCH_PROMPT = (
     "You supervise a team of AI agents while it works. Compare what the agents did with the "

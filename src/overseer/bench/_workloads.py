@@ -17,7 +17,7 @@ from overseer.models import Model
 from overseer.runtime import AgentSpec, PythonTool, TeamSpec, Tool, make_team
 from overseer.tasks import Task, open_environment
 
-Verifier = Callable[[Mapping[str, Tool]], Any]
+VerifierFactory = Callable[[Mapping[str, Tool]], Any]
 
 
 def workload_team(task: Task) -> tuple[TeamSpec, dict[str, Tool]]:
@@ -84,7 +84,7 @@ def workload_solver(
     model: Model,
     *,
     supervisors: PluginFactory | None = None,
-    verifier: Verifier | None = None,
+    verifier: VerifierFactory | None = None,
     name: str = "baseline",
     trace_dir: str | Path = "runs/bench",
     max_steps: int = 8,

@@ -66,7 +66,9 @@ def run_cmd(
     ] = None,
 ) -> None:
     """Run one query through a team; print the answer, tokens per actor and the trace path."""
-    from overseer.bench import ExecutorSettings, TeamSetup, make_executor, team_query
+    from overseer.bench import ExecutorSettings
+    from overseer.bench._factory import TeamSetup, make_executor
+    from overseer.bench._solvers import team_query
     from overseer.cli._trace import print_result
     from overseer.models import load_model, model_card
     from overseer.registry import MONITOR_TOP_LOGPROBS

@@ -9,7 +9,8 @@ import typer
 from rich.table import Table
 
 from overseer.cli._app import InputError, app, out_console
-from overseer.runtime import RunResult, describe_event, read_trace
+from overseer.runtime import RunResult, read_trace
+from overseer.runtime._events import describe_event
 
 trace_app = typer.Typer(help="Read run traces.", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")

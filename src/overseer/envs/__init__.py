@@ -1,23 +1,17 @@
 """Multi-agent environments where one rogue agent can sink the team: WhoDunitEnv, GovSim,
-CodeGen."""
+CodeGen.
 
-from overseer.envs._attributes import ATTRIBUTES, attribute_table
-from overseer.envs._loop import GameResult, call_seed, decide, play_whodunit
+Exported is, for each game, its configuration, how to make or split its instances, how to play
+one and what a play returns. Prompts, move schemas and the attribute tables stay in
+`overseer.envs.whodunit`, `.govsim`, `.codegen` and the private modules.
+"""
+
+from overseer.envs._loop import GameResult, play_whodunit
 from overseer.envs.codegen import CodeGenConfig, CodeGenResult, codegen_splits, play_codegen
 from overseer.envs.govsim import GovSimConfig, GovSimResult, govsim_splits, play_govsim
-from overseer.envs.whodunit import (
-    SPLITS,
-    Game,
-    WhoDunitConfig,
-    action_schema,
-    generate_games,
-    system_prompt,
-    user_prompt,
-)
+from overseer.envs.whodunit import Game, WhoDunitConfig, generate_games
 
 __all__ = [
-    "ATTRIBUTES",
-    "SPLITS",
     "CodeGenConfig",
     "CodeGenResult",
     "Game",
@@ -25,16 +19,10 @@ __all__ = [
     "GovSimConfig",
     "GovSimResult",
     "WhoDunitConfig",
-    "action_schema",
-    "attribute_table",
-    "call_seed",
     "codegen_splits",
-    "decide",
     "generate_games",
     "govsim_splits",
     "play_codegen",
     "play_govsim",
     "play_whodunit",
-    "system_prompt",
-    "user_prompt",
 ]

@@ -11,7 +11,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from overseer.runtime import ChannelMessage
+from overseer.runtime._channel import ChannelMessage
 from overseer.tasks import Task
 
 if TYPE_CHECKING:

@@ -19,12 +19,13 @@ from overseer.envs._attributes import attribute_table
 from overseer.envs.whodunit import (
     Game,
     WhoDunitConfig,
-    action_schema,
-    system_prompt,
+    move_schema,
+    player_system_prompt,
     user_prompt,
 )
 from overseer.models import Model, Usage
-from overseer.runtime import GameSession, Supervisor, Turn
+from overseer.runtime import Supervisor
+from overseer.runtime._game import GameSession, Turn
 
 
 @dataclass
@@ -101,7 +102,9 @@ def _property(d: dict[str, Any], game: Game) -> tuple[str, str]:
     return p, v
 
 
-def decide(game: Game, cfg: WhoDunitConfig, name: str, role: str, d: Any, state: _State) -> _Move:
+def check_move(
+    game: Game, cfg: WhoDunitConfig, name: str, role: str, d: Any, state: _State
+) -> _Move:
     """Check one parsed answer against the rules; raises ValueError saying what is wrong."""
     if not isinstance(d, dict):
         raise ValueError(f"expected a JSON object, got {type(d).__name__}")
@@ -183,15 +186,15 @@ class _Play:
             role=role,
             round=turn,
             messages=[
-                {"role": "system", "content": system_prompt(cfg, game, name, role)},
+                {"role": "system", "content": player_system_prompt(cfg, game, name, role)},
                 {
                     "role": "user",
                     "content": user_prompt(game, self.s.texts(), turn, cfg.max_turns, facts),
                 },
             ],
-            parse=lambda d: decide(game, cfg, name, role, d, state),
+            parse=lambda d: check_move(game, cfg, name, role, d, state),
             describe=lambda mv: (mv.message or "") if mv else "",
-            schema=action_schema(cfg, game, role),
+            schema=move_schema(cfg, game, role),
             max_tokens=cfg.max_tokens,
             temperature=cfg.temperature if self.s.resets == 0 else cfg.reset_temperature,
             seed=call_seed(game.id, self.seed, self.s.resets, turn),

@@ -36,8 +36,11 @@ from overseer.envs._codegen_text import (
 )
 from overseer.envs._loop import call_seed
 from overseer.models import Message, Model, Usage
-from overseer.runtime import ChannelMessage, GameSession, Played, Supervisor, Turn
-from overseer.tasks import Task, ascore_code, code_program, load_suite
+from overseer.runtime import Supervisor
+from overseer.runtime._channel import ChannelMessage
+from overseer.runtime._game import GameSession, Played, Turn
+from overseer.tasks import Task, load_suite
+from overseer.tasks._score import ascore_code, code_program
 
 _MARK = "@@overseer-tests@@"
 

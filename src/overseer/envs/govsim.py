@@ -27,7 +27,8 @@ import numpy as np
 
 from overseer.envs._loop import call_seed
 from overseer.models import Model, Usage
-from overseer.runtime import GameSession, Played, Supervisor, Turn
+from overseer.runtime import Supervisor
+from overseer.runtime._game import GameSession, Played, Turn
 
 FISHERS = ("Ana", "Bo", "Cy", "Di", "Eli")
 COLLAPSE = 5

@@ -251,7 +251,7 @@ def _thoughts(cfg: WhoDunitConfig) -> dict[str, Any]:
     return {"thoughts": {"type": "string", "maxLength": cfg.thoughts_chars}}
 
 
-def action_schema(cfg: WhoDunitConfig, game: Game, role: str) -> dict[str, Any]:
+def move_schema(cfg: WhoDunitConfig, game: Game, role: str) -> dict[str, Any]:
     """The JSON Schema of one role's answer (the model call's `schema=`)."""
     props: dict[str, Any] = _thoughts(cfg) if cfg.thoughts_chars > 0 else {}
     char = {"type": "integer", "minimum": 1, "maximum": game.n}
@@ -288,7 +288,7 @@ def action_schema(cfg: WhoDunitConfig, game: Game, role: str) -> dict[str, Any]:
     }
 
 
-def system_prompt(cfg: WhoDunitConfig, game: Game, name: str, role: str) -> str:
+def player_system_prompt(cfg: WhoDunitConfig, game: Game, name: str, role: str) -> str:
     """The role's standing instructions, written for this project (not the seed's wording)."""
     n = game.n
     think = '"thoughts": a short reason, ' if cfg.thoughts_chars > 0 else ""

@@ -35,7 +35,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 T = TypeVar("T")
 
 #: question -> answer; runs the check a `run_verification` decision asks for.
-Verifier = Callable[[str], str]
+QuestionVerifier = Callable[[str], str]
 
 
 def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -104,7 +104,7 @@ class OverseerSupervisor:
 
     model: Model
     settings: SupervisorSettings = field(default_factory=SupervisorSettings)
-    verifier: Verifier | None = None
+    verifier: QuestionVerifier | None = None
     core: SupervisorCore = field(init=False)
     usage: Usage = field(default_factory=Usage)
     log: list[SmolagentsSupervisionLog] = field(default_factory=list)

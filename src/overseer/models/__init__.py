@@ -1,63 +1,42 @@
-"""One `Model` interface for every LLM call: llama.cpp in process, HTTP servers, scripted."""
+"""One `Model` interface for every LLM call: llama.cpp in process, HTTP servers, scripted.
+
+Exported is what a user needs to get a model (`load_model`, `list_models`, `model_card`,
+`ModelCard`, `LlamaCppModel`, `OpenAIModel`, `ScriptedModel`), call it (`Model`, `Message`,
+`Request`, `Completion`, `Usage`, `TokenLogprob`, `ask_structured`) and catch its failures
+(`ModelError`, `StructuredOutputError`). The finer error classes, the registry's tables and the
+token-position helpers stay in the private modules.
+"""
 
 from overseer.models._http import OpenAIModel
 from overseer.models._llamacpp import LlamaCppModel
-from overseer.models._positions import decision_positions, value_spans
-from overseer.models._registry import (
-    MODEL_CARDS,
-    ModelCard,
-    ModelStatus,
-    list_models,
-    load_model,
-    model_card,
-    model_path,
-)
-from overseer.models._scripted import ScriptedModel, count_tokens
-from overseer.models._structured import Structured, StructuredOutputError, ask_structured
+from overseer.models._registry import ModelCard, list_models, load_model, model_card
+from overseer.models._scripted import ScriptedModel
+from overseer.models._structured import StructuredOutputError, ask_structured
 from overseer.models._types import (
     Completion,
     Message,
     Model,
-    ModelConnectionError,
     ModelError,
-    ModelNotInstalledError,
-    ModelOutputError,
-    ModelRequestError,
-    ModelTimeoutError,
-    ModelUnavailableError,
     Request,
     TokenLogprob,
     Usage,
 )
 
 __all__ = [
-    "MODEL_CARDS",
     "Completion",
     "LlamaCppModel",
     "Message",
     "Model",
     "ModelCard",
-    "ModelConnectionError",
     "ModelError",
-    "ModelNotInstalledError",
-    "ModelOutputError",
-    "ModelRequestError",
-    "ModelStatus",
-    "ModelTimeoutError",
-    "ModelUnavailableError",
     "OpenAIModel",
     "Request",
     "ScriptedModel",
-    "Structured",
     "StructuredOutputError",
     "TokenLogprob",
     "Usage",
     "ask_structured",
-    "count_tokens",
-    "decision_positions",
     "list_models",
     "load_model",
     "model_card",
-    "model_path",
-    "value_spans",
 ]

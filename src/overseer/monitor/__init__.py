@@ -1,18 +1,15 @@
-"""Rogue-agent monitor: uncertainty features, trained monitors, rollback interventions."""
+"""Rogue-agent monitor: uncertainty features, trained monitors, rollback interventions.
 
-from overseer.monitor.features import (
-    FEATURES,
-    TOP_K,
-    TurnFeatures,
-    decision_positions,
-    entropy,
-    kurtosis,
-    turn_features,
-    varentropy,
-)
+Exported is what a user needs to train monitors (`train_monitors`, `MonitorSet`, `RoleMonitor`,
+`monitor_files`, `report_lines`), intervene with them (`UncertaintyMonitor`, `RandomMonitor`) and
+compute the features (`turn_features`, `TurnFeatures`, `FEATURES`, `TOP_K`). The statistics
+behind the features stay in `overseer.monitor.features`; experiments are in
+`overseer.monitor.experiments`.
+"""
+
+from overseer.monitor.features import FEATURES, TOP_K, TurnFeatures, turn_features
 from overseer.monitor.intervene import RandomMonitor, UncertaintyMonitor
 from overseer.monitor.train import (
-    Candidate,
     MonitorSet,
     RoleMonitor,
     monitor_files,
@@ -23,18 +20,13 @@ from overseer.monitor.train import (
 __all__ = [
     "FEATURES",
     "TOP_K",
-    "Candidate",
     "MonitorSet",
     "RandomMonitor",
     "RoleMonitor",
     "TurnFeatures",
     "UncertaintyMonitor",
-    "decision_positions",
-    "entropy",
-    "kurtosis",
     "monitor_files",
     "report_lines",
     "train_monitors",
     "turn_features",
-    "varentropy",
 ]

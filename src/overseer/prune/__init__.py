@@ -1,29 +1,16 @@
-"""AgentPrune: learn spatial-temporal edge masks by policy gradient, prune the team once."""
+"""AgentPrune: learn spatial-temporal edge masks by policy gradient, prune the team once.
 
-from overseer.prune.attacks import (
-    ATTACKS,
-    GIBBERISH_MODEL,
-    LIAR_INSTRUCTIONS,
-    AttackedTeam,
-    GibberishModel,
-    apply_attack,
-    choose_target,
-    prompt_attack,
-    replace_attack,
-)
-from overseer.prune.cost import (
-    Graph,
-    MessageCosts,
-    RunCost,
-    deliveries,
-    dialogue_cost,
-    dialogue_savings,
-    estimate_costs,
-    query_level_cost,
-    query_level_savings,
-    vanilla_cost,
-)
-from overseer.prune.masks import EdgeMasks, GraphSample
+Exported is the experiment a user runs (`learn_and_prune`, `RunSettings`, `TrainConfig`,
+`PruneResult`, `VARIANTS`, `build_team`, `spec_solver`, `spec_digest`, `save_trained`,
+`load_trained`), the attacks it is measured under (`ATTACKS`, `apply_attack`), the pruning
+itself (`EdgeMasks`, `prune_team`, `DialoguePruner`) and the cost model (`estimate_costs`).
+The trainer, masks, attacks and cost internals stay in their submodules
+(`overseer.prune.trainer`, `.masks`, `.attacks`, `.cost`, `.prune`, `.pipeline`).
+"""
+
+from overseer.prune.attacks import ATTACKS, apply_attack
+from overseer.prune.cost import estimate_costs
+from overseer.prune.masks import EdgeMasks
 from overseer.prune.pipeline import (
     VARIANTS,
     PruneResult,
@@ -34,66 +21,25 @@ from overseer.prune.pipeline import (
     save_trained,
     spec_digest,
     spec_solver,
-    task_rollout,
 )
-from overseer.prune.prune import n_pruned, prune_team
-from overseer.prune.trainer import (
-    Adam,
-    DialoguePruner,
-    PolicyGradient,
-    Rollout,
-    StepInfo,
-    TrainConfig,
-    TrainReport,
-    anchor_excess,
-    nuclear_norm,
-    regularizer_grads,
-    train_query_level,
-)
+from overseer.prune.prune import prune_team
+from overseer.prune.trainer import DialoguePruner, TrainConfig
 
 __all__ = [
     "ATTACKS",
-    "GIBBERISH_MODEL",
-    "LIAR_INSTRUCTIONS",
     "VARIANTS",
-    "Adam",
-    "AttackedTeam",
     "DialoguePruner",
     "EdgeMasks",
-    "GibberishModel",
-    "Graph",
-    "GraphSample",
-    "MessageCosts",
-    "PolicyGradient",
     "PruneResult",
-    "Rollout",
-    "RunCost",
     "RunSettings",
-    "StepInfo",
     "TrainConfig",
-    "TrainReport",
-    "anchor_excess",
     "apply_attack",
     "build_team",
-    "choose_target",
-    "deliveries",
-    "dialogue_cost",
-    "dialogue_savings",
     "estimate_costs",
     "learn_and_prune",
     "load_trained",
-    "n_pruned",
-    "nuclear_norm",
-    "prompt_attack",
     "prune_team",
-    "query_level_cost",
-    "query_level_savings",
-    "regularizer_grads",
-    "replace_attack",
     "save_trained",
     "spec_digest",
     "spec_solver",
-    "task_rollout",
-    "train_query_level",
-    "vanilla_cost",
 ]

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from overseer.bench import ExecutorSettings, Solver, SolverOutput, TeamSetup, run_team
+from overseer.bench import ExecutorSettings, Solver, SolverOutput, run_team
+from overseer.bench._factory import TeamSetup
 from overseer.models import Model, Usage
 from overseer.prune.attacks import AttackedTeam, apply_attack
 from overseer.prune.cost import RunCost

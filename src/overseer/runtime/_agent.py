@@ -18,8 +18,8 @@ from overseer.models import (
     ModelError,
     StructuredOutputError,
     ask_structured,
-    decision_positions,
 )
+from overseer.models._positions import decision_positions
 from overseer.runtime._channel import ChannelMessage
 from overseer.runtime._interaction import Interaction
 from overseer.runtime._spec import AgentSpec

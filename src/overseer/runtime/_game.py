@@ -15,14 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from overseer.models import (
-    Completion,
-    Message,
-    Model,
-    StructuredOutputError,
-    ask_structured,
-    decision_positions,
-)
+from overseer.models import Completion, Message, Model, StructuredOutputError, ask_structured
+from overseer.models._positions import decision_positions
 from overseer.runtime._bus import Bus, Verifier
 from overseer.runtime._interaction import Interaction, Supervisor, Verdict
 from overseer.runtime._run import Run, RunResult, open_run

@@ -15,7 +15,7 @@ import itertools
 import random as _random
 from typing import Literal
 
-from overseer.runtime._spec import AgentSpec, Decision, Edge, TeamSpec
+from overseer.runtime._spec import AgentSpec, DecisionRule, Edge, TeamSpec
 
 Preset = Literal["chain", "star", "tree", "complete", "layered", "random", "debate"]
 PRESETS: tuple[str, ...] = ("chain", "star", "tree", "complete", "layered", "random", "debate")
@@ -90,7 +90,7 @@ def spatial_edges(preset: str, n: int, *, p: float = 0.5, seed: int = 0) -> list
     raise ValueError(f"team preset {preset!r}: expected one of {', '.join(PRESETS)}")
 
 
-_DECISION: dict[str, Decision] = {
+_DECISION: dict[str, DecisionRule] = {
     "chain": "last",
     "star": "last",
     "tree": "last",
@@ -108,7 +108,7 @@ def make_team(
     rounds: int = 1,
     pool: str = "reasoning",
     temporal: Temporal | None = None,
-    decision: Decision | None = None,
+    decision: DecisionRule | None = None,
     p: float = 0.5,
     seed: int = 0,
     tools: tuple[str, ...] = (),

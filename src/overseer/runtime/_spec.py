@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-Decision = Literal["llm", "vote", "last"]
+DecisionRule = Literal["llm", "vote", "last"]
 Edge = tuple[str, str]
 
 
@@ -63,7 +63,7 @@ class TeamSpec(BaseModel):
     agents: tuple[AgentSpec, ...] = Field(min_length=1)
     spatial_edges: tuple[Edge, ...] = ()
     temporal_edges: tuple[Edge, ...] = ()
-    decision: Decision = "llm"
+    decision: DecisionRule = "llm"
     rounds: int = Field(default=1, ge=1, le=50)
     name: str = "team"
 

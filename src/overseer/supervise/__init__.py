@@ -1,7 +1,14 @@
 """SupervisorAgent (seed "Stop Wasting Your Tokens"): an LLM-free filter flags risky steps,
-an LLM supervisor approves, guides, corrects the observation or runs a verifier."""
+an LLM supervisor approves, guides, corrects the observation or runs a verifier.
 
-from overseer.supervise._context import ContextWindow, WindowBounds, build_window, clip
+Exported is what a user needs to attach the supervisor (`SupervisorAgent`, `SupervisorSettings`,
+`tool_verifier`), drive it from another framework (`SupervisorCore`, `Step`, `Review`,
+`SupervisorStats`) and tune its filter (`FilterConfig`, `FILTER_PRESETS`, `preset`, `classify`,
+`StepHistory`, `Trigger`, `Context`, `STRATEGIES`). Prompts, the decision call and the context
+window are internals of the private modules; ready-made configurations are in
+`overseer.supervise.configs`.
+"""
+
 from overseer.supervise._core import (
     STRATEGIES,
     Review,
@@ -9,31 +16,22 @@ from overseer.supervise._core import (
     SupervisorSettings,
     SupervisorStats,
 )
-from overseer.supervise._decide import Decision, check_reply, decide, reply_template
 from overseer.supervise._filter import (
-    CONTEXTS,
-    PRESETS,
+    FILTER_PRESETS,
     Context,
     FilterConfig,
     Step,
     StepHistory,
     Trigger,
     classify,
-    normalize_action,
     preset,
 )
-from overseer.supervise._prompts import ALLOWED, Action, decision_schema, system_prompt
-from overseer.supervise._supervisor import SupervisorAgent, step_of, tool_verifier
+from overseer.supervise._supervisor import SupervisorAgent, tool_verifier
 
 __all__ = [
-    "ALLOWED",
-    "CONTEXTS",
-    "PRESETS",
+    "FILTER_PRESETS",
     "STRATEGIES",
-    "Action",
     "Context",
-    "ContextWindow",
-    "Decision",
     "FilterConfig",
     "Review",
     "Step",
@@ -43,17 +41,7 @@ __all__ = [
     "SupervisorSettings",
     "SupervisorStats",
     "Trigger",
-    "WindowBounds",
-    "build_window",
-    "check_reply",
     "classify",
-    "clip",
-    "decide",
-    "decision_schema",
-    "normalize_action",
     "preset",
-    "reply_template",
-    "step_of",
-    "system_prompt",
     "tool_verifier",
 ]

@@ -57,7 +57,7 @@ class FilterConfig:
 
 
 # The seed's Table 5, plus its OAgents setting (tau_len 10,000 for very verbose tools).
-PRESETS: dict[str, FilterConfig] = {
+FILTER_PRESETS: dict[str, FilterConfig] = {
     "gaia": FilterConfig(tau_step=8, tau_loop=5, tau_len=3000),
     "humaneval": FilterConfig(tau_step=6, tau_loop=5, tau_len=3000),
     "mbpp": FilterConfig(tau_step=4, tau_loop=3, tau_len=3000),
@@ -71,10 +71,10 @@ PRESETS: dict[str, FilterConfig] = {
 def preset(name: str) -> FilterConfig:
     """A named filter preset; unknown names list the known ones."""
     try:
-        return PRESETS[name]
+        return FILTER_PRESETS[name]
     except KeyError:
         raise ValueError(
-            f"filter preset {name!r} is unknown; expected one of: {', '.join(PRESETS)}"
+            f"filter preset {name!r} is unknown; expected one of: {', '.join(FILTER_PRESETS)}"
         ) from None
 
 

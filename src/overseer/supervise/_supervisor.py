@@ -6,18 +6,8 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from overseer.models import Model
-from overseer.runtime import (
-    Agent,
-    AgentContext,
-    AgentSpec,
-    AgentStepError,
-    BaseSupervisor,
-    Interaction,
-    Run,
-    RunResult,
-    Tool,
-    Verdict,
-)
+from overseer.runtime import AgentSpec, BaseSupervisor, Interaction, Run, RunResult, Tool, Verdict
+from overseer.runtime._agent import Agent, AgentContext, AgentStepError
 from overseer.supervise._core import Review, SupervisorCore, SupervisorSettings
 from overseer.supervise._filter import Step
 

@@ -3,7 +3,9 @@ seed's three ablations (each a team configuration, so other plug-ins compose wit
 
 from __future__ import annotations
 
-from overseer.bench import PluginFactory, Solver, TeamConfig, workload_solver
+from overseer.bench import Solver, TeamConfig
+from overseer.bench._solvers import PluginFactory
+from overseer.bench._workloads import workload_solver
 from overseer.models import Model
 from overseer.runtime import Supervisor
 from overseer.supervise._core import SupervisorSettings

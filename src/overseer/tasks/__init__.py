@@ -1,33 +1,15 @@
-"""Packaged benchmark suites: loaders with verified counts, seeded splits, and scorers."""
+"""Packaged benchmark suites: loaders with verified counts, seeded splits, and scorers.
 
-from overseer.tasks._browse import (
-    BrowseEnvironment,
-    BrowserSession,
-    Page,
-    browser_tools,
-    build_corpus,
-)
+Exported is what a user needs to load a suite (`load_suite`, `SUITE_NAMES`, `split_tasks`,
+`DEFAULT_FRACTIONS`, `UnknownSuiteError`, `TaskDataError`), hold a task (`Task`, `TaskKind`,
+`Score`), score an answer (`score`, `ascore`) and open the environment of a task that brings its
+own tools (`TaskEnvironment`, `open_environment`). Loaders, extractors and per-kind scorers stay
+in the private modules.
+"""
+
 from overseer.tasks._env import TaskEnvironment, open_environment
-from overseer.tasks._loaders import (
-    LOADERS,
-    MMLU_SAMPLE_PER_SUBJECT,
-    TaskDataError,
-    data_file,
-    load_wordproblems,
-    mc_prompt,
-)
-from overseer.tasks._score import (
-    ascore,
-    ascore_code,
-    code_program,
-    extract_code,
-    extract_letter,
-    extract_number,
-    score,
-    score_code,
-    score_mc,
-    score_numeric,
-)
+from overseer.tasks._loaders import TaskDataError
+from overseer.tasks._score import ascore, score
 from overseer.tasks._split import (
     DEFAULT_FRACTIONS,
     SUITE_NAMES,
@@ -39,12 +21,7 @@ from overseer.tasks._types import Score, Task, TaskKind
 
 __all__ = [
     "DEFAULT_FRACTIONS",
-    "LOADERS",
-    "MMLU_SAMPLE_PER_SUBJECT",
     "SUITE_NAMES",
-    "BrowseEnvironment",
-    "BrowserSession",
-    "Page",
     "Score",
     "Task",
     "TaskDataError",
@@ -52,21 +29,8 @@ __all__ = [
     "TaskKind",
     "UnknownSuiteError",
     "ascore",
-    "ascore_code",
-    "browser_tools",
-    "build_corpus",
-    "code_program",
-    "data_file",
-    "extract_code",
-    "extract_letter",
-    "extract_number",
     "load_suite",
-    "load_wordproblems",
-    "mc_prompt",
     "open_environment",
     "score",
-    "score_code",
-    "score_mc",
-    "score_numeric",
     "split_tasks",
 ]
