@@ -249,24 +249,15 @@ async def play_whodunit(
     """Play one game to an award or the turn limit, every turn on the runtime's bus."""
     if game.variant != cfg.variant:
         raise ValueError(f"game {game.id}: variant {game.variant}, config is {cfg.variant}")
-    session = GameSession(
-        model,
-        query=f"whodunit {game.id}",
-        players=cfg.agents(),
-        supervisors=supervisors,
-        run_id=f"{game.id}-s{seed}",
-        trace_dir=trace_dir,
-        max_resets=max_resets,
-    )
+    opts = {"supervisors": supervisors, "trace_dir": trace_dir, "max_resets": max_resets}
+    session = GameSession(model, f"whodunit {game.id}", cfg.agents(), f"{game.id}-s{seed}", **opts)
     p = _Play(game, cfg, session, seed)
-    error = None
-    try:
+
+    async def play() -> str:
         await p.play()
-    except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"
-        raise
-    finally:
-        result = await session.finish(str(p.awarded or ""), error=error)
+        return str(p.awarded or "")
+
+    result = await session.play(play)
     return GameResult(
         game_id=game.id,
         success=p.awarded == game.culprit,

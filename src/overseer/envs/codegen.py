@@ -39,7 +39,7 @@ from overseer.models import Message, Model, Usage
 from overseer.runtime import Supervisor
 from overseer.runtime._channel import ChannelMessage
 from overseer.runtime._game import GameSession, Played, Turn
-from overseer.tasks import Task, load_suite
+from overseer.tasks import Score, Task, load_suite
 from overseer.tasks._score import ascore_code, code_program
 
 _MARK = "@@overseer-tests@@"
@@ -284,43 +284,30 @@ async def play_codegen(
         raise ValueError(f"codegen task {task.id}: expected a code task with test and entry_point")
     gid = game_id or f"codegen-{task.id}"
     roles = [(n, "coder") for n, _ in cfg.coders()] + [(TESTER, "tester"), (JUDGE, "judge")]
-    session = GameSession(
-        model,
-        query=f"codegen {task.id}",
-        players=roles,
-        supervisors=supervisors,
-        run_id=f"{gid}-s{seed}",
-        trace_dir=trace_dir,
-        max_resets=max_resets,
-    )
+    opts = {"supervisors": supervisors, "trace_dir": trace_dir, "max_resets": max_resets}
+    session = GameSession(model, f"codegen {task.id}", roles, f"{gid}-s{seed}", **opts)
     d = _Debate(task, cfg, seed, session)
     scores: list[list[int] | None] = []
     passed: list[list[int]] = []
-    error = None
-    try:
+
+    verdicts: list[Score | None] = []
+
+    async def play() -> str:
         for r in range(1, cfg.rounds + 1):
             await d.solve(r)
             session.mark_irreversible()
             s, p = await d.review(r)
             scores.append(s)
             passed.append(p)
-        verdicts = [await ascore_code(task, c) if c else None for c in d.code]
-        written = [k for k, c in enumerate(d.code) if c]
-        last_s, last_p = scores[-1], passed[-1]
-        chosen = (
-            max(written, key=lambda k: (last_s[k] if last_s else -1, last_p[k], -k))
-            if written
-            else None
-        )
+        verdicts.extend([await ascore_code(task, c) if c else None for c in d.code])
+        k = _choose(d.code, scores[-1], passed[-1])
         session.run.trace.event(
-            "codegen_result", chosen=chosen, passed=[bool(v and v.correct) for v in verdicts]
+            "codegen_result", chosen=k, passed=[bool(v and v.correct) for v in verdicts]
         )
-    except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"
-        raise
-    finally:
-        answer = (d.code[chosen] or "") if error is None and chosen is not None else ""
-        result = await session.finish(answer, error=error)
+        return (d.code[k] or "") if k is not None else ""
+
+    answer = (await session.play(play)).answer
+    chosen = _choose(d.code, scores[-1], passed[-1])
     best = verdicts[chosen] if chosen is not None else None
     return CodeGenResult(
         game_id=gid,
@@ -338,6 +325,14 @@ async def play_codegen(
         tests_passed=passed,
         helpfulness=d.helpfulness,
         errors=d.errors,
-        usage_by_actor=result.usage_by_actor,
+        usage_by_actor=session.run.ledger.by_actor(),
         interventions=session.interventions,
     )
+
+
+def _choose(code: list[str | None], scores: list[int] | None, passed: list[int]) -> int | None:
+    """The final answer: best judge score, then most tests passed, then coder order."""
+    written = [k for k, c in enumerate(code) if c]
+    if not written:
+        return None
+    return max(written, key=lambda k: (scores[k] if scores else -1, passed[k], -k))

@@ -295,25 +295,17 @@ async def play_govsim(
     if r0 < 2 * cfg.collapse_below:
         raise ValueError(f"govsim r0: expected >= {2 * cfg.collapse_below:g}, got {r0}")
     gid = game_id or f"govsim-r{r0}"
-    session = GameSession(
-        model,
-        query=f"govsim {gid}",
-        players=[(a, "fisher") for a in cfg.agents()],
-        supervisors=supervisors,
-        run_id=f"{gid}-s{seed}",
-        trace_dir=trace_dir,
-        max_resets=max_resets,
-    )
+    opts = {"supervisors": supervisors, "trace_dir": trace_dir, "max_resets": max_resets}
+    players = [(a, "fisher") for a in cfg.agents()]
+    session = GameSession(model, f"govsim {gid}", players, f"{gid}-s{seed}", **opts)
     g = _Game(r0, cfg, seed, session)
     lake = _Lake(r0, cfg, np.random.default_rng(call_seed(r0, seed, "order")))
-    error = None
-    try:
+
+    async def play() -> str:
         await _months(g, lake)
-    except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"
-        raise
-    finally:
-        result = await session.finish(f"survived {lake.survival} months", error=error)
+        return f"survived {lake.survival} months"
+
+    result = await session.play(play)
     eff, eq, over = metrics(r0, cfg.months, lake.catches, lake.resources, lake.survival)
     return GovSimResult(
         game_id=gid,

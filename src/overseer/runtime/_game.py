@@ -10,7 +10,7 @@ rollback; a plug-in that may return anything else is refused when the session st
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -68,11 +68,11 @@ class GameSession:
     def __init__(
         self,
         model: Model,
-        *,
         query: str,
         players: Sequence[tuple[str, str]],
-        supervisors: Sequence[Supervisor] = (),
         run_id: str,
+        *,
+        supervisors: Sequence[Supervisor] = (),
         trace_dir: str | Path | None = None,
         max_resets: int = 4,
         verifier: Verifier | None = None,
@@ -183,9 +183,15 @@ class GameSession:
         """What is on the channel now stays: a rollback goes back to here, not before."""
         self.run.channel.mark_irreversible()
 
-    async def finish(self, answer: str, *, error: str | None = None) -> RunResult:
-        """Call the run-end hooks, write the run's end and close its trace."""
-        return await self.bus.finish("error" if error else "done", answer, error)
+    async def play(self, game: Callable[[], Awaitable[str]]) -> RunResult:
+        """Play `game` (which returns the answer) as this run: the run-end hooks are called and
+        the trace closed whether it ends or fails; a failure is recorded, then re-raised."""
+        try:
+            answer = await game()
+        except Exception as exc:
+            await self.bus.finish("error", "", f"{type(exc).__name__}: {exc}")
+            raise
+        return await self.bus.finish("done", answer, None)
 
 
 def _positions(c: Completion, keys: tuple[str, ...]) -> tuple[int, ...]:
