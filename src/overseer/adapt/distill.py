@@ -415,7 +415,7 @@ async def _evaluate(
     if evaluate is not None:
         result = evaluate(task, answer)
         if hasattr(result, "__await__"):
-            result = await result  # type: ignore[misc]
+            result = await result
         assert isinstance(result, Score)
         return result
     return await ascore(task, answer)

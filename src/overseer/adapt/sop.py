@@ -117,10 +117,12 @@ def check_sop(sop: SOP, tools: Collection[str] | None = None) -> None:
         if a == b:
             raise SOPError(f"edges[{i}]: self-loop on {a!r}")
     if tools is not None:
-        for a in sop.agents:
-            bad = [t for t in a.tools if t not in tools]
+        for agent in sop.agents:
+            bad = [t for t in agent.tools if t not in tools]
             if bad:
-                raise SOPError(f"agent {a.name!r}: unknown tools {bad}; available: {sorted(tools)}")
+                raise SOPError(
+                    f"agent {agent.name!r}: unknown tools {bad}; available: {sorted(tools)}"
+                )
 
 
 def sop_to_team(
@@ -187,7 +189,7 @@ def team_to_sop(team: TeamSpec, description: str = "") -> SOP:
             )
             for a in team.agents
         ],
-        edges=[tuple(e) for e in team.spatial_edges],  # type: ignore[misc]
+        edges=[tuple(e) for e in team.spatial_edges],
         description=description or f"{team.name}: agents in order {', '.join(team.order())}",
         rounds=min(team.rounds, 3),
     )

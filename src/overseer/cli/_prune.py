@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.table import Table
@@ -14,6 +14,7 @@ from overseer.cli._app import InputError, app, out_console
 if TYPE_CHECKING:
     from overseer.models import Model
     from overseer.prune.experiments import PruneJob
+    from overseer.prune.masks import Candidates
 
 TEAMS = ("chain", "star", "tree", "complete", "layered", "random", "agentprune-c",
          "agentprune-l", "agentprune-r")  # fmt: skip
@@ -100,7 +101,8 @@ def prune_cmd(
     )
     if not model.startswith("openai:"):
         model_card(model)
-    job = PruneJob(base, suite, train_tasks, ratio, cfg, model, max_tokens, attack, candidates)
+    picked = cast("Candidates", candidates)  # _check_options: "existing" or "all"
+    job = PruneJob(base, suite, train_tasks, ratio, cfg, model, max_tokens, attack, picked)
     _run(job, test_tasks, model, base_url, out, store, retrain, samples, progress)
 
 

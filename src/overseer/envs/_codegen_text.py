@@ -11,6 +11,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from overseer.models import Message
 from overseer.runtime._channel import ChannelMessage
 from overseer.tasks import Task
 
@@ -126,7 +127,7 @@ def review_schema(cfg: CodeGenConfig, role: str) -> dict[str, Any]:
 
 def coder_prompts(
     cfg: CodeGenConfig, task: Task, k: int, previous: list[ChannelMessage]
-) -> list[dict[str, str]]:
+) -> list[Message]:
     """Coder k's messages; `previous` is the last round's solutions, tests and feedback."""
     name, outlook = cfg.coders()[k]
     entry = task.meta["entry_point"]
@@ -152,7 +153,7 @@ def coder_prompts(
 
 def review_prompts(
     cfg: CodeGenConfig, task: Task, role: str, current: list[ChannelMessage]
-) -> list[dict[str, str]]:
+) -> list[Message]:
     """The Tester's or the Judge's messages on this round's solutions (and the tests)."""
     entry = task.meta["entry_point"]
     if role == TESTER:

@@ -249,8 +249,10 @@ async def play_whodunit(
     """Play one game to an award or the turn limit, every turn on the runtime's bus."""
     if game.variant != cfg.variant:
         raise ValueError(f"game {game.id}: variant {game.variant}, config is {cfg.variant}")
-    opts = {"supervisors": supervisors, "trace_dir": trace_dir, "max_resets": max_resets}
-    session = GameSession(model, f"whodunit {game.id}", cfg.agents(), f"{game.id}-s{seed}", **opts)
+    session = GameSession(
+        model, f"whodunit {game.id}", cfg.agents(), f"{game.id}-s{seed}",
+        supervisors=supervisors, trace_dir=trace_dir, max_resets=max_resets,
+    )
     p = _Play(game, cfg, session, seed)
 
     async def play() -> str:

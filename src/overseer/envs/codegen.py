@@ -284,8 +284,10 @@ async def play_codegen(
         raise ValueError(f"codegen task {task.id}: expected a code task with test and entry_point")
     gid = game_id or f"codegen-{task.id}"
     roles = [(n, "coder") for n, _ in cfg.coders()] + [(TESTER, "tester"), (JUDGE, "judge")]
-    opts = {"supervisors": supervisors, "trace_dir": trace_dir, "max_resets": max_resets}
-    session = GameSession(model, f"codegen {task.id}", roles, f"{gid}-s{seed}", **opts)
+    session = GameSession(
+        model, f"codegen {task.id}", roles, f"{gid}-s{seed}",
+        supervisors=supervisors, trace_dir=trace_dir, max_resets=max_resets,
+    )
     d = _Debate(task, cfg, seed, session)
     scores: list[list[int] | None] = []
     passed: list[list[int]] = []

@@ -295,9 +295,11 @@ async def play_govsim(
     if r0 < 2 * cfg.collapse_below:
         raise ValueError(f"govsim r0: expected >= {2 * cfg.collapse_below:g}, got {r0}")
     gid = game_id or f"govsim-r{r0}"
-    opts = {"supervisors": supervisors, "trace_dir": trace_dir, "max_resets": max_resets}
     players = [(a, "fisher") for a in cfg.agents()]
-    session = GameSession(model, f"govsim {gid}", players, f"{gid}-s{seed}", **opts)
+    session = GameSession(
+        model, f"govsim {gid}", players, f"{gid}-s{seed}",
+        supervisors=supervisors, trace_dir=trace_dir, max_resets=max_resets,
+    )
     g = _Game(r0, cfg, seed, session)
     lake = _Lake(r0, cfg, np.random.default_rng(call_seed(r0, seed, "order")))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -67,7 +67,7 @@ def _parser(
     if isinstance(parse, type) and issubclass(parse, BaseModel):
         validate: Callable[[Any], T] = parse.model_validate  # type: ignore[assignment]
         return validate, parse.model_json_schema() if schema is None else schema
-    return parse, schema
+    return cast(Callable[[Any], T], parse), schema  # a function, or a class called as one
 
 
 def _accept(

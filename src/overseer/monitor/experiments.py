@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -182,18 +182,22 @@ def env_setup(
 ) -> EnvSetup:
     """The setup of an environment with the given sizes (None: the seed's defaults); sizes an
     environment does not have, or bad values, raise ValueError."""
-    mt = {"max_tokens": max_tokens} if max_tokens is not None else {}
+    # keyword arguments of the config classes (their fields have several types)
+    mt: dict[str, Any] = {"max_tokens": max_tokens} if max_tokens is not None else {}
     if env not in ENVS:
         raise ValueError(f"env: expected one of {', '.join(ENVS)}, got {env!r}")
     if env in ("codegen", "govsim") and (suspects is not None or attributes is not None):
         raise ValueError(f"suspects/attributes: WhoDunitEnv sizes, not for {env}")
     if env == "codegen":
-        sizes = {k: v for k, v in (("rounds", turns), ("n_coders", coders)) if v is not None}
+        sizes: dict[str, Any] = {
+            k: v for k, v in (("rounds", turns), ("n_coders", coders)) if v is not None
+        }
         return codegen_setup(CodeGenConfig(**sizes, **mt), trace_dir=trace_dir)
     if coders is not None:
         raise ValueError(f"coders: a codegen size, not for {env}")
     if env == "govsim":
-        cfg = GovSimConfig(**mt, **({"months": turns} if turns else {}))
+        months: dict[str, Any] = {"months": turns} if turns else {}
+        cfg = GovSimConfig(**mt, **months)
         return govsim_setup(cfg, trace_dir=trace_dir)
     named = (("n_suspects", suspects), ("n_attributes", attributes), ("max_turns", turns))
     sizes = {k: v for k, v in named if v is not None}
@@ -337,7 +341,9 @@ def split_rows(records: Sequence[ResultRecord]) -> tuple[list[dict], list[dict]]
     for rec in records:
         if rec.error is not None:
             continue
-        rows = [r for r in rec.extra.get("rows", []) if r.get("attempt", 0) == 0]  # type: ignore[union-attr]
+        # rows as game_config's solver stored them: a list of feature dicts
+        stored = cast(list[dict[str, Any]], rec.extra.get("rows", []))
+        rows = [r for r in stored if r.get("attempt", 0) == 0]
         split = rec.extra.get("split")
         (train if split == "train" else val if split == "validation" else []).extend(rows)
     return train, val

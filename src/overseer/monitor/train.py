@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from sklearn.linear_model import Ridge
@@ -138,7 +138,8 @@ class MonitorSet:
         }
         jpath.write_text(json.dumps(doc, indent=2) + "\n")
         with npath.open("wb") as f:  # a file object: np.savez would append its own ".npz"
-            np.savez(f, **arrays)
+            # keys are "role.field": never savez's own `allow_pickle` keyword
+            np.savez(f, **cast(dict[str, Any], arrays))
         return jpath
 
     @classmethod

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +106,7 @@ async def evaluate_pruned(
     }
     configs = [
         SolverConfig(
-            names[k], f"{k} team", lambda m, s=specs[k]: spec_solver(m, s, attack=attack, rs=rs)
+            names[k], f"{k} team", partial(spec_solver, team=specs[k], attack=attack, rs=rs)
         )
         for k in ("full", "pruned")
     ]

@@ -246,7 +246,7 @@ AnyEvent = (
 )
 _MODELS: dict[str, type[Event]] = {
     name: cls
-    for cls in AnyEvent.__args__  # type: ignore[attr-defined]
+    for cls in AnyEvent.__args__
     for name in cls.model_fields["event"].annotation.__args__
 }
 EVENT_NAMES: frozenset[str] = frozenset(_MODELS)

@@ -104,7 +104,8 @@ class GameSession:
     async def turn(self, t: Turn[T]) -> Played[T]:
         """Ask one player (re-asking invalid moves), then judge the move on the bus."""
         self.turns += t.judged  # turns the plug-ins saw, discarded ones included
-        move, c, error = await self._ask(t)
+        asked = await self._ask(t)
+        move, c, error = asked
         text = t.describe(move)
         self.run.trace.event(
             "turn", agent=t.agent, role=t.role, round=t.round, attempt=self.resets,

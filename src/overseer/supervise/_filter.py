@@ -84,7 +84,7 @@ class Step:
 
     agent: str
     subtask: str  # the key of the agent's current sub-task (steps are counted per sub-task)
-    kind: Literal["message", "tool", "memory"]
+    kind: Literal["message", "tool", "memory", "move"]
     tool: str | None = None
     args: str = ""  # tool arguments (JSON text) or message text
     code: str = ""  # the code a code agent ran, if any

@@ -49,7 +49,7 @@ def _expect(suite: str, path: Path, found: int, expected: int) -> None:
 def _jsonl(path: Path, suite: str) -> list[dict[str, Any]]:
     opener = gzip.open if path.suffix == ".gz" else open
     rows = []
-    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+    with opener(path, "rt", encoding="utf-8") as fh:
         for no, line in enumerate(fh, 1):
             if not line.strip():
                 continue

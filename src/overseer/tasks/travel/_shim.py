@@ -64,7 +64,7 @@ def _install_inspect_ai() -> None:
     if "inspect_ai" in sys.modules or importlib.util.find_spec("inspect_ai") is not None:
         return
     root = types.ModuleType("inspect_ai")
-    root.__path__ = []  # type: ignore[attr-defined]
+    root.__path__ = []
     tool_mod = types.ModuleType("inspect_ai.tool")
     tool_mod.Tool = Any  # type: ignore[attr-defined]
     tool_mod.ToolCall = ToolCall  # type: ignore[attr-defined]
@@ -99,7 +99,7 @@ def load_travel_suite() -> Any:
     if "inspect_evals.agentdojo" not in sys.modules:
         base = _package_dir()
         pkg = types.ModuleType("inspect_evals.agentdojo")
-        pkg.__path__ = [str(base)]  # type: ignore[attr-defined]
+        pkg.__path__ = [str(base)]
         sys.modules["inspect_evals.agentdojo"] = pkg
     for dep in ("deepdiff", "email_validator"):
         if importlib.util.find_spec(dep) is None:

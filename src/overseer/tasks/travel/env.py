@@ -69,7 +69,7 @@ class TravelTool:
         for p in inspect.signature(fn).parameters.values():
             default = ... if p.default is inspect.Parameter.empty else p.default
             fields[p.name] = (hints.get(p.name, str), default)
-        self._args = create_model(f"{self.name}_args", **fields)  # type: ignore[call-overload]
+        self._args = create_model(f"{self.name}_args", **fields)
         schema = self._args.model_json_schema()
         for k, v in schema.get("properties", {}).items():
             v.pop("title", None)
@@ -134,7 +134,7 @@ def replay(task_number: int, calls: list[dict[str, Any]]) -> TravelSession:
     s = TravelSession(task_number)
     for c in calls:
         name, args = c.get("function"), c.get("arguments")
-        if name in s._fns and isinstance(args, dict):
+        if isinstance(name, str) and name in s._fns and isinstance(args, dict):
             try:
                 inspect.signature(s._fns[name]).bind(**args)
             except TypeError:
@@ -169,7 +169,8 @@ def parse_transcript(output: str) -> tuple[str, list[dict[str, Any]]]:
         return output or "", []
     if not isinstance(data, dict):
         return output, []
-    calls = data.get("calls") if isinstance(data.get("calls"), list) else []
+    raw = data.get("calls")
+    calls = raw if isinstance(raw, list) else []
     return str(data.get("answer") or ""), [c for c in calls if isinstance(c, dict)]
 
 
