@@ -259,17 +259,13 @@ async def play_whodunit(
         await p.play()
         return str(p.awarded or "")
 
-    result = await session.play(play)
+    await session.play(play)
     return GameResult(
         game_id=game.id,
         success=p.awarded == game.culprit,
         awarded=p.awarded,
         ended="award" if p.awarded is not None else "turn_limit",
-        turns=session.turns,
-        resets=session.resets,
-        invalid_actions=session.invalid,
         false_claims=p.state.false_claims,
-        usage_by_actor=result.usage_by_actor,
         transcript=session.texts(),
-        interventions=session.interventions,
+        **session.stats(),
     )

@@ -319,16 +319,12 @@ async def play_codegen(
         chosen=chosen + 1 if chosen is not None else None,
         detail=best.detail if best else "no coder wrote code",
         rounds=cfg.rounds,
-        turns=session.turns,
-        resets=session.resets,
-        invalid_actions=session.invalid,
         solved_by=[bool(v and v.correct) for v in verdicts],
         scores=scores,
         tests_passed=passed,
         helpfulness=d.helpfulness,
         errors=d.errors,
-        usage_by_actor=session.run.ledger.by_actor(),
-        interventions=session.interventions,
+        **session.stats(),
     )
 
 

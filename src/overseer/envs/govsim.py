@@ -307,7 +307,7 @@ async def play_govsim(
         await _months(g, lake)
         return f"survived {lake.survival} months"
 
-    result = await session.play(play)
+    await session.play(play)
     eff, eq, over = metrics(r0, cfg.months, lake.catches, lake.resources, lake.survival)
     return GovSimResult(
         game_id=gid,
@@ -319,11 +319,7 @@ async def play_govsim(
         over_usage=over,
         catches=lake.catches,
         resources=lake.resources,
-        resets=session.resets,
-        turns=session.turns,
-        invalid_actions=session.invalid,
-        usage_by_actor=result.usage_by_actor,
-        interventions=session.interventions,
+        **session.stats(),
     )
 
 

@@ -150,16 +150,8 @@ class Bus:
 
     def _record(self, v: Verdict, **where: object) -> None:
         self.run.verdicts.append(v)
-        self.run.trace.event(
-            "verdict",
-            **where,
-            action=v.action,
-            by=v.by,
-            reason=v.reason,
-            text=v.text,
-            note=v.note,
-            task=v.task,
-        )
+        fields = {k: getattr(v, k) for k in ("action", "by", "reason", "text", "note", "task")}
+        self.run.trace.event("verdict", **where, **fields)
 
     async def _verify(self, task: str) -> str:
         if self.verifier is not None:

@@ -24,6 +24,9 @@ from overseer.runtime._spec import AgentSpec, TeamSpec
 
 T = TypeVar("T")
 
+_ASK_FIELDS = (
+    "schema", "max_reasks", "max_tokens", "temperature", "seed", "top_logprobs", "as_json"
+)
 GAME_HONOURS: frozenset[str] = frozenset({"guide", "replace", "verify", "rollback"})
 
 
@@ -93,6 +96,17 @@ class GameSession:
         self.interventions: list[dict[str, Any]] = []
         self.bus.start()
 
+    def stats(self) -> dict[str, Any]:
+        """What every game result reports: turns seen by the plug-ins, resets, invalid moves,
+        the books by actor and the interventions."""
+        return {
+            "turns": self.turns,
+            "resets": self.resets,
+            "invalid_actions": self.invalid,
+            "usage_by_actor": self.run.ledger.by_actor(),
+            "interventions": self.interventions,
+        }
+
     @property
     def resets(self) -> int:
         return self.bus.rollbacks
@@ -144,15 +158,9 @@ class GameSession:
             got = await ask_structured(
                 model,
                 list(t.messages),
-                schema=t.schema,
                 parse=t.parse,
-                max_reasks=t.max_reasks,
-                max_tokens=t.max_tokens,
-                temperature=t.temperature,
-                seed=t.seed,
-                top_logprobs=t.top_logprobs,
                 reask=lambda _text, err: t.reask.format(error=err),
-                as_json=t.as_json,
+                **{k: getattr(t, k) for k in _ASK_FIELDS},
             )
         except StructuredOutputError as exc:
             self.invalid += 1
