@@ -193,3 +193,77 @@ async def test_distillation_books_its_learning_calls_as_trainer(tmp_path: Path) 
     assert [len(traced_calls(a.trainer_trace or "")) for a in got.attempts] == [2, 1]
     total_calls = sum(len(c) for c in run_calls) + 3
     assert rec.calls == total_calls and rec.usage == got.usage
+
+
+async def test_all_four_together_keep_one_set_of_books(tmp_path: Path) -> None:
+    """MASFly plans the team inside the run, AgentPrune prunes it at a round's end, the
+    SupervisorAgent purifies a long page, the monitor reads every answer's logprobs and the
+    Watcher reviews: every call of all of them is in one ledger, one trace, one result."""
+    from overseer.adapt.sop import sop_to_team
+    from overseer.monitor import UncertaintyMonitor
+    from overseer.prune import DialoguePruner, TrainConfig
+
+    from ..runtime.test_one_bus import _entropy_monitor
+
+    op = sop("Solver", "Checker", "Critic", tools={"Solver": ["lookup"]}, rounds=2)
+
+    def agent(messages: list) -> object:
+        looked = "Observation from lookup" in messages[-1]["content"]
+        if "Your name: Solver" in messages[1]["content"] and not looked:
+            return {"thought": "t", "action": "lookup", "args": {"q": "x"}}
+        return answer("The answer is 5")
+
+    def other(messages: list) -> object:
+        if "final decision-maker" in messages[0]["content"]:
+            return "The answer is 5"
+        return reply_template("approve", "the page is fine")
+
+    rec = Recorder(
+        router(
+            need=lambda _: NEED,
+            op=lambda _: op.model_dump(),
+            agent=agent,
+            watch=lambda _: {"decision": "ok"},
+            other=other,
+        )
+    )
+    fly = _fly(tmp_path, rec)
+    tools = {"lookup": LongTool()}
+    base = sop_to_team(op, tools=sorted(tools))
+
+    async def utility(run: Any) -> float:
+        return 1.0
+
+    pruner = DialoguePruner(base, utility, train_rounds=1, ratio=0.5, cfg=TrainConfig(seed=1))
+    watcher = Watcher(every=1)
+    monitor = UncertaintyMonitor(
+        {"accuser": _entropy_monitor("accuser", 0.01)}, fallback_role="accuser"
+    )
+    supervisor = SupervisorAgent(settings=SupervisorSettings(filter=FilterConfig(tau_len=100)))
+
+    async def planned(run: Any) -> TeamSpec:
+        plan = await fly.plan("What is 2+3?", model=run.metered("planner", "planner"), tools=tools)
+        watcher.watch(run, plan.inst.op)
+        assert plan.inst.team == base  # the team the pruner was given
+        return plan.inst.team
+
+    ex = Executor(
+        rec,
+        supervisors=[pruner, supervisor, monitor, watcher],
+        tools=tools,
+        trace_dir=tmp_path,
+        top_logprobs=10,
+    )
+    res = await ex.run(planned, "What is 2+3?")
+    assert res.stop_reason == "done", res.error
+    by_key = assert_books_agree(rec, res)
+    kinds = {k.split(":")[0] for k in by_key}
+    assert {"planner", "agent", "supervisor", "watcher"} <= kinds
+    events = [e["event"] for e in read_trace(res.trace_path)]
+    assert "team_replaced" in events and "agentprune_update" in events
+    assert events.count("monitor_features") == len(monitor.rows) > 0
+
+
+class LongTool(LoopTool):
+    async def call(self, args: Mapping[str, Any]) -> ToolResult:
+        return ToolResult("The page. " * 40)
