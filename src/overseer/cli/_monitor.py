@@ -13,6 +13,7 @@ from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, csv_list, out_console
 
 if TYPE_CHECKING:
+    from overseer.monitor import MonitorSet
     from overseer.monitor.experiments import EnvSetup
 
 monitor_app = typer.Typer(
@@ -25,9 +26,10 @@ DEFAULT_STORE = Path("results") / "monitor.sqlite"
 DEFAULT_GAME = o.GameOpts()
 
 
-def _setup(env: str, g: o.GameOpts) -> EnvSetup:
+def _setup(g: o.GameOpts) -> EnvSetup:
     from overseer.monitor.experiments import ENVS, env_setup
 
+    env = g.env
     if env not in ENVS:
         raise InputError(f"--env: expected one of {', '.join(ENVS)}, got {env!r}")
     if g.coders is not None and env != "codegen":
@@ -52,10 +54,11 @@ def _limit(tasks: list, n: int | None, what: str) -> list:
     return tasks[:n]
 
 
-def _run(setup: EnvSetup, configs, tasks, model, g: o.GameOpts, seed, store) -> None:
+def _run(setup: EnvSetup, configs, tasks, g: o.GameOpts, seed, store) -> None:
     from overseer.models import load_model, model_card
     from overseer.monitor.experiments import play_games
 
+    model = g.model
     if not model.startswith("openai:"):
         model_card(model)
     if not tasks:
@@ -73,8 +76,6 @@ def _run(setup: EnvSetup, configs, tasks, model, g: o.GameOpts, seed, store) -> 
 @monitor_app.command("collect")
 @o.game_options(o.GAME_RUN)
 def collect_cmd(
-    env: o.Env = "whodunit-asym",
-    model: o.ModelOpt = "smollm2-135m",
     games: Annotated[int | None, typer.Option(help="Training games (default: all).")] = None,
     val_games: Annotated[int | None, typer.Option(help="Validation games (default: all).")] = None,
     seed: o.Seed = 0,
@@ -84,59 +85,43 @@ def collect_cmd(
     """Play training and validation games without intervention, storing per-turn features."""
     from overseer.monitor.experiments import game_config
 
-    setup = _setup(env, game)
+    setup = _setup(game)
     tasks = _limit(setup.games("train"), games, "--games")
     tasks += _limit(setup.games("validation"), val_games, "--val-games")
-    _run(setup, [game_config("collect", setup)], tasks, model, game, seed, store)
-    _print_outcomes(setup, model, store, ["collect"])
+    _run(setup, [game_config("collect", setup)], tasks, game, seed, store)
+    _print_outcomes(setup, game.model, store, ["collect"])
 
 
 @monitor_app.command("train")
 @o.game_options(o.GAME_SHAPE)
 def train_cmd(
-    env: o.Env = "whodunit-asym",
-    model: o.ModelOpt = "smollm2-135m",
     store: o.Store = DEFAULT_STORE,
     out: Annotated[Path | None, typer.Option(help="Monitor file (.json + .npz).")] = None,
     game: o.GameOpts = DEFAULT_GAME,
 ) -> None:
     """Train per-role monitors on the collected games and print the selection report."""
-    from overseer.monitor import report_lines
     from overseer.monitor.experiments import (
         MissingGamesError,
         default_monitor_path,
         train_from_store,
     )
 
-    setup = _setup(env, game)
+    setup = _setup(game)
     if not store.is_file():
         raise InputError(f"--store: no result store at {store}; run `overseer monitor collect`")
     try:
-        ms = train_from_store(store, setup, model)
+        ms = train_from_store(store, setup, game.model)
     except MissingGamesError as exc:
         raise InputError(f"--store {exc}") from None
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    path = ms.save(out or default_monitor_path(setup.suite, model))
-    t = Table(title=f"monitor selection ({setup.suite}, {model}): gain on validation")
-    for col in ("role", "features (+turn)", "degree", "tau", "gain", "TP/FP", "chosen"):
-        t.add_column(col)
-    for line in report_lines(ms):
-        t.add_row(*line)
-    console, m = out_console(), ms.meta
-    console.print(t)
-    console.print(
-        f"trained on {m['train_games']} games ({m['train_rows']} turns), selected on "
-        f"{m['validation_games']} games (success {100 * m['validation_success_rate']:.1f}%); "
-        f"saved {path}"
-    )
+    path = ms.save(out or default_monitor_path(setup.suite, game.model))
+    _print_selection(ms, f"{setup.suite}, {game.model}", path)
 
 
 @monitor_app.command("eval")
 @o.game_options(o.GAME_RUN)
 def eval_cmd(
-    env: o.Env = "whodunit-asym",
-    model: o.ModelOpt = "smollm2-135m",
     games: Annotated[int | None, typer.Option(help="Test games (default: all).")] = None,
     seed: o.Seed = 0,
     store: o.Store = DEFAULT_STORE,
@@ -148,14 +133,14 @@ def eval_cmd(
     from overseer.monitor import MonitorSet
     from overseer.monitor.experiments import default_monitor_path, eval_configs
 
-    setup = _setup(env, game)
+    setup = _setup(game)
     try:
         cap_list = sorted({int(c) for c in csv_list(caps, "--caps")})
     except ValueError:
         raise InputError(f"--caps: expected integers like 1,2, got {caps!r}") from None
     if any(c < 1 or c > 4 for c in cap_list):
         raise InputError(f"--caps: expected values 1..4, got {caps!r}")
-    path = monitor or default_monitor_path(setup.suite, model)
+    path = monitor or default_monitor_path(setup.suite, game.model)
     try:
         ms = MonitorSet.load(path)
     except ValueError as exc:
@@ -165,8 +150,26 @@ def eval_cmd(
     except ValueError as exc:
         raise InputError(f"--monitor {exc}") from None
     tasks = _limit(setup.games("test"), games, "--games")
-    _run(setup, configs, tasks, model, game, seed, store)
-    _print_outcomes(setup, model, store, [c.name for c in configs], ids={t.id for t in tasks})
+    _run(setup, configs, tasks, game, seed, store)
+    _print_outcomes(setup, game.model, store, [c.name for c in configs], ids={t.id for t in tasks})
+
+
+def _print_selection(ms: MonitorSet, what: str, path: Path) -> None:
+    """The per-role selection report of freshly trained monitors and where they were saved."""
+    from overseer.monitor import report_lines
+
+    t = Table(title=f"monitor selection ({what}): gain on validation")
+    for col in ("role", "features (+turn)", "degree", "tau", "gain", "TP/FP", "chosen"):
+        t.add_column(col)
+    for line in report_lines(ms):
+        t.add_row(*line)
+    console, m = out_console(), ms.meta
+    console.print(t)
+    console.print(
+        f"trained on {m['train_games']} games ({m['train_rows']} turns), selected on "
+        f"{m['validation_games']} games (success {100 * m['validation_success_rate']:.1f}%); "
+        f"saved {path}"
+    )
 
 
 def _print_outcomes(setup: EnvSetup, model: str, store: Path, configs: list[str], ids=None) -> Any:

@@ -37,6 +37,8 @@ TraceDir = Annotated[Path | None, typer.Option(help="Write one JSONL trace per g
 class GameOpts:
     """The game options of `monitor collect|train|eval`, declared once and passed as one value."""
 
+    env: str = "whodunit-asym"
+    model: str = "smollm2-135m"
     suspects: int | None = None
     attributes: int | None = None
     turns: int | None = None
@@ -49,6 +51,8 @@ class GameOpts:
 
 
 _GAME_TYPES: dict[str, Any] = {
+    "env": Env,
+    "model": ModelOpt,
     "suspects": Suspects,
     "attributes": Attributes,
     "turns": Turns,
@@ -59,31 +63,37 @@ _GAME_TYPES: dict[str, Any] = {
     "progress": Progress,
     "trace_dir": TraceDir,
 }
+_GAME_LEAD = ("env", "model")
 GAME_SHAPE = ("suspects", "attributes", "turns", "thoughts", "max_tokens", "coders")
 GAME_RUN = (*GAME_SHAPE, "base_url", "progress", "trace_dir")
 
 
+def _option(name: str) -> inspect.Parameter:
+    default = {f.name: f.default for f in fields(GameOpts)}[name]
+    kind = inspect.Parameter.KEYWORD_ONLY
+    return inspect.Parameter(name, kind, default=default, annotation=_GAME_TYPES[name])
+
+
 def game_options(names: tuple[str, ...]) -> Callable[[Callable[..., R]], Callable[..., R]]:
-    """Give a command the typer options `names` (fields of GameOpts), in that order, after its
-    own; the command receives them as one `game: GameOpts` argument (the others keep defaults).
+    """Give a command the options --env and --model before its own and `names` (fields of
+    GameOpts) after them; the command receives all of them as one `game: GameOpts` argument.
     """
-    defaults = {f.name: f.default for f in fields(GameOpts)}
+    taken = (*_GAME_LEAD, *names)
 
     def decorate(command: Callable[..., R]) -> Callable[..., R]:
         sig = inspect.signature(command, eval_str=True)
-        own = [p for p in sig.parameters.values() if p.name != "game"]
-        added = [
-            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=defaults[n],
-                              annotation=_GAME_TYPES[n])
-            for n in names
-        ]  # fmt: skip
+        own = [
+            p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+            for p in sig.parameters.values()
+            if p.name != "game"
+        ]
 
         @functools.wraps(command)
         def wrapper(**kwargs: Any) -> R:
-            game = GameOpts(**{n: kwargs.pop(n) for n in names})
+            game = GameOpts(**{n: kwargs.pop(n) for n in taken})
             return command(game=game, **kwargs)
 
-        params = own + added
+        params = [_option(n) for n in _GAME_LEAD] + own + [_option(n) for n in names]
         wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in params}
         return wrapper
