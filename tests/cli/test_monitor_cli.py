@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import typer
+from typer.testing import CliRunner
 
+from overseer.cli import _options as o
 from overseer.cli import main
 
 
@@ -35,3 +38,24 @@ def test_train_without_store_says_collect_first(
 ) -> None:
     assert main(["monitor", "train", "--store", str(tmp_path / "none.sqlite")]) == 2
     assert "overseer monitor collect" in capsys.readouterr().err
+
+
+def test_game_options_reach_the_command_as_one_value() -> None:
+    seen: list[tuple[int, o.GameOpts]] = []
+    cli = typer.Typer()
+
+    @cli.command()
+    @o.game_options(o.GAME_RUN)
+    def cmd(seed: o.Seed = 0, game: o.GameOpts = o.GameOpts()) -> None:  # noqa: B008
+        seen.append((seed, game))
+
+    args = ["--env", "codegen", "--model", "m", "--seed", "3", "--coders", "2", "--no-progress"]
+    result = CliRunner().invoke(cli, [*args, "--trace-dir", "t"])
+    assert result.exit_code == 0, result.output
+    assert seen == [
+        (3, o.GameOpts(env="codegen", model="m", coders=2, progress=False, trace_dir=Path("t")))
+    ]
+    help_text = CliRunner().invoke(cli, ["--help"], env={"COLUMNS": "200"}).output
+    order = [help_text.index(f"--{n}") for n in ("env", "model", "seed", "coders", "trace-dir")]
+    assert order == sorted(order)
+    assert "--out" not in help_text and "--game " not in help_text

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from overseer.adapt.embed import TextEmbedder, cosine
-from overseer.adapt.repository import Mode, from_blob, hybrid_scores, open_db, to_blob
+from overseer.adapt.repository import Mode, from_blob, hybrid_scores, insert_embedded, open_db
 from overseer.adapt.sop import AgentLesson, Need
 
 
@@ -63,25 +62,15 @@ class ExperiencePool:
 
     def add(self, exp: Experience) -> int:
         need_text = exp.need.text() if exp.need is not None else exp.query
-        q, n = self.embedder.embed([exp.query, need_text])
-        cur = self.db.execute(
-            "INSERT INTO experiences (query, failure_cause, lessons, need, domain, source, q_emb, "
-            "n_emb, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                exp.query,
-                exp.failure_cause,
-                json.dumps([x.model_dump() for x in exp.lessons]),
-                exp.need.model_dump_json() if exp.need is not None else None,
-                exp.domain,
-                exp.source,
-                to_blob(q),
-                to_blob(n),
-                time.time(),
-            ),
-        )
-        self.db.commit()
-        assert cur.lastrowid is not None
-        return int(cur.lastrowid)
+        values = {
+            "query": exp.query,
+            "failure_cause": exp.failure_cause,
+            "lessons": json.dumps([x.model_dump() for x in exp.lessons]),
+            "need": exp.need.model_dump_json() if exp.need is not None else None,
+            "domain": exp.domain,
+            "source": exp.source,
+        }
+        return insert_embedded(self.db, "experiences", values, self.embedder, need_text)
 
     def _rows(self) -> list[tuple]:
         return self.db.execute(

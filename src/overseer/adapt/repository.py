@@ -10,7 +10,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -55,6 +55,26 @@ def to_blob(v: np.ndarray) -> bytes:
 
 def from_blob(b: bytes) -> np.ndarray:
     return np.frombuffer(b, dtype=np.float32)
+
+
+def insert_embedded(
+    db: sqlite3.Connection,
+    table: str,
+    values: dict[str, Any],
+    embedder: TextEmbedder,
+    need_text: str,
+) -> int:
+    """Insert one row of `values` with the embeddings of its query and need text and its
+    creation time (columns q_emb, n_emb, created); commit and return the new row's id."""
+    q, n = embedder.embed([values["query"], need_text])
+    row = {**values, "q_emb": to_blob(q), "n_emb": to_blob(n), "created": time.time()}
+    marks = ", ".join("?" * len(row))
+    cur = db.execute(
+        f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})", tuple(row.values())
+    )
+    db.commit()
+    assert cur.lastrowid is not None
+    return int(cur.lastrowid)
 
 
 def hybrid_scores(q_sims: np.ndarray, n_sims: np.ndarray, *, lam: float, mode: Mode) -> np.ndarray:
@@ -110,25 +130,15 @@ class Repository:
     def add(self, case: Case) -> int:
         """Store a case (embedding its query and need) and return its id."""
         check_sop(case.sop)
-        q, n = self.embedder.embed([case.query, case.need.text()])
-        cur = self.db.execute(
-            "INSERT INTO sop_cases (query, need, sop, domain, source, embedder, q_emb, n_emb, "
-            "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                case.query,
-                case.need.model_dump_json(),
-                case.sop.model_dump_json(),
-                case.domain,
-                case.source,
-                self.embedder.name,
-                to_blob(q),
-                to_blob(n),
-                time.time(),
-            ),
-        )
-        self.db.commit()
-        assert cur.lastrowid is not None
-        return int(cur.lastrowid)
+        values = {
+            "query": case.query,
+            "need": case.need.model_dump_json(),
+            "sop": case.sop.model_dump_json(),
+            "domain": case.domain,
+            "source": case.source,
+            "embedder": self.embedder.name,
+        }
+        return insert_embedded(self.db, "sop_cases", values, self.embedder, case.need.text())
 
     def remove(self, case_id: int) -> bool:
         cur = self.db.execute("DELETE FROM sop_cases WHERE id = ?", (case_id,))

@@ -47,94 +47,96 @@ OTHER_TOOLS = [
 ]
 
 
-def _code() -> Case:
+def _pipeline(
+    first: SOPAgent,
+    second: SOPAgent,
+    *,
+    description: str,
+    objective: str,
+    capabilities: list[str],
+    query: str,
+    domain: str,
+    tools: list[str] | None = None,
+) -> Case:
+    """A two-agent starter case: the first agent hands its work to the second, who answers."""
+    team = [first.name, second.name]
     sop = SOP(
-        team=["Programmer", "Tester"],
-        agents=[
-            SOPAgent(
-                name="Programmer",
-                responsibility="Write the complete Python function the task asks for.",
-                instructions="Read the signature, docstring and examples; keep the function "
-                "name and arguments; reply with the whole function in one python code block.",
-            ),
-            SOPAgent(
-                name="Tester",
-                responsibility="Check the Programmer's function and deliver the final code.",
-                instructions="Run the function on the docstring examples and a few edge cases "
-                "with the python tool; fix any failure; reply with the whole corrected function "
-                "in one python code block.",
-                tools=["python"],
-            ),
-        ],
-        edges=[("Programmer", "Tester")],
+        team=team,
+        agents=[first, second],
+        edges=[(first.name, second.name)],
+        description=description,
+    )
+    need = Need(objective=objective, capabilities=capabilities, tools=tools or [], roles=team)
+    return Case(query=query, need=need, sop=sop, domain=domain, source="starter")
+
+
+def _code() -> Case:
+    return _pipeline(
+        SOPAgent(
+            name="Programmer",
+            responsibility="Write the complete Python function the task asks for.",
+            instructions="Read the signature, docstring and examples; keep the function "
+            "name and arguments; reply with the whole function in one python code block.",
+        ),
+        SOPAgent(
+            name="Tester",
+            responsibility="Check the Programmer's function and deliver the final code.",
+            instructions="Run the function on the docstring examples and a few edge cases "
+            "with the python tool; fix any failure; reply with the whole corrected function "
+            "in one python code block.",
+            tools=["python"],
+        ),
         description="The Programmer writes the function, the Tester runs examples, fixes and "
         "delivers it.",
-    )
-    need = Need(
         objective="implement a Python function from its signature and docstring",
         capabilities=["writing Python", "testing code"],
         tools=["python"],
-        roles=["Programmer", "Tester"],
+        query="Complete the Python function below: def add(a, b): return the sum of a and b.",
+        domain="code",
     )
-    q = "Complete the Python function below: def add(a, b): return the sum of a and b."
-    return Case(query=q, need=need, sop=sop, domain="code", source="starter")
 
 
 def _numeric() -> Case:
-    sop = SOP(
-        team=["Solver", "Checker"],
-        agents=[
-            SOPAgent(
-                name="Solver",
-                responsibility="Solve the word problem step by step.",
-                instructions="List the known quantities, set up the computation, compute, and "
-                "state the final number.",
-            ),
-            SOPAgent(
-                name="Checker",
-                responsibility="Recompute the Solver's work and give the final answer.",
-                instructions="Redo each step; if a step is wrong, correct it. End with 'The "
-                "answer is N'.",
-            ),
-        ],
-        edges=[("Solver", "Checker")],
+    return _pipeline(
+        SOPAgent(
+            name="Solver",
+            responsibility="Solve the word problem step by step.",
+            instructions="List the known quantities, set up the computation, compute, and "
+            "state the final number.",
+        ),
+        SOPAgent(
+            name="Checker",
+            responsibility="Recompute the Solver's work and give the final answer.",
+            instructions="Redo each step; if a step is wrong, correct it. End with 'The "
+            "answer is N'.",
+        ),
         description="The Solver computes, the Checker verifies and answers.",
-    )
-    need = Need(
         objective="compute a number from a word problem",
         capabilities=["arithmetic", "careful reading"],
-        roles=["Solver", "Checker"],
+        query="A shop sells 3 pens for 2 dollars. How much do 12 pens cost?",
+        domain="numeric",
     )
-    q = "A shop sells 3 pens for 2 dollars. How much do 12 pens cost?"
-    return Case(query=q, need=need, sop=sop, domain="numeric", source="starter")
 
 
 def _mc() -> Case:
-    sop = SOP(
-        team=["Expert", "Critic"],
-        agents=[
-            SOPAgent(
-                name="Expert",
-                responsibility="Recall the facts the question depends on and pick an option.",
-                instructions="State the relevant facts, rule out wrong options, choose one.",
-            ),
-            SOPAgent(
-                name="Critic",
-                responsibility="Challenge the Expert's choice and give the final letter.",
-                instructions="Look for the weakest step of the Expert's reasoning; end with "
-                "'Answer: X'.",
-            ),
-        ],
-        edges=[("Expert", "Critic")],
+    return _pipeline(
+        SOPAgent(
+            name="Expert",
+            responsibility="Recall the facts the question depends on and pick an option.",
+            instructions="State the relevant facts, rule out wrong options, choose one.",
+        ),
+        SOPAgent(
+            name="Critic",
+            responsibility="Challenge the Expert's choice and give the final letter.",
+            instructions="Look for the weakest step of the Expert's reasoning; end with "
+            "'Answer: X'.",
+        ),
         description="The Expert answers, the Critic checks and gives the final letter.",
-    )
-    need = Need(
         objective="choose the correct option of a multiple-choice question",
         capabilities=["domain knowledge", "elimination of options"],
-        roles=["Expert", "Critic"],
+        query="Which planet is the largest? A) Mars B) Jupiter C) Venus D) Mercury",
+        domain="mc",
     )
-    q = "Which planet is the largest? A) Mars B) Jupiter C) Venus D) Mercury"
-    return Case(query=q, need=need, sop=sop, domain="mc", source="starter")
 
 
 def _travel() -> Case:

@@ -13,6 +13,7 @@ from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, csv_list, out_console
 
 if TYPE_CHECKING:
+    from overseer.monitor import MonitorSet
     from overseer.monitor.experiments import EnvSetup
 
 monitor_app = typer.Typer(
@@ -22,23 +23,23 @@ monitor_app = typer.Typer(
 app.add_typer(monitor_app, name="monitor")
 
 DEFAULT_STORE = Path("results") / "monitor.sqlite"
+DEFAULT_GAME = o.GameOpts()
 
 
-def _setup(
-    env: str, suspects, attributes, turns, thoughts, max_tokens, trace_dir, coders=None
-) -> EnvSetup:
+def _setup(g: o.GameOpts) -> EnvSetup:
     from overseer.monitor.experiments import ENVS, env_setup
 
+    env = g.env
     if env not in ENVS:
         raise InputError(f"--env: expected one of {', '.join(ENVS)}, got {env!r}")
-    if coders is not None and env != "codegen":
+    if g.coders is not None and env != "codegen":
         raise InputError(f"--coders: a codegen option, not for {env}")
-    if env in ("codegen", "govsim") and (suspects is not None or attributes is not None):
+    if env in ("codegen", "govsim") and (g.suspects is not None or g.attributes is not None):
         raise InputError(f"--suspects/--attributes: WhoDunitEnv options, not for {env}")
     try:
-        return env_setup(env, suspects=suspects, attributes=attributes, turns=turns,
-                         coders=coders, thoughts=thoughts, max_tokens=max_tokens,
-                         trace_dir=trace_dir)  # fmt: skip
+        return env_setup(env, suspects=g.suspects, attributes=g.attributes, turns=g.turns,
+                         coders=g.coders, thoughts=g.thoughts, max_tokens=g.max_tokens,
+                         trace_dir=g.trace_dir)  # fmt: skip
     except ValueError as exc:
         raise InputError(str(exc)) from None
 
@@ -53,17 +54,18 @@ def _limit(tasks: list, n: int | None, what: str) -> list:
     return tasks[:n]
 
 
-def _run(setup: EnvSetup, configs, tasks, model, base_url, seed, store, progress) -> None:
+def _run(setup: EnvSetup, configs, tasks, g: o.GameOpts, seed, store) -> None:
     from overseer.models import load_model, model_card
     from overseer.monitor.experiments import play_games
 
+    model = g.model
     if not model.startswith("openai:"):
         model_card(model)
     if not tasks:
         return
     s = asyncio.run(
         play_games(setup, configs, tasks, model_name=model, seed=seed, store=store,
-                   load_model=lambda: load_model(model, base_url=base_url), progress=progress)
+                   load_model=lambda: load_model(model, base_url=g.base_url), progress=g.progress)
     )  # fmt: skip
     out_console().print(
         f"{setup.suite}: {s.planned} games planned, {s.already_done} already stored, "
@@ -72,65 +74,91 @@ def _run(setup: EnvSetup, configs, tasks, model, base_url, seed, store, progress
 
 
 @monitor_app.command("collect")
+@o.game_options(o.GAME_RUN)
 def collect_cmd(
-    env: o.Env = "whodunit-asym",
-    model: o.ModelOpt = "smollm2-135m",
     games: Annotated[int | None, typer.Option(help="Training games (default: all).")] = None,
     val_games: Annotated[int | None, typer.Option(help="Validation games (default: all).")] = None,
     seed: o.Seed = 0,
     store: o.Store = DEFAULT_STORE,
-    suspects: o.Suspects = None,
-    attributes: o.Attributes = None,
-    turns: o.Turns = None,
-    thoughts: o.Thoughts = 160,
-    max_tokens: o.MaxTokens = None,
-    coders: o.Coders = None,
-    base_url: o.BaseUrl = None,
-    progress: o.Progress = True,
-    trace_dir: o.TraceDir = None,
+    game: o.GameOpts = DEFAULT_GAME,
 ) -> None:
     """Play training and validation games without intervention, storing per-turn features."""
     from overseer.monitor.experiments import game_config
 
-    setup = _setup(env, suspects, attributes, turns, thoughts, max_tokens, trace_dir, coders)
+    setup = _setup(game)
     tasks = _limit(setup.games("train"), games, "--games")
     tasks += _limit(setup.games("validation"), val_games, "--val-games")
-    _run(setup, [game_config("collect", setup)], tasks, model, base_url, seed, store, progress)
-    _print_outcomes(setup, model, store, ["collect"])
+    _run(setup, [game_config("collect", setup)], tasks, game, seed, store)
+    _print_outcomes(setup, game.model, store, ["collect"])
 
 
 @monitor_app.command("train")
+@o.game_options(o.GAME_SHAPE)
 def train_cmd(
-    env: o.Env = "whodunit-asym",
-    model: o.ModelOpt = "smollm2-135m",
     store: o.Store = DEFAULT_STORE,
     out: Annotated[Path | None, typer.Option(help="Monitor file (.json + .npz).")] = None,
-    suspects: o.Suspects = None,
-    attributes: o.Attributes = None,
-    turns: o.Turns = None,
-    thoughts: o.Thoughts = 160,
-    max_tokens: o.MaxTokens = None,
-    coders: o.Coders = None,
+    game: o.GameOpts = DEFAULT_GAME,
 ) -> None:
     """Train per-role monitors on the collected games and print the selection report."""
-    from overseer.monitor import report_lines
     from overseer.monitor.experiments import (
         MissingGamesError,
         default_monitor_path,
         train_from_store,
     )
 
-    setup = _setup(env, suspects, attributes, turns, thoughts, max_tokens, None, coders)
+    setup = _setup(game)
     if not store.is_file():
         raise InputError(f"--store: no result store at {store}; run `overseer monitor collect`")
     try:
-        ms = train_from_store(store, setup, model)
+        ms = train_from_store(store, setup, game.model)
     except MissingGamesError as exc:
         raise InputError(f"--store {exc}") from None
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    path = ms.save(out or default_monitor_path(setup.suite, model))
-    t = Table(title=f"monitor selection ({setup.suite}, {model}): gain on validation")
+    path = ms.save(out or default_monitor_path(setup.suite, game.model))
+    _print_selection(ms, f"{setup.suite}, {game.model}", path)
+
+
+@monitor_app.command("eval")
+@o.game_options(o.GAME_RUN)
+def eval_cmd(
+    games: Annotated[int | None, typer.Option(help="Test games (default: all).")] = None,
+    seed: o.Seed = 0,
+    store: o.Store = DEFAULT_STORE,
+    monitor: Annotated[Path | None, typer.Option(help="Monitor file from `train`.")] = None,
+    caps: Annotated[str, typer.Option(help="Resets allowed per role, e.g. 1,2.")] = "1,2",
+    game: o.GameOpts = DEFAULT_GAME,
+) -> None:
+    """Test games with no intervention, the trained monitor (per cap) and the random monitor."""
+    from overseer.monitor import MonitorSet
+    from overseer.monitor.experiments import default_monitor_path, eval_configs
+
+    setup = _setup(game)
+    try:
+        cap_list = sorted({int(c) for c in csv_list(caps, "--caps")})
+    except ValueError:
+        raise InputError(f"--caps: expected integers like 1,2, got {caps!r}") from None
+    if any(c < 1 or c > 4 for c in cap_list):
+        raise InputError(f"--caps: expected values 1..4, got {caps!r}")
+    path = monitor or default_monitor_path(setup.suite, game.model)
+    try:
+        ms = MonitorSet.load(path)
+    except ValueError as exc:
+        raise InputError(f"--monitor: {exc}; run `overseer monitor train` first") from None
+    try:
+        configs = eval_configs(setup, ms, path, cap_list)
+    except ValueError as exc:
+        raise InputError(f"--monitor {exc}") from None
+    tasks = _limit(setup.games("test"), games, "--games")
+    _run(setup, configs, tasks, game, seed, store)
+    _print_outcomes(setup, game.model, store, [c.name for c in configs], ids={t.id for t in tasks})
+
+
+def _print_selection(ms: MonitorSet, what: str, path: Path) -> None:
+    """The per-role selection report of freshly trained monitors and where they were saved."""
+    from overseer.monitor import report_lines
+
+    t = Table(title=f"monitor selection ({what}): gain on validation")
     for col in ("role", "features (+turn)", "degree", "tau", "gain", "TP/FP", "chosen"):
         t.add_column(col)
     for line in report_lines(ms):
@@ -142,50 +170,6 @@ def train_cmd(
         f"{m['validation_games']} games (success {100 * m['validation_success_rate']:.1f}%); "
         f"saved {path}"
     )
-
-
-@monitor_app.command("eval")
-def eval_cmd(
-    env: o.Env = "whodunit-asym",
-    model: o.ModelOpt = "smollm2-135m",
-    games: Annotated[int | None, typer.Option(help="Test games (default: all).")] = None,
-    seed: o.Seed = 0,
-    store: o.Store = DEFAULT_STORE,
-    monitor: Annotated[Path | None, typer.Option(help="Monitor file from `train`.")] = None,
-    caps: Annotated[str, typer.Option(help="Resets allowed per role, e.g. 1,2.")] = "1,2",
-    suspects: o.Suspects = None,
-    attributes: o.Attributes = None,
-    turns: o.Turns = None,
-    thoughts: o.Thoughts = 160,
-    max_tokens: o.MaxTokens = None,
-    coders: o.Coders = None,
-    base_url: o.BaseUrl = None,
-    progress: o.Progress = True,
-    trace_dir: o.TraceDir = None,
-) -> None:
-    """Test games with no intervention, the trained monitor (per cap) and the random monitor."""
-    from overseer.monitor import MonitorSet
-    from overseer.monitor.experiments import default_monitor_path, eval_configs
-
-    setup = _setup(env, suspects, attributes, turns, thoughts, max_tokens, trace_dir, coders)
-    try:
-        cap_list = sorted({int(c) for c in csv_list(caps, "--caps")})
-    except ValueError:
-        raise InputError(f"--caps: expected integers like 1,2, got {caps!r}") from None
-    if any(c < 1 or c > 4 for c in cap_list):
-        raise InputError(f"--caps: expected values 1..4, got {caps!r}")
-    path = monitor or default_monitor_path(setup.suite, model)
-    try:
-        ms = MonitorSet.load(path)
-    except ValueError as exc:
-        raise InputError(f"--monitor: {exc}; run `overseer monitor train` first") from None
-    try:
-        configs = eval_configs(setup, ms, path, cap_list)
-    except ValueError as exc:
-        raise InputError(f"--monitor {exc}") from None
-    tasks = _limit(setup.games("test"), games, "--games")
-    _run(setup, configs, tasks, model, base_url, seed, store, progress)
-    _print_outcomes(setup, model, store, [c.name for c in configs], ids={t.id for t in tasks})
 
 
 def _print_outcomes(setup: EnvSetup, model: str, store: Path, configs: list[str], ids=None) -> Any:

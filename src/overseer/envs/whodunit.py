@@ -292,10 +292,11 @@ def player_system_prompt(cfg: WhoDunitConfig, game: Game, name: str, role: str) 
     """The role's standing instructions, written for this project (not the seed's wording)."""
     n = game.n
     think = '"thoughts": a short reason, ' if cfg.thoughts_chars > 0 else ""
+    if role in ("accuser", "intel"):
+        partner = cfg.agents()[1 if role == "accuser" else 0][0]
+        intro = f"You are {name}. You and your partner {partner} play a cooperative game.\n"
     if role == "accuser":
-        partner = cfg.agents()[1][0]
-        return (
-            f"You are {name}. You and your partner {partner} play a cooperative game.\n"
+        return intro + (
             f"There are {n} characters, numbered 1 to {n}. Exactly one is the Winner, who must "
             "get an award. You know the Winner's full description but nothing about the "
             f"characters; {partner} knows every character but not which one is the Winner. "
@@ -314,9 +315,7 @@ def player_system_prompt(cfg: WhoDunitConfig, game: Game, name: str, role: str) 
             f"The Winner is described as: {describe(game, game.culprit)}."
         )
     if role == "intel":
-        partner = cfg.agents()[0][0]
-        return (
-            f"You are {name}. You and your partner {partner} play a cooperative game.\n"
+        return intro + (
             f"There are {n} characters; exactly one is the Winner. {partner} knows the "
             "Winner's description but not the characters; you know every character but not "
             f"which one is the Winner. Help {partner} find the Winner quickly.\n"

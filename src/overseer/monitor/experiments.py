@@ -349,82 +349,88 @@ def split_rows(records: Sequence[ResultRecord]) -> tuple[list[dict], list[dict]]
     return train, val
 
 
-def eval_columns(env: str) -> tuple[str, ...]:
-    """Columns of the comparison table of an environment."""
-    if env == "codegen":
-        return CODEGEN_COLUMNS
-    return WHODUNIT_COLUMNS if env.startswith("whodunit") else GOVSIM_COLUMNS
-
-
-def eval_rows(env: str, records: Sequence[ResultRecord], order: Sequence[str]) -> list[list[str]]:
-    """Rows of the comparison table, one per configuration, in `order`."""
-    rows = _whodunit_rows if env.startswith("whodunit") else _govsim_rows
-    if env == "codegen":
-        rows = _codegen_rows
-    by: dict[str, list[ResultRecord]] = {}
-    for rec in records:
-        if rec.error is None:
-            by.setdefault(rec.key.config, []).append(rec)
-    return [[name, str(len(by[name])), *rows(by[name])] for name in order if name in by]
+Cell = Callable[[Sequence[ResultRecord]], str]
 
 
 def _mean(recs: Sequence[ResultRecord], key: str) -> float:
     return float(np.mean([float(r.extra.get(key, 0) or 0) for r in recs]))  # type: ignore[arg-type]
 
 
-def _whodunit_rows(recs: Sequence[ResultRecord]) -> list[str]:
-    """Success rate, precision (success when an award was given), length, resets, tokens."""
-    n = len(recs)
-    ok = sum(r.correct for r in recs)
+def _avg(key: str, fmt: str = ".1f", scale: float = 1.0) -> Cell:
+    """A cell: the mean of `extra[key]` over the games, times `scale`."""
+    return lambda recs: f"{scale * _mean(recs, key):{fmt}}"
+
+
+def _correct(recs: Sequence[ResultRecord]) -> str:
+    return f"{100 * np.mean([r.correct for r in recs]):.1f}"
+
+
+def _success(recs: Sequence[ResultRecord]) -> str:
+    return f"{100 * sum(r.correct for r in recs) / len(recs):.1f}"
+
+
+def _precision(recs: Sequence[ResultRecord]) -> str:
+    """Success rate among the games that ended with an award."""
     awarded = sum(r.extra.get("ended") == "award" for r in recs)
-    toks = np.mean([r.usage.total_tokens for r in recs])
-    prec = f"{100 * ok / awarded:.1f}" if awarded else "-"
-    return [
-        f"{100 * ok / n:.1f}",
-        prec,
-        f"{_mean(recs, 'turns'):.1f}",
-        f"{_mean(recs, 'resets'):.2f}",
-        f"{toks:.0f}",
-    ]
+    return f"{100 * sum(r.correct for r in recs) / awarded:.1f}" if awarded else "-"
 
 
-def _govsim_rows(recs: Sequence[ResultRecord]) -> list[str]:
-    """Survival rate, survival time, efficiency, equality, over-usage, resets, tokens."""
-    toks = np.mean([r.usage.total_tokens for r in recs])
-    return [
-        f"{100 * np.mean([r.correct for r in recs]):.1f}",
-        f"{_mean(recs, 'survival_time'):.1f}",
-        f"{100 * _mean(recs, 'efficiency'):.1f}",
-        f"{100 * _mean(recs, 'equality'):.1f}",
-        f"{100 * _mean(recs, 'over_usage'):.1f}",
-        f"{_mean(recs, 'resets'):.2f}",
-        f"{toks:.0f}",
-    ]
-
-
-def _codegen_rows(recs: Sequence[ResultRecord]) -> list[str]:
-    """Pass@1, share with any final solution passing, resets, unusable answers, tokens."""
-    toks = np.mean([r.usage.total_tokens for r in recs])
+def _any_pass(recs: Sequence[ResultRecord]) -> str:
     anyp = np.mean([any(r.extra.get("solved_by") or [False]) for r in recs])  # type: ignore[arg-type]
+    return f"{100 * anyp:.1f}"
+
+
+def _tokens(recs: Sequence[ResultRecord]) -> str:
+    return f"{np.mean([r.usage.total_tokens for r in recs]):.0f}"
+
+
+_RESETS = ("resets", _avg("resets", ".2f"))
+# env -> the columns after "config" and "games", each with how its cell is computed
+_METRICS: dict[str, tuple[tuple[str, Cell], ...]] = {
+    "whodunit": (
+        ("success %", _success),
+        ("precision %", _precision),
+        ("length", _avg("turns")),
+        _RESETS,
+        ("tokens", _tokens),
+    ),
+    "govsim": (
+        ("survival %", _correct),
+        ("survival time", _avg("survival_time")),
+        ("efficiency %", _avg("efficiency", scale=100)),
+        ("equality %", _avg("equality", scale=100)),
+        ("over-usage %", _avg("over_usage", scale=100)),
+        _RESETS,
+        ("tokens", _tokens),
+    ),
+    "codegen": (
+        ("pass@1 %", _correct),
+        ("any-pass %", _any_pass),
+        _RESETS,
+        ("invalid", _avg("invalid_actions", ".2f")),
+        ("tokens", _tokens),
+    ),
+}
+
+
+def _metrics(env: str) -> tuple[tuple[str, Cell], ...]:
+    return _METRICS["whodunit" if env.startswith("whodunit") else env]
+
+
+def eval_columns(env: str) -> tuple[str, ...]:
+    """Columns of the comparison table of an environment."""
+    return ("config", "games", *(name for name, _ in _metrics(env)))
+
+
+def eval_rows(env: str, records: Sequence[ResultRecord], order: Sequence[str]) -> list[list[str]]:
+    """Rows of the comparison table, one per configuration, in `order`."""
+    cells = [cell for _, cell in _metrics(env)]
+    by: dict[str, list[ResultRecord]] = {}
+    for rec in records:
+        if rec.error is None:
+            by.setdefault(rec.key.config, []).append(rec)
     return [
-        f"{100 * np.mean([r.correct for r in recs]):.1f}",
-        f"{100 * anyp:.1f}",
-        f"{_mean(recs, 'resets'):.2f}",
-        f"{_mean(recs, 'invalid_actions'):.2f}",
-        f"{toks:.0f}",
+        [name, str(len(by[name])), *(cell(by[name]) for cell in cells)]
+        for name in order
+        if name in by
     ]
-
-
-CODEGEN_COLUMNS = ("config", "games", "pass@1 %", "any-pass %", "resets", "invalid", "tokens")
-WHODUNIT_COLUMNS = ("config", "games", "success %", "precision %", "length", "resets", "tokens")
-GOVSIM_COLUMNS = (
-    "config",
-    "games",
-    "survival %",
-    "survival time",
-    "efficiency %",
-    "equality %",
-    "over-usage %",
-    "resets",
-    "tokens",
-)

@@ -115,6 +115,25 @@ class Plan:
         shutil.rmtree(self.staging, ignore_errors=True)
 
 
+def _stage(spec: dict[str, Any], stdin: str | None) -> tuple[str, str | None]:
+    """A fresh staging directory holding the launcher spec and stdin (removed on failure);
+    returns it and the stdin file's path, if any."""
+    staging = tempfile.mkdtemp(prefix="overseer-sandbox-")
+    try:
+        os.mkdir(os.path.join(staging, "root"))
+        with open(os.path.join(staging, "spec.json"), "w", encoding="utf-8") as f:
+            json.dump(spec, f)
+        stdin_path = None
+        if stdin is not None:
+            stdin_path = os.path.join(staging, "stdin")
+            with open(stdin_path, "w", encoding="utf-8", errors="replace") as f:
+                f.write(stdin)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return staging, stdin_path
+
+
 def make_plan(
     code: str, files: Mapping[str, str] | None, stdin: str | None, limits: SandboxLimits | None
 ) -> Plan:
@@ -157,19 +176,7 @@ def make_plan(
         "tmpfs_mb": tmpfs_mb,
         "work_mb": tmpfs_mb + math.ceil(size_mb),
     }
-    staging = tempfile.mkdtemp(prefix="overseer-sandbox-")
-    try:
-        os.mkdir(os.path.join(staging, "root"))
-        with open(os.path.join(staging, "spec.json"), "w", encoding="utf-8") as f:
-            json.dump(spec, f)
-        stdin_path = None
-        if stdin is not None:
-            stdin_path = os.path.join(staging, "stdin")
-            with open(stdin_path, "w", encoding="utf-8", errors="replace") as f:
-                f.write(stdin)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    staging, stdin_path = _stage(spec, stdin)
     return Plan(
         argv=[exe, "-I", "-S", LAUNCHER, staging],
         staging=staging,

@@ -10,7 +10,8 @@ import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import IO, Any
 
 from overseer.sandbox._limits import SandboxLimits, SandboxResult, SandboxUnavailable
@@ -164,6 +165,55 @@ def _finish(
     )
 
 
+@dataclass
+class _Job:
+    """One run's plan, status pipe, capped output buffers and start time."""
+
+    plan: Plan
+    status_r: int
+    status_w: int
+    out: _Capped
+    err: _Capped
+    start: float = 0.0
+
+    def result(self, killed: bool, launcher_rc: int | None) -> SandboxResult:
+        """The run's result, from the launcher's status lines and the captured output."""
+        status = _read_status(self.status_r)
+        return _finish(self.plan, status, self.out, self.err, killed, launcher_rc, self.start)
+
+
+@contextlib.contextmanager
+def _job(
+    code: str,
+    files: Mapping[str, str] | None,
+    stdin: str | None,
+    limits: SandboxLimits | None,
+) -> Iterator[_Job]:
+    """Stage one run; on exit close the status pipe's read end and remove the staging dir."""
+    plan = make_plan(code, files, stdin, limits)
+    status_r, status_w = os.pipe()
+    cap = plan.limits.max_output_bytes
+    try:
+        yield _Job(plan, status_r, status_w, _Capped(cap), _Capped(cap))
+    finally:
+        os.close(status_r)
+        plan.cleanup()
+
+
+@contextlib.contextmanager
+def _spawning(job: _Job) -> Iterator[tuple[IO[bytes] | int, dict[str, Any]]]:
+    """Start the clock and give the launcher's stdin and spawn arguments; once it is spawned
+    (or failed to), the parent's copies of its stdin and of the status write end are closed."""
+    job.start = time.monotonic()
+    stdin_f = _stdin_file(job.plan)
+    try:
+        yield stdin_f, _popen_kwargs(job.plan, job.status_w)
+    finally:
+        if not isinstance(stdin_f, int):
+            stdin_f.close()
+        os.close(job.status_w)
+
+
 def run_python(
     code: str,
     *,
@@ -172,28 +222,18 @@ def run_python(
     limits: SandboxLimits | None = None,
 ) -> SandboxResult:
     """Run untrusted Python `code` in an isolated child and wait for it (blocking)."""
-    plan = make_plan(code, files, stdin, limits)
-    status_r, status_w = os.pipe()
-    out, err = _Capped(plan.limits.max_output_bytes), _Capped(plan.limits.max_output_bytes)
-    proc: subprocess.Popen[bytes] | None = None
-    try:
-        start = time.monotonic()
-        stdin_f = _stdin_file(plan)
+    with _job(code, files, stdin, limits) as job:
+        proc: subprocess.Popen[bytes] | None = None
         try:
-            proc = subprocess.Popen(
-                [*plan.argv, str(status_w)], stdin=stdin_f, **_popen_kwargs(plan, status_w)
-            )
+            with _spawning(job) as (stdin_f, kwargs):
+                proc = subprocess.Popen(
+                    [*job.plan.argv, str(job.status_w)], stdin=stdin_f, **kwargs
+                )
+            killed = _pump_sync(proc, job.plan, job.out, job.err, job.start)
+            return job.result(killed, proc.returncode)
         finally:
-            if not isinstance(stdin_f, int):
-                stdin_f.close()
-            os.close(status_w)
-        killed = _pump_sync(proc, plan, out, err, start)
-        return _finish(plan, _read_status(status_r), out, err, killed, proc.returncode, start)
-    finally:
-        if proc is not None:  # interrupted (e.g. KeyboardInterrupt) or an error above
-            _stop_sync(proc)
-        os.close(status_r)
-        plan.cleanup()
+            if proc is not None:  # interrupted (e.g. KeyboardInterrupt) or an error above
+                _stop_sync(proc)
 
 
 def _pump_sync(
@@ -248,39 +288,31 @@ async def arun_python(
     limits: SandboxLimits | None = None,
 ) -> SandboxResult:
     """Same as `run_python`, on asyncio subprocesses so the event loop is never blocked."""
-    plan = make_plan(code, files, stdin, limits)
-    status_r, status_w = os.pipe()
-    out, err = _Capped(plan.limits.max_output_bytes), _Capped(plan.limits.max_output_bytes)
-    proc: asyncio.subprocess.Process | None = None
-    pumps: asyncio.Future[Any] | None = None
-    try:
-        start = time.monotonic()
-        stdin_f = _stdin_file(plan)
+    with _job(code, files, stdin, limits) as job:
+        proc: asyncio.subprocess.Process | None = None
+        pumps: asyncio.Future[Any] | None = None
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *plan.argv, str(status_w), stdin=stdin_f, **_popen_kwargs(plan, status_w)
+            with _spawning(job) as (stdin_f, kwargs):
+                proc = await asyncio.create_subprocess_exec(
+                    *job.plan.argv, str(job.status_w), stdin=stdin_f, **kwargs
+                )
+            killed = False
+            pumps = asyncio.gather(
+                _pump_async(proc.stdout, job.out), _pump_async(proc.stderr, job.err)
             )
+            try:
+                await asyncio.wait_for(proc.wait(), job.plan.backstop_s)
+            except TimeoutError:
+                _kill_group(proc)
+                killed = True
+                await proc.wait()
+            # The launcher only exits once its pid namespace is empty: the pipes are at EOF
+            # unless an unrelated host fork inherited them, so bound the drain.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(pumps, _DRAIN_S)
+            return job.result(killed, proc.returncode)
         finally:
-            if not isinstance(stdin_f, int):
-                stdin_f.close()
-            os.close(status_w)
-        killed = False
-        pumps = asyncio.gather(_pump_async(proc.stdout, out), _pump_async(proc.stderr, err))
-        try:
-            await asyncio.wait_for(proc.wait(), plan.backstop_s)
-        except TimeoutError:
-            _kill_group(proc)
-            killed = True
-            await proc.wait()
-        # The launcher only exits once its pid namespace is empty: the pipes are at EOF unless
-        # an unrelated host fork inherited them, so bound the drain.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(pumps, _DRAIN_S)
-        return _finish(plan, _read_status(status_r), out, err, killed, proc.returncode, start)
-    finally:
-        if proc is not None:  # cancelled, or an error above
-            await _stop_async(proc)
-        if pumps is not None and not pumps.done():
-            pumps.cancel()
-        os.close(status_r)
-        plan.cleanup()
+            if proc is not None:  # cancelled, or an error above
+                await _stop_async(proc)
+            if pumps is not None and not pumps.done():
+                pumps.cancel()

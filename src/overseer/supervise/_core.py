@@ -124,6 +124,31 @@ class SupervisorCore:
                 return (), "guidance cap reached"
         return allowed, ""
 
+    def _decision_text(
+        self, step: Step, trigger: Trigger, sub: list[Step], global_task: str, local_task: str
+    ) -> str:
+        """What the supervisor model is shown for a flagged step, by the trigger's context."""
+        s = self.settings
+        if trigger.context == "excessive":
+            # Purification is context-agnostic: the raw observation, nothing about the task.
+            return f"Observation to rewrite:\n{clip(step.observation, s.max_observation_chars)}"
+        window = build_window(
+            step,
+            local_task,
+            global_task,
+            sub,
+            self.history.order,
+            s.bounds,
+            extended=trigger.context == "inefficient",
+        )
+        if trigger.context == "synthesis":
+            return (
+                f"Global task:\n{window.global_task}\n\nThe request the sub-agent worked on:\n"
+                f"{window.local_task or window.global_task}\n\nThe sub-agent's report:\n"
+                f"{clip(step.observation, s.max_observation_chars)}"
+            )
+        return window.render()
+
     async def review(
         self, step: Step, *, global_task: str, local_task: str, model: Model
     ) -> Review:
@@ -139,31 +164,11 @@ class SupervisorCore:
         if not allowed:
             self.stats.skipped[why] += 1
             return Review(trigger, None, why)
-        window = build_window(
-            step,
-            local_task,
-            global_task,
-            sub,
-            self.history.order,
-            s.bounds,
-            extended=trigger.context == "inefficient",
-        )
-        if trigger.context == "excessive":
-            # Purification is context-agnostic: the raw observation, nothing about the task.
-            text = f"Observation to rewrite:\n{clip(step.observation, s.max_observation_chars)}"
-        elif trigger.context == "synthesis":
-            text = (
-                f"Global task:\n{window.global_task}\n\nThe request the sub-agent worked on:\n"
-                f"{window.local_task or window.global_task}\n\nThe sub-agent's report:\n"
-                f"{clip(step.observation, s.max_observation_chars)}"
-            )
-        else:
-            text = window.render()
         d = await decide(
             model,
             trigger.context,
             allowed,
-            text,
+            self._decision_text(step, trigger, sub, global_task, local_task),
             max_reasks=s.max_reasks,
             max_tokens=s.max_tokens,
             seed=s.seed,

