@@ -12,8 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from overseer.envs._attributes import attribute_table
 from overseer.envs.whodunit import (
@@ -24,8 +23,7 @@ from overseer.envs.whodunit import (
     user_prompt,
 )
 from overseer.models import Model, Usage
-from overseer.runtime import Supervisor
-from overseer.runtime._game import GameSession, Turn
+from overseer.runtime._game import GameSession, SessionOptions, Turn
 
 
 @dataclass
@@ -241,18 +239,14 @@ async def play_whodunit(
     model: Model,
     cfg: WhoDunitConfig,
     *,
-    supervisors: list[Supervisor] | tuple[Supervisor, ...] = (),
     seed: int = 0,
-    trace_dir: str | Path | None = None,
-    max_resets: int = 4,
+    **options: Unpack[SessionOptions],
 ) -> GameResult:
     """Play one game to an award or the turn limit, every turn on the runtime's bus."""
     if game.variant != cfg.variant:
         raise ValueError(f"game {game.id}: variant {game.variant}, config is {cfg.variant}")
-    session = GameSession(
-        model, f"whodunit {game.id}", cfg.agents(), f"{game.id}-s{seed}",
-        supervisors=supervisors, trace_dir=trace_dir, max_resets=max_resets,
-    )
+    rid = f"{game.id}-s{seed}"
+    session = GameSession(model, f"whodunit {game.id}", cfg.agents(), rid, **options)
     p = _Play(game, cfg, session, seed)
 
     async def play() -> str:

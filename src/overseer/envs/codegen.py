@@ -18,8 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from overseer.envs._codegen_text import (
     CODERS,
@@ -36,9 +35,8 @@ from overseer.envs._codegen_text import (
 )
 from overseer.envs._loop import call_seed
 from overseer.models import Message, Model, Usage
-from overseer.runtime import Supervisor
 from overseer.runtime._channel import ChannelMessage
-from overseer.runtime._game import GameSession, Played, Turn
+from overseer.runtime._game import GameSession, Played, SessionOptions, Turn
 from overseer.tasks import Score, Task, load_suite
 from overseer.tasks._score import ascore_code, code_program
 
@@ -272,11 +270,9 @@ async def play_codegen(
     model: Model,
     cfg: CodeGenConfig,
     *,
-    supervisors: list[Supervisor] | tuple[Supervisor, ...] = (),
     seed: int = 0,
-    trace_dir: str | Path | None = None,
-    max_resets: int = 4,
     game_id: str | None = None,
+    **options: Unpack[SessionOptions],
 ) -> CodeGenResult:
     """Debate one HumanEval task for `cfg.rounds` rounds and score the chosen solution."""
     missing = [k for k in ("test", "entry_point") if k not in task.meta]
@@ -284,10 +280,7 @@ async def play_codegen(
         raise ValueError(f"codegen task {task.id}: expected a code task with test and entry_point")
     gid = game_id or f"codegen-{task.id}"
     roles = [(n, "coder") for n, _ in cfg.coders()] + [(TESTER, "tester"), (JUDGE, "judge")]
-    session = GameSession(
-        model, f"codegen {task.id}", roles, f"{gid}-s{seed}",
-        supervisors=supervisors, trace_dir=trace_dir, max_resets=max_resets,
-    )
+    session = GameSession(model, f"codegen {task.id}", roles, f"{gid}-s{seed}", **options)
     d = _Debate(task, cfg, seed, session)
     scores: list[list[int] | None] = []
     passed: list[list[int]] = []

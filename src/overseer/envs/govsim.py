@@ -20,15 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from overseer.envs._loop import call_seed
 from overseer.models import Model, Usage
-from overseer.runtime import Supervisor
-from overseer.runtime._game import GameSession, Played, Turn
+from overseer.runtime._game import GameSession, Played, SessionOptions, Turn
 
 FISHERS = ("Ana", "Bo", "Cy", "Di", "Eli")
 COLLAPSE = 5
@@ -285,21 +283,16 @@ async def play_govsim(
     model: Model,
     cfg: GovSimConfig,
     *,
-    supervisors: list[Supervisor] | tuple[Supervisor, ...] = (),
     seed: int = 0,
-    trace_dir: str | Path | None = None,
     game_id: str | None = None,
-    max_resets: int = 4,
+    **options: Unpack[SessionOptions],
 ) -> GovSimResult:
     """Play one fishing game from capacity `r0` until collapse or the last month."""
     if r0 < 2 * cfg.collapse_below:
         raise ValueError(f"govsim r0: expected >= {2 * cfg.collapse_below:g}, got {r0}")
     gid = game_id or f"govsim-r{r0}"
     players = [(a, "fisher") for a in cfg.agents()]
-    session = GameSession(
-        model, f"govsim {gid}", players, f"{gid}-s{seed}",
-        supervisors=supervisors, trace_dir=trace_dir, max_resets=max_resets,
-    )
+    session = GameSession(model, f"govsim {gid}", players, f"{gid}-s{seed}", **options)
     g = _Game(r0, cfg, seed, session)
     lake = _Lake(r0, cfg, np.random.default_rng(call_seed(r0, seed, "order")))
 

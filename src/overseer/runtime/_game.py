@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypedDict, TypeVar, Unpack
 
 from overseer.models import Completion, Message, Model, StructuredOutputError, ask_structured
 from overseer.models._positions import decision_positions
@@ -28,6 +28,16 @@ _ASK_FIELDS = (
     "schema", "max_reasks", "max_tokens", "temperature", "seed", "top_logprobs", "as_json"
 )
 GAME_HONOURS: frozenset[str] = frozenset({"guide", "replace", "verify", "rollback"})
+
+
+class SessionOptions(TypedDict, total=False):
+    """How a game is overseen and recorded, the same for every game: the plug-ins on its bus,
+    where its trace goes (none: nowhere), how many rollbacks it takes (4), the verifier."""
+
+    supervisors: Sequence[Supervisor]
+    trace_dir: str | Path | None
+    max_resets: int
+    verifier: Verifier | None
 
 
 @dataclass(frozen=True)
@@ -74,23 +84,20 @@ class GameSession:
         query: str,
         players: Sequence[tuple[str, str]],
         run_id: str,
-        *,
-        supervisors: Sequence[Supervisor] = (),
-        trace_dir: str | Path | None = None,
-        max_resets: int = 4,
-        verifier: Verifier | None = None,
+        **options: Unpack[SessionOptions],
     ) -> None:
         team = TeamSpec(
             agents=tuple(AgentSpec(name=n, role=r) for n, r in players), decision="last"
         )
+        trace_dir = options.get("trace_dir")
         self.run: Run = open_run(query, team, model, run_id=run_id, trace_dir=trace_dir)
         self.bus = Bus(
             self.run,
-            supervisors,
+            options.get("supervisors", ()),
             host="game",
             honours=GAME_HONOURS,
-            verifier=verifier,
-            max_rollbacks=max_resets,
+            verifier=options.get("verifier"),
+            max_rollbacks=options.get("max_resets", 4),
         )
         self.turns = self.invalid = 0
         self.interventions: list[dict[str, Any]] = []
