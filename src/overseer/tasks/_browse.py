@@ -7,10 +7,12 @@ scripts, navigation and ads (purification), and facts a few viewports down (page
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
+from pathlib import Path
 from typing import Any, Literal
 
 from overseer.tasks._types import Task
@@ -70,47 +72,22 @@ _WORDS = [
     "trail",
 ]
 
-# kind -> (title suffix, [(fact label, question, low, high, unit)])
-_KINDS: dict[str, tuple[str, list[tuple[str, str, int, int, str]]]] = {
-    "lighthouse": (
-        "Lighthouse",
-        [
-            ("Built", "In what year was the {t} built?", 1790, 1930, ""),
-            ("Height", "How tall is the {t}, in metres?", 12, 68, " m"),
-            ("Keepers", "How many keepers served at the {t}?", 3, 29, ""),
-        ],
-    ),
-    "observatory": (
-        "Observatory",
-        [
-            ("Founded", "In what year was the {t} founded?", 1820, 1990, ""),
-            (
-                "Main telescope aperture",
-                "What is the aperture of the main telescope of the {t}, in centimetres?",
-                20,
-                410,
-                " cm",
-            ),
-            ("Staff", "How many staff work at the {t}?", 4, 120, ""),
-        ],
-    ),
-    "bridge": (
-        "Bridge",
-        [
-            ("Opened", "In what year did the {t} open?", 1850, 2010, ""),
-            ("Length", "How long is the {t}, in metres?", 80, 2400, " m"),
-            ("Spans", "How many spans does the {t} have?", 2, 31, ""),
-        ],
-    ),
-    "museum": (
-        "Museum",
-        [
-            ("Founded", "In what year was the {t} founded?", 1840, 2005, ""),
-            ("Exhibits", "How many exhibits does the {t} hold?", 150, 9800, ""),
-            ("Floors", "How many floors does the {t} have?", 1, 9, ""),
-        ],
-    ),
-}
+# kind -> (title suffix, [(fact label, question, low, high, unit)]), kept as data
+_KINDS_FILE = Path(__file__).parent / "data" / "browse_kinds.json"
+
+
+@cache
+def _kinds() -> dict[str, tuple[str, list[tuple[str, str, int, int, str]]]]:
+    """The kinds of page the generator writes, with their facts (checked when read)."""
+    raw = json.loads(_KINDS_FILE.read_text(encoding="utf-8"))
+    out = {}
+    for kind, v in raw.items():
+        facts = [(str(f[0]), str(f[1]), int(f[2]), int(f[3]), str(f[4])) for f in v["facts"]]
+        if len(facts) != 3 or any(lo >= hi for _, _, lo, hi, _ in facts):
+            raise ValueError(f"{_KINDS_FILE}: kind {kind!r}: expected 3 facts with low < high")
+        out[kind] = (str(v["title"]), facts)
+    return out
+
 
 
 @dataclass(frozen=True)
@@ -165,8 +142,9 @@ def _noise(rng: random.Random, kind: str) -> str:
 
 def make_page(rng: random.Random, i: int) -> tuple[Page, str, str]:
     """A page, plus one question about it and its answer label."""
-    kind = rng.choice(sorted(_KINDS))
-    suffix, facts = _KINDS[kind]
+    kinds = _kinds()
+    kind = rng.choice(sorted(kinds))
+    suffix, facts = kinds[kind]
     title = f"{_name(rng)} {suffix}"
     url = f"https://wiki.local/{title.replace(' ', '_')}"
     values = {label: rng.randint(lo, hi) for label, _, lo, hi, _ in facts}
