@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from overseer.envs import CodeGenConfig, GovSimConfig, play_codegen, play_govsim, play_whodunit
@@ -28,6 +27,7 @@ from overseer.runtime._trace import Trace
 from ..envs.test_codegen import GOOD, TASK, team
 from ..envs.test_govsim import fishers
 from ..envs.test_loop import CFG, GAME, award, broad, share
+from ..monitor.test_intervene import linear_monitor
 
 
 def _validated(path: Path) -> list[str]:
@@ -110,19 +110,7 @@ def _flat_answer(i: int, tok: str) -> TokenLogprob:
 
 
 def _entropy_monitor(role: str, tau: float) -> RoleMonitor:
-    ln10 = math.log(10)
-    return RoleMonitor(
-        role=role,
-        inputs=("turn", "entropy"),
-        degree=1,
-        tau=tau,
-        gain=0.0,
-        scale=np.array([0.0, 2 / ln10]),
-        offset=np.array([0.0, -1.0]),
-        powers=np.array([[1, 0], [0, 1]]),
-        coef=np.array([0.0, -0.5]),
-        intercept=0.5,
-    )
+    return linear_monitor(role, tau)  # estimate = 1 - entropy / ln 10
 
 
 async def test_the_monitor_rolls_back_an_ordinary_team(tmp_path: Path) -> None:

@@ -159,8 +159,8 @@ async def test_rewrite_that_is_not_shorter_keeps_the_original(tmp_path: Path) ->
     assert stats_of(res)["skipped"] == {"rewrite not shorter": 1}
 
 
-async def test_loop_gets_guidance_at_most_max_guidance_times(tmp_path: Path) -> None:
-    sup_calls = []
+def looping_executor(tmp_path: Path, sup_calls: list, **settings: Any) -> tuple[Executor, Any]:
+    """One agent that repeats the same lookup; the supervisor guides it (calls recorded)."""
 
     def reply(messages: list) -> object:
         if is_supervisor(messages):
@@ -168,8 +168,8 @@ async def test_loop_gets_guidance_at_most_max_guidance_times(tmp_path: Path) -> 
             return reply_template("provide_guidance", "stuck", "search for 'height' instead")
         return {"thought": "again", "action": "lookup", "args": {"q": "same"}}
 
-    settings = SupervisorSettings(filter=FilterConfig(tau_loop=2, tau_step=100), max_guidance=2)
-    sup = SupervisorAgent(settings=settings)
+    cfg = SupervisorSettings(filter=FilterConfig(tau_loop=2, tau_step=100), **settings)
+    sup = SupervisorAgent(settings=cfg)
     ex = Executor(
         ScriptedModel(reply),
         supervisors=[sup],
@@ -177,6 +177,12 @@ async def test_loop_gets_guidance_at_most_max_guidance_times(tmp_path: Path) -> 
         trace_dir=tmp_path,
         max_steps=6,
     )
+    return ex, sup
+
+
+async def test_loop_gets_guidance_at_most_max_guidance_times(tmp_path: Path) -> None:
+    sup_calls: list = []
+    ex, _ = looping_executor(tmp_path, sup_calls, max_guidance=2)
     res = await ex.run(solo(["lookup"]), "Q")
     assert res.failures and res.failures[0].reason == "no_answer"  # never answered: 6 steps
     # steps 2..6 are loops (5 triggers); only 2 guidance calls, the rest skipped without an LLM
@@ -290,23 +296,8 @@ async def test_verification_cap_and_repeated_error_skip() -> None:
 
 
 async def test_one_instance_gives_each_run_fresh_caps_and_counters(tmp_path: Path) -> None:
-    sup_calls = []
-
-    def reply(messages: list) -> object:
-        if is_supervisor(messages):
-            sup_calls.append(messages)
-            return reply_template("provide_guidance", "stuck", "search for 'height' instead")
-        return {"thought": "again", "action": "lookup", "args": {"q": "same"}}
-
-    settings = SupervisorSettings(filter=FilterConfig(tau_loop=2, tau_step=100), max_guidance=2)
-    sup = SupervisorAgent(settings=settings)
-    ex = Executor(
-        ScriptedModel(reply),
-        supervisors=[sup],
-        tools={"lookup": FakeTool([("x", None)])},
-        trace_dir=tmp_path,
-        max_steps=6,
-    )
+    sup_calls: list = []
+    ex, sup = looping_executor(tmp_path, sup_calls, max_guidance=2)
     first = await ex.run(solo(["lookup"]), "Q", run_id="one")
     second = await ex.run(solo(["lookup"]), "Q", run_id="two")
     assert len(sup_calls) == 4  # the guidance cap starts again in the second run
