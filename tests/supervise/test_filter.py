@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from overseer.supervise import FILTER_PRESETS, FilterConfig, Step, StepHistory, classify, preset
-from overseer.supervise._filter import normalize_action
+from overseer.supervise import FILTER_PRESETS, FilterConfig, Step, preset
+from overseer.supervise.filters import StepHistory, classify, normalize_action
 
 
 def tool(args: str = '{"q": "x"}', obs: str = "ok", *, name: str = "search", **kw) -> Step:

@@ -8,20 +8,15 @@ import math
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from overseer.models._types import (
-    Completion,
-    Message,
-    Model,
-    ModelError,
-    Request,
-    TokenLogprob,
-    Usage,
-)
+from overseer.models._types import Completion, Model, ModelError, Request, TokenLogprob, Usage
+
+if TYPE_CHECKING:
+    from overseer.models._types import Message
 
 Reply = str | Mapping[str, Any]
-ReplyFn = Callable[[list[Message]], Reply]
+ReplyFn = Callable[[list["Message"]], Reply]
 
 
 def count_tokens(text: str) -> int:

@@ -3,10 +3,11 @@ an LLM supervisor approves, guides, corrects the observation or runs a verifier.
 
 Exported is what a user needs to attach the supervisor (`SupervisorAgent`, `SupervisorSettings`,
 `tool_verifier`), drive it from another framework (`SupervisorCore`, `Step`, `Review`,
-`SupervisorStats`) and tune its filter (`FilterConfig`, `FILTER_PRESETS`, `preset`, `classify`,
-`StepHistory`, `Trigger`, `Context`, `STRATEGIES`). Prompts, the decision call and the context
-window are internals of the private modules; ready-made configurations are in
-`overseer.supervise.configs`.
+`SupervisorStats`) and tune its filter (`FilterConfig`, `FILTER_PRESETS`, `preset`,
+`STRATEGIES`). The LLM-free filter is usable alone from its own module,
+`overseer.supervise.filters` (`classify`, `StepHistory`, `Trigger`, `Context`). Prompts, the
+decision call and the context window are internals of the private modules; ready-made
+configurations are in `overseer.supervise.configs`.
 """
 
 from overseer.supervise._core import (
@@ -16,32 +17,19 @@ from overseer.supervise._core import (
     SupervisorSettings,
     SupervisorStats,
 )
-from overseer.supervise._filter import (
-    FILTER_PRESETS,
-    Context,
-    FilterConfig,
-    Step,
-    StepHistory,
-    Trigger,
-    classify,
-    preset,
-)
 from overseer.supervise._supervisor import SupervisorAgent, tool_verifier
+from overseer.supervise.filters import FILTER_PRESETS, FilterConfig, Step, preset
 
 __all__ = [
     "FILTER_PRESETS",
     "STRATEGIES",
-    "Context",
     "FilterConfig",
     "Review",
     "Step",
-    "StepHistory",
     "SupervisorAgent",
     "SupervisorCore",
     "SupervisorSettings",
     "SupervisorStats",
-    "Trigger",
-    "classify",
     "preset",
     "tool_verifier",
 ]

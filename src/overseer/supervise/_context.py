@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from overseer.supervise._filter import Step
+from overseer.supervise.filters import Step
 
 
 @dataclass(frozen=True)

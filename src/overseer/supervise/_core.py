@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from overseer.models import Model
 from overseer.supervise._context import WindowBounds, build_window, clip
 from overseer.supervise._decide import Decision, decide
-from overseer.supervise._filter import (
+from overseer.supervise._prompts import ALLOWED, Action
+from overseer.supervise.filters import (
     Context,
     FilterConfig,
     Step,
@@ -22,7 +23,6 @@ from overseer.supervise._filter import (
     classify,
     normalize_action,
 )
-from overseer.supervise._prompts import ALLOWED, Action
 
 # The seed's ablations switch off one strategy each.
 STRATEGIES: dict[str, tuple[Context, ...]] = {

@@ -20,8 +20,8 @@ from overseer.models import (
     Usage,
     ask_structured,
 )
-from overseer.supervise._filter import Context
 from overseer.supervise._prompts import PARAM, Action, decision_schema, system_prompt
+from overseer.supervise.filters import Context
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from overseer.supervise._filter import Context
+from overseer.supervise.filters import Context
 
 Action = Literal["approve", "provide_guidance", "correct_observation", "run_verification"]
 

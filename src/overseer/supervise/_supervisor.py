@@ -9,7 +9,7 @@ from overseer.models import Model
 from overseer.runtime import AgentSpec, BaseSupervisor, Interaction, Run, RunResult, Tool, Verdict
 from overseer.runtime._agent import Agent, AgentContext, AgentStepError
 from overseer.supervise._core import Review, SupervisorCore, SupervisorSettings
-from overseer.supervise._filter import Step
+from overseer.supervise.filters import Step
 
 
 def _reads_it(run: Run, agent: str, round_: int) -> bool:

@@ -9,8 +9,8 @@ from overseer.bench._workloads import workload_solver
 from overseer.models import Model
 from overseer.runtime import Supervisor
 from overseer.supervise._core import SupervisorSettings
-from overseer.supervise._filter import preset
 from overseer.supervise._supervisor import SupervisorAgent, tool_verifier
+from overseer.supervise.filters import preset
 
 ABLATIONS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
     ("baseline", None, "workload team (web tools / python tool), no supervision"),
