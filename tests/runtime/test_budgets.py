@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -31,8 +32,13 @@ class Greedy(Model):
 
 @pytest.mark.parametrize(
     "bad",
-    [{"max_tokens": 0}, {"max_tokens": -5}, {"max_calls": 0}, {"max_seconds": 0.0},
-     {"max_seconds": -1.0}],  # fmt: skip
+    [
+        {"max_tokens": 0},
+        {"max_tokens": -5},
+        {"max_calls": 0},
+        {"max_seconds": 0.0},
+        {"max_seconds": -1.0},
+    ],
 )
 def test_budget_rejects_zero_and_negative(bad: dict) -> None:
     with pytest.raises(ValueError, match=f"budget {next(iter(bad))}: expected > 0"):
@@ -59,10 +65,8 @@ async def test_concurrent_calls_share_what_is_left() -> None:
     m = MeteredModel(inner, ledger, "a1", "agent", None)
 
     async def one() -> None:
-        try:
+        with contextlib.suppress(BudgetExceeded):
             await m.acomplete([{"role": "user", "content": "q"}], max_tokens=200)
-        except BudgetExceeded:
-            pass
 
     await asyncio.gather(*(one() for _ in range(4)))
     assert sum(inner.asked) <= 300  # promises to calls under way count as spent

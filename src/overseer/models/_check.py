@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
 import urllib.error
 import urllib.request
@@ -31,7 +32,7 @@ def _fetch(url: str, body: dict[str, Any] | None, api_key: str | None, timeout_s
         data = json.dumps(body).encode()
         headers["Content-Type"] = "application/json"
     req = urllib.request.Request(url, data=data, headers=headers)
-    with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - http(s) only
+    with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # http(s) only: checked above
         return bytes(resp.read())
 
 
@@ -62,14 +63,17 @@ def _json_with(raw: bytes, key: str, where: str, what: str) -> None:
 
 
 def check_server(
-    base_url: str, *, model: str = "", api_key: str | None = None, timeout_s: float = 10.0
+    base_url: str | None, *, model: str = "", api_key: str | None = None, timeout_s: float = 10.0
 ) -> None:
     """Raise a typed ModelError naming `base_url` and what failed unless the server answers
     `GET /models` (or, where that is 404, a one-token chat completion) the OpenAI way.
 
     One attempt each, `timeout_s` seconds at most: meant to run before a run starts, so a
-    missing server costs one line instead of every call's retries.
+    missing server costs one line instead of every call's retries. `base_url` and `api_key`
+    default as in `load_model` ($OPENAI_BASE_URL, $OPENAI_API_KEY), then api.openai.com.
     """
+    base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    api_key = api_key or os.environ.get("OPENAI_API_KEY")
     base = base_url.rstrip("/")
     if not base.startswith(("http://", "https://")):
         raise ModelRequestError(f"--base-url {base_url!r}: expected an http:// or https:// URL")

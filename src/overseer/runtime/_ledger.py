@@ -122,6 +122,14 @@ class Ledger:
         return dict(out)
 
 
+def budgeted(model: Model, budget: Budget | None, scope: str) -> Model:
+    """`model` under a ledger of its own: every call through it is checked and capped against
+    `budget` (say, one bench task's, whatever solver runs it); None: `model` itself."""
+    if budget is None:
+        return model
+    return MeteredModel(model, Ledger(scope, budget), scope, "agent", None)
+
+
 class MeteredModel(Model):
     """A model as one actor sees it: every call is budget-checked, capped to the tokens left,
     booked and traced."""
