@@ -93,3 +93,27 @@ async def test_context_overflow_stops_the_run_the_first_time(tmp_path: Path) -> 
     assert res.stop_reason == "context_window"
     assert "exceeds the available context size" in (res.error or "")
     assert len(calls) == 1 and not res.failures  # not once more for every agent
+
+
+async def test_bench_budget_limits_each_task_on_its_own(tmp_path: Path) -> None:
+    from overseer.bench import ResultStore, SolverConfig, SolverOutput, run_experiment
+    from overseer.tasks import Task
+
+    def build(model: Model):
+        async def solve(task: Task, seed: int) -> SolverOutput:
+            for _ in range(5):  # a greedy solver: five calls of 200 tokens each
+                await model.acomplete([{"role": "user", "content": task.id}], max_tokens=200)
+            return SolverOutput("1", {})
+
+        return solve
+
+    inner = Greedy()
+    tasks = [Task("toy", f"toy/{i}", "q", "1", "numeric") for i in range(2)]
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        s = await run_experiment(
+            configs=[SolverConfig("greedy", "", build)], tasks=tasks, seeds=[0], model_name="g",
+            load_model=lambda: inner, store=store, progress=False, budget=Budget(max_tokens=600),
+        )  # fmt: skip
+        errors = [r.error for r in store.records()]
+    assert s.errors == 2 and all("budget exceeded (tokens)" in (e or "") for e in errors), errors
+    assert inner.asked == [200, 200, 142] * 2  # each task got its own 600 tokens

@@ -10,14 +10,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from overseer.models._types import (
-    ModelConnectionError,
-    ModelError,
-    ModelOutputError,
-    ModelRequestError,
-    ModelTimeoutError,
-    ModelUnavailableError,
-)
+from overseer.models import _types as t
 
 PROBE_CHAT = {"messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
 
@@ -36,19 +29,20 @@ def _fetch(url: str, body: dict[str, Any] | None, api_key: str | None, timeout_s
         return bytes(resp.read())
 
 
-def _failure(where: str, exc: BaseException, timeout_s: float) -> ModelError:
+def _failure(where: str, exc: BaseException, timeout_s: float) -> t.ModelError:
     """The typed one-line error of a failed probe request."""
     if isinstance(exc, urllib.error.HTTPError):
-        kind = ModelUnavailableError if exc.code == 429 or exc.code >= 500 else ModelRequestError
+        busy = exc.code == 429 or exc.code >= 500
+        kind = t.ModelUnavailableError if busy else t.ModelRequestError
         return kind(f"{where}: HTTP {exc.code} {exc.reason}")
     reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
     if isinstance(reason, (TimeoutError, socket.timeout)):
-        return ModelTimeoutError(f"{where}: timed out after {timeout_s:g} s")
+        return t.ModelTimeoutError(f"{where}: timed out after {timeout_s:g} s")
     if isinstance(reason, ConnectionRefusedError):
-        return ModelConnectionError(f"{where}: connection refused")
+        return t.ModelConnectionError(f"{where}: connection refused")
     if isinstance(reason, (http.client.RemoteDisconnected, ConnectionResetError)):
-        return ModelConnectionError(f"{where}: connection closed without a reply")
-    return ModelConnectionError(f"{where}: cannot connect: {reason}")
+        return t.ModelConnectionError(f"{where}: connection closed without a reply")
+    return t.ModelConnectionError(f"{where}: cannot connect: {reason}")
 
 
 def _json_with(raw: bytes, key: str, where: str, what: str) -> None:
@@ -59,7 +53,7 @@ def _json_with(raw: bytes, key: str, where: str, what: str) -> None:
         data = None
     if not isinstance(data, dict) or not isinstance(data.get(key), list):
         text = raw[:80].decode("utf-8", "replace")
-        raise ModelOutputError(f"{where}: not an OpenAI-compatible {what} reply: {text!r}")
+        raise t.ModelOutputError(f"{where}: not an OpenAI-compatible {what} reply: {text!r}")
 
 
 def check_server(
@@ -76,7 +70,7 @@ def check_server(
     api_key = api_key or os.environ.get("OPENAI_API_KEY")
     base = base_url.rstrip("/")
     if not base.startswith(("http://", "https://")):
-        raise ModelRequestError(f"--base-url {base_url!r}: expected an http:// or https:// URL")
+        raise t.ModelRequestError(f"--base-url {base_url!r}: expected an http:// or https:// URL")
     where = f"model server {base}"
     try:
         _json_with(_fetch(f"{base}/models", None, api_key, timeout_s), "data", where, "/models")
