@@ -344,8 +344,9 @@ def test_cli_collect_train_eval_codegen(
 
     monkeypatch.setattr(
         "overseer.models.load_model",
-        lambda name, base_url=None: ScriptedModel(canonical_team, logprobs_fn=noisy),
+        lambda name, **options: ScriptedModel(canonical_team, logprobs_fn=noisy),
     )
+    monkeypatch.setattr("overseer.models._check.check_server", lambda *a, **kw: None)  # no server
     common = ["--env", "codegen", "--model", "openai:scripted", "--turns", "1", "--coders", "2"]
     common += ["--store", str(tmp_path / "r.sqlite")]
     args = ["monitor", "collect", *common, "--games", "3", "--val-games", "3", "--no-progress"]

@@ -10,7 +10,7 @@ from overseer.adapt.bench import open_stores, task_tools
 from overseer.adapt.distill import Distiller, DistillRecord, training_ids
 from overseer.adapt.embed import TextEmbedder
 from overseer.adapt.experience import ExperiencePool
-from overseer.adapt.masfly import MASFly
+from overseer.adapt.masfly import MASFly, MASFlyConfig
 from overseer.adapt.repository import Repository
 from overseer.bench._solvers import team_query
 from overseer.models import Model
@@ -48,10 +48,12 @@ async def distill_tasks(
     tries: int = 2,
     trace_dir: Path = DEFAULT_TRACE_DIR,
     on_record: Callable[[Task, DistillRecord], None] | None = None,
+    config: MASFlyConfig | None = None,
 ) -> list[DistillRecord]:
     """Distil each task in turn (SOPs of successes, lessons of failures); tasks that bring
-    their own environment get its tools and are scored on what it stores."""
-    fly = MASFly(model, repo, pool, trace_dir=trace_dir)
+    their own environment get its tools and are scored on what it stores. `config`: MASFly's
+    knobs (e.g. the budget of each run)."""
+    fly = MASFly(model, repo, pool, config=config, trace_dir=trace_dir)
     d = Distiller(fly, train_ids=train_ids, max_tries=tries)
     out = []
     for t in tasks:

@@ -22,7 +22,7 @@ from overseer.adapt.retrieve import NeedAnalysis, Retriever, analyse_need
 from overseer.adapt.sop import SOP, sop_to_team
 from overseer.adapt.watcher import Watcher, reviews_of
 from overseer.models import Model, Usage
-from overseer.runtime import AgentSpec, Executor, Run, RunResult, TeamSpec, Tool
+from overseer.runtime import AgentSpec, Budget, Executor, Run, RunResult, TeamSpec, Tool
 from overseer.runtime._executor import last_line
 
 ATTACK = (
@@ -51,6 +51,7 @@ class MASFlyConfig:
     max_tokens: int = 512
     plan_tokens: int = 900
     attack: bool = False
+    budget: Budget | None = None  # of each team run (None: unlimited)
 
 
 @dataclass
@@ -275,6 +276,7 @@ class MASFly:
             max_tokens=cfg.max_tokens,
             extract_answer=extract_answer,
             seed=build.seed,
+            budget=cfg.budget,
         )
         result = await ex.run(build, build.query, run_id=run_id)
         if build.plan is None or build.team is None:

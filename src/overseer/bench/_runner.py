@@ -12,6 +12,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from overseer.bench._solvers import Solver, SolverConfig, SolverOutput
 from overseer.bench._store import ResultKey, ResultRecord, ResultStore
 from overseer.models import Model
+from overseer.runtime import Budget
+from overseer.runtime._ledger import budgeted
 from overseer.tasks import Task, ascore
 
 
@@ -71,11 +73,13 @@ async def run_experiment(
     store: ResultStore,
     concurrency: int = 1,
     progress: bool = True,
+    budget: Budget | None = None,
 ) -> RunSummary:
     """Solve every (config, task, seed) not yet stored; each result is committed as it finishes.
 
     The model is loaded only when something is left to do, so a finished experiment reruns
-    without a single model call. Errored results are retried on the next run.
+    without a single model call. Errored results are retried on the next run. `budget`
+    limits each (config, task, seed) on its own: all model calls of its solver.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency: expected >= 1, got {concurrency}")
@@ -108,7 +112,10 @@ async def run_experiment(
     async def run(cfg: SolverConfig, task: Task, key: ResultKey) -> None:
         nonlocal errors
         async with gate:
-            rec = await _solve_one(solvers[cfg.name], task, key, store)
+            solver = solvers[cfg.name]
+            if budget is not None:
+                solver = cfg.build(budgeted(model, budget, f"{cfg.name}:{task.id}:{key.seed}"))
+            rec = await _solve_one(solver, task, key, store)
         errors += rec.error is not None
         bar.update(bar_id, advance=1, errors=errors)
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, out_console
 
 adapt_app = typer.Typer(help="MASFly: teams built from retrieved SOPs, a Watcher, distillation.")
@@ -21,11 +22,11 @@ ModelOpt = Annotated[str, typer.Option(help="Local model name or openai:MODEL.")
 
 
 def _distill(
-    model_name: str, store: Path, suite: str, limit: int, seed: int, tries: int, starter: bool
-) -> list:
-    from overseer.adapt import Embedder
+    model_name: str, store: Path, suite: str, limit: int, seed: int, tries: int, starter: bool,
+    opts: tuple[o.ModelOpts, o.BudgetOpts],
+) -> list:  # fmt: skip
+    from overseer.adapt import Embedder, MASFlyConfig
     from overseer.adapt.campaign import campaign_stores, distill_tasks, training_tasks
-    from overseer.models import load_model
 
     repo, pool = campaign_stores(store, Embedder(), starter=starter)
     try:
@@ -39,13 +40,15 @@ def _distill(
             f"{len(rec.attempts)} run(s), {rec.usage.total_tokens} tokens"
         )
 
-    run = distill_tasks(
-        load_model(model_name), repo, pool, tasks, train, seed=seed, tries=tries, on_record=show
-    )
+    cfg = MASFlyConfig(budget=opts[1].budget())
+    run = distill_tasks(opts[0].load(model_name), repo, pool, tasks, train, seed=seed, tries=tries,
+                        on_record=show, config=cfg)  # fmt: skip
     return asyncio.run(run)
 
 
 @adapt_app.command("init")
+@o.model_options
+@o.budget_options
 def init_cmd(
     store: StoreOpt = DEFAULT_STORE,
     suite: Annotated[str | None, typer.Option(help="Distil a few training tasks of it.")] = None,
@@ -54,6 +57,8 @@ def init_cmd(
     seed: Annotated[int, typer.Option(help="Split seed and model seed.")] = 0,
     tries: Annotated[int, typer.Option(help="Runs per task (first + revisions).")] = 2,
     starter: Annotated[bool, typer.Option(help="Add the starter cases first.")] = True,
+    mopts: o.ModelOpts = o.MODEL_DEFAULTS,
+    limits: o.BudgetOpts = o.NO_LIMITS,
 ) -> None:
     """Create the repository (starter cases), then distil a few training tasks of a suite."""
     if limit < 1 or tries < 1:
@@ -65,12 +70,14 @@ def init_cmd(
         repo, _ = open_stores(store, Embedder())
         out_console().print(f"{store}: {len(repo)} SOP cases")
         return
-    recs = _distill(model, store, suite, limit, seed, tries, starter)
+    recs = _distill(model, store, suite, limit, seed, tries, starter, (mopts, limits))
     ok = sum(r.success for r in recs)
     out_console().print(f"distilled {len(recs)} training tasks of {suite}: {ok} stored; {store}")
 
 
 @adapt_app.command("distill")
+@o.model_options
+@o.budget_options
 def distill_cmd(
     suite: Annotated[str, typer.Option(help="Suite whose training split is distilled.")],
     store: StoreOpt = DEFAULT_STORE,
@@ -78,11 +85,13 @@ def distill_cmd(
     model: ModelOpt = "smollm2-135m",
     seed: Annotated[int, typer.Option(help="Split seed and model seed.")] = 0,
     tries: Annotated[int, typer.Option(help="Runs per task (first + revisions).")] = 2,
+    mopts: o.ModelOpts = o.MODEL_DEFAULTS,
+    limits: o.BudgetOpts = o.NO_LIMITS,
 ) -> None:
-    """Distil training tasks only: SOPs of successes, lessons of failures."""
+    """Distil training tasks only: SOPs of successes, lessons of failures (budgets: per run)."""
     if limit < 1 or tries < 1:
         raise InputError(f"--limit and --tries: expected >= 1, got {limit}, {tries}")
-    recs = _distill(model, store, suite, limit, seed, tries, False)
+    recs = _distill(model, store, suite, limit, seed, tries, False, (mopts, limits))
     ok = sum(r.success for r in recs)
     out_console().print(f"distilled {len(recs)} training tasks of {suite}: {ok} stored; {store}")
 
@@ -132,6 +141,8 @@ def show_cmd(
 
 
 @adapt_app.command("run")
+@o.model_options
+@o.budget_options
 def run_cmd(
     query: Annotated[str, typer.Argument(help="The task to solve.")],
     store: StoreOpt = DEFAULT_STORE,
@@ -139,11 +150,12 @@ def run_cmd(
     tools: Annotated[str, typer.Option(help="Comma-separated tools: python, or none.")] = "none",
     seed: Annotated[int, typer.Option(help="Model seed.")] = 0,
     watcher: Annotated[bool, typer.Option(help="Run under the Watcher.")] = True,
+    mopts: o.ModelOpts = o.MODEL_DEFAULTS,
+    limits: o.BudgetOpts = o.NO_LIMITS,
 ) -> None:
     """Build a team for one query from the repository, run it under the Watcher, report."""
     from overseer.adapt import Embedder, MASFly, MASFlyConfig
     from overseer.adapt.bench import open_stores
-    from overseer.models import load_model
     from overseer.runtime import PythonTool
 
     names = [s.strip() for s in tools.split(",") if s.strip() and s.strip() != "none"]
@@ -152,13 +164,8 @@ def run_cmd(
     if bad:
         raise InputError(f"--tools: unknown {bad}; expected python or none")
     repo, pool = open_stores(store, Embedder())
-    fly = MASFly(
-        load_model(model),
-        repo,
-        pool,
-        config=MASFlyConfig(watcher=watcher),
-        trace_dir=Path("runs") / "adapt",
-    )
+    cfg = MASFlyConfig(watcher=watcher, budget=limits.budget())
+    fly = MASFly(mopts.load(model), repo, pool, config=cfg, trace_dir=Path("runs") / "adapt")
     out = asyncio.run(fly.solve(query, tools={n: known[n]() for n in names}, seed=seed))
     console = out_console()
     plan = out.plan

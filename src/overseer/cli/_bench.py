@@ -10,8 +10,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, csv_list, out_console
-from overseer.models import list_models, load_model
+from overseer.models import list_models
 
 if TYPE_CHECKING:
     from overseer.bench import ResultStore
@@ -44,11 +45,12 @@ def models_cmd() -> None:
 
 
 @app.command("bench")
+@o.model_options
+@o.budget_options
 def bench_cmd(
     suite: Annotated[str, typer.Option(help="Task suite, e.g. gsm8k-sample, mmlu-sample.")],
     configs: Annotated[str, typer.Option(help="Comma-separated configurations.")] = "direct",
     model: Annotated[str, typer.Option(help="Local model name or openai:MODEL.")] = "smollm2-135m",
-    base_url: Annotated[str | None, typer.Option(help="Server URL for openai:MODEL.")] = None,
     split: Annotated[str, typer.Option(help="train, validation, test or all.")] = "test",
     limit: Annotated[int | None, typer.Option(help="First N tasks of the split.")] = None,
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds.")] = "0",
@@ -65,8 +67,11 @@ def bench_cmd(
             "(slower; use its own --store)."
         ),
     ] = True,
+    mopts: o.ModelOpts = o.MODEL_DEFAULTS,
+    limits: o.BudgetOpts = o.NO_LIMITS,
 ) -> None:
-    """Run configurations on a suite, store every result, print the comparison table."""
+    """Run configurations on a suite, store every result, print the comparison table.
+    Budgets apply to each (configuration, task, seed) on its own."""
     from overseer.models import model_card
 
     _check_sizes(split, limit, concurrency, agents, rounds)
@@ -77,8 +82,8 @@ def bench_cmd(
     if not model.startswith("openai:"):
         model_card(model)  # unknown names fail here, before any work
     chosen, tasks = _resolve(suite, names, agents, rounds, split, seed_list[0], limit)
-    _run_and_report(suite, chosen, tasks, seed_list, model, base_url, prompt_cache, store,
-                    concurrency, progress, names, baseline)  # fmt: skip
+    _run_and_report(suite, chosen, tasks, seed_list, model, (mopts, limits), prompt_cache,
+                    store, concurrency, progress, names, baseline)  # fmt: skip
 
 
 def _check_sizes(split: str, limit: int | None, concurrency: int, agents: int, rounds: int) -> None:
@@ -105,12 +110,12 @@ def _resolve(suite, names, agents, rounds, split, seed, limit) -> tuple[list, li
     return chosen, tasks
 
 
-def _run_and_report(suite, chosen, tasks, seed_list, model, base_url, prompt_cache, store,
+def _run_and_report(suite, chosen, tasks, seed_list, model, opts, prompt_cache, store,
                     concurrency, progress, names, baseline) -> None:  # fmt: skip
     from overseer.bench import ResultStore, run_experiment
     from overseer.registry import suite_report
 
-    console = out_console()
+    console, (mopts, limits) = out_console(), opts
     with ResultStore(store) as rs:
         summary = asyncio.run(
             run_experiment(
@@ -118,10 +123,11 @@ def _run_and_report(suite, chosen, tasks, seed_list, model, base_url, prompt_cac
                 tasks=tasks,
                 seeds=seed_list,
                 model_name=model,
-                load_model=lambda: load_model(model, base_url=base_url, prompt_cache=prompt_cache),
+                load_model=lambda: mopts.load(model, prompt_cache=prompt_cache),
                 store=rs,
                 concurrency=concurrency,
                 progress=progress,
+                budget=limits.budget(),
             )
         )
         console.print(

@@ -54,8 +54,8 @@ def _limit(tasks: list, n: int | None, what: str) -> list:
     return tasks[:n]
 
 
-def _run(setup: EnvSetup, configs, tasks, g: o.GameOpts, seed, store) -> None:
-    from overseer.models import load_model, model_card
+def _run(setup: EnvSetup, configs, tasks, g: o.GameOpts, seed, store, opts) -> None:
+    from overseer.models import model_card
     from overseer.monitor.experiments import play_games
 
     model = g.model
@@ -65,7 +65,8 @@ def _run(setup: EnvSetup, configs, tasks, g: o.GameOpts, seed, store) -> None:
         return
     s = asyncio.run(
         play_games(setup, configs, tasks, model_name=model, seed=seed, store=store,
-                   load_model=lambda: load_model(model, base_url=g.base_url), progress=g.progress)
+                   load_model=lambda: opts[0].load(model), progress=g.progress,
+                   budget=opts[1].budget())
     )  # fmt: skip
     out_console().print(
         f"{setup.suite}: {s.planned} games planned, {s.already_done} already stored, "
@@ -75,20 +76,25 @@ def _run(setup: EnvSetup, configs, tasks, g: o.GameOpts, seed, store) -> None:
 
 @monitor_app.command("collect")
 @o.game_options(o.GAME_RUN)
+@o.model_options
+@o.budget_options
 def collect_cmd(
     games: Annotated[int | None, typer.Option(help="Training games (default: all).")] = None,
     val_games: Annotated[int | None, typer.Option(help="Validation games (default: all).")] = None,
     seed: o.Seed = 0,
     store: o.Store = DEFAULT_STORE,
     game: o.GameOpts = DEFAULT_GAME,
+    mopts: o.ModelOpts = o.MODEL_DEFAULTS,
+    limits: o.BudgetOpts = o.NO_LIMITS,
 ) -> None:
-    """Play training and validation games without intervention, storing per-turn features."""
+    """Play training and validation games without intervention, storing per-turn features.
+    Budgets apply to each game."""
     from overseer.monitor.experiments import game_config
 
     setup = _setup(game)
     tasks = _limit(setup.games("train"), games, "--games")
     tasks += _limit(setup.games("validation"), val_games, "--val-games")
-    _run(setup, [game_config("collect", setup)], tasks, game, seed, store)
+    _run(setup, [game_config("collect", setup)], tasks, game, seed, store, (mopts, limits))
     _print_outcomes(setup, game.model, store, ["collect"])
 
 
@@ -121,6 +127,8 @@ def train_cmd(
 
 @monitor_app.command("eval")
 @o.game_options(o.GAME_RUN)
+@o.model_options
+@o.budget_options
 def eval_cmd(
     games: Annotated[int | None, typer.Option(help="Test games (default: all).")] = None,
     seed: o.Seed = 0,
@@ -128,8 +136,11 @@ def eval_cmd(
     monitor: Annotated[Path | None, typer.Option(help="Monitor file from `train`.")] = None,
     caps: Annotated[str, typer.Option(help="Resets allowed per role, e.g. 1,2.")] = "1,2",
     game: o.GameOpts = DEFAULT_GAME,
+    mopts: o.ModelOpts = o.MODEL_DEFAULTS,
+    limits: o.BudgetOpts = o.NO_LIMITS,
 ) -> None:
-    """Test games with no intervention, the trained monitor (per cap) and the random monitor."""
+    """Test games with no intervention, the trained monitor (per cap) and the random monitor.
+    Budgets apply to each game."""
     from overseer.monitor import MonitorSet
     from overseer.monitor.experiments import default_monitor_path, eval_configs
 
@@ -150,7 +161,7 @@ def eval_cmd(
     except ValueError as exc:
         raise InputError(f"--monitor {exc}") from None
     tasks = _limit(setup.games("test"), games, "--games")
-    _run(setup, configs, tasks, game, seed, store)
+    _run(setup, configs, tasks, game, seed, store, (mopts, limits))
     _print_outcomes(setup, game.model, store, [c.name for c in configs], ids={t.id for t in tasks})
 
 

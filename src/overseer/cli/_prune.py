@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 from rich.table import Table
 
+from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, out_console
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ def _check_options(team, agents, rounds, temporal, train, test, ratio, attack, c
 
 
 @app.command("prune")
+@o.model_options
+@o.budget_options
 def prune_cmd(
     suite: Annotated[str, typer.Option(help="Task suite: mmlu-sample, gsm8k-sample, humaneval.")],
     team: Annotated[str, typer.Option(help=f"Team: {', '.join(TEAMS)}.")] = "complete",
@@ -64,7 +67,6 @@ def prune_cmd(
         str, typer.Option(help="none, prompt (liar) or replace (gibberish).")
     ] = "none",
     model: Annotated[str, typer.Option(help="Local model name or openai:MODEL.")] = "smollm2-135m",
-    base_url: Annotated[str | None, typer.Option(help="Server URL for openai:MODEL.")] = None,
     max_tokens: Annotated[int, typer.Option(help="Max tokens per model call.")] = 256,
     seed: Annotated[int, typer.Option(help="Seed: split, sampling, attack target.")] = 0,
     out: Annotated[Path, typer.Option(help="Where the pruned TeamSpec is written.")] = Path(
@@ -82,28 +84,29 @@ def prune_cmd(
         ),
     ] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    mopts: o.ModelOpts = o.MODEL_DEFAULTS,
+    limits: o.BudgetOpts = o.NO_LIMITS,
 ) -> None:
-    """Train AgentPrune masks on training tasks, prune once, evaluate full vs pruned."""
+    """Train AgentPrune masks, prune once, evaluate full vs pruned (budgets: per team run)."""
     from overseer.models import model_card
-    from overseer.prune import TrainConfig
+    from overseer.prune import RunSettings, TrainConfig
     from overseer.prune.experiments import PruneJob
 
     _check_options(team, agents, rounds, temporal, train, test, ratio, attack, candidates,
                    max_tokens)  # fmt: skip
     try:
-        cfg = TrainConfig(
-            lr=lr, samples=samples, rank_weight=rank_weight, anchor_weight=anchor_weight, seed=seed
-        )
+        cfg = TrainConfig(lr=lr, samples=samples, rank_weight=rank_weight,
+                          anchor_weight=anchor_weight, seed=seed)  # fmt: skip
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    base, train_tasks, test_tasks = _team_and_tasks(
-        suite, team, agents, rounds, temporal, train, test, seed, share_thoughts
-    )
+    base, train_tasks, test_tasks = _team_and_tasks(suite, team, agents, rounds, temporal,
+                                                    train, test, seed, share_thoughts)  # fmt: skip
     if not model.startswith("openai:"):
         model_card(model)
     picked = cast("Candidates", candidates)  # _check_options: "existing" or "all"
     job = PruneJob(base, suite, train_tasks, ratio, cfg, model, max_tokens, attack, picked)
-    _run(job, test_tasks, model, base_url, out, store, retrain, samples, progress)
+    rs = RunSettings(max_tokens=max_tokens, seed=seed, budget=limits.budget())
+    _run(job, test_tasks, model, mopts, rs, out, store, retrain, samples, progress)
 
 
 def _team_and_tasks(suite, team, agents, rounds, temporal, train, test, seed,
@@ -122,17 +125,14 @@ def _team_and_tasks(suite, team, agents, rounds, temporal, train, test, seed,
     return (base.sharing_thoughts() if share_thoughts else base), train_tasks, test_tasks
 
 
-def _run(job: PruneJob, test_tasks, model, base_url, out, store, retrain, samples, progress):
-    from overseer.models import load_model
-    from overseer.prune import RunSettings
+def _run(job: PruneJob, test_tasks, model, mopts, rs, out, store, retrain, samples, progress):
     from overseer.prune.experiments import evaluate_pruned, train_or_load
 
-    rs = RunSettings(max_tokens=job.max_tokens, trace_dir=Path("runs/prune"), seed=job.cfg.seed)
     loaded: list[Model] = []
 
     def get_model() -> Model:
         if not loaded:
-            loaded.append(load_model(model, base_url=base_url))
+            loaded.append(mopts.load(model))
         return loaded[0]
 
     console, base = out_console(), job.base

@@ -8,8 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
+from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, csv_list
-from overseer.runtime import PRESETS, Budget, TeamSpec, make_team
+from overseer.runtime import PRESETS, TeamSpec, make_team
 
 
 def _task(ref: str, split: str) -> Any:
@@ -35,6 +36,8 @@ def _task(ref: str, split: str) -> Any:
 
 
 @app.command("run")
+@o.model_options
+@o.budget_options
 def run_cmd(
     question: Annotated[str | None, typer.Argument(help="The query (or use --task).")] = None,
     team: Annotated[str, typer.Option(help=f"Preset: {', '.join(PRESETS)}.")] = "complete",
@@ -46,10 +49,7 @@ def run_cmd(
     task: Annotated[str | None, typer.Option(help="Packaged task, e.g. mmlu:17.")] = None,
     split: Annotated[str, typer.Option(help="Split --task indexes into.")] = "test",
     model: Annotated[str, typer.Option(help="Local model name or openai:MODEL.")] = "smollm2-135m",
-    base_url: Annotated[str | None, typer.Option(help="Server URL for openai:MODEL.")] = None,
     trace_dir: Annotated[Path, typer.Option(help="Where the trace is written.")] = Path("runs"),
-    max_tokens: Annotated[int | None, typer.Option(help="Token budget of the run.")] = None,
-    max_calls: Annotated[int | None, typer.Option(help="Model-call budget of the run.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for sampling and random topologies.")] = 0,
     save_spec: Annotated[Path | None, typer.Option(help="Write the team spec here.")] = None,
     supervise: Annotated[bool, typer.Option(help="Put the SupervisorAgent on the bus.")] = False,
@@ -64,13 +64,15 @@ def run_cmd(
         Path | None,
         typer.Option(help="Trained monitor file (`overseer monitor train`): rollback on the bus."),
     ] = None,
+    mopts: o.ModelOpts = o.MODEL_DEFAULTS,
+    limits: o.BudgetOpts = o.NO_LIMITS,
 ) -> None:
     """Run one query through a team; print the answer, tokens per actor and the trace path."""
     from overseer.bench import ExecutorSettings
     from overseer.bench._factory import TeamSetup, make_executor
     from overseer.bench._solvers import team_query
     from overseer.cli._trace import print_result
-    from overseer.models import load_model, model_card
+    from overseer.models import model_card
     from overseer.registry import MONITOR_TOP_LOGPROBS
 
     if (question is None) == (task is None):
@@ -82,15 +84,15 @@ def run_cmd(
     if not model.startswith("openai:"):
         model_card(model)
     plugins = _monitor(monitor)
-    m = load_model(model, base_url=base_url)
-    sups = _supervisors(supervise, supervisor_model, filter_preset, base_url)
+    m = mopts.load(model)
+    sups = _supervisors(supervise, supervisor_model, filter_preset, mopts)
     if plugins is not None:
         sups += plugins(m)
     tool_map = _tools(tools)
     setup = TeamSetup(_with_tools(team_spec, tool_map), tools=tool_map, supervisors=sups)
     settings = ExecutorSettings(
         trace_dir=trace_dir,
-        budget=Budget(max_tokens=max_tokens, max_calls=max_calls),
+        budget=limits.budget(),
         top_logprobs=MONITOR_TOP_LOGPROBS if plugins is not None else 0,
     )
     ex = make_executor(m, setup, settings, seed=seed)
@@ -131,21 +133,20 @@ def _monitor(path: Path | None) -> Any:
 
 
 def _supervisors(
-    on: bool, model: str | None, filter_preset: str | None, base_url: str | None
+    on: bool, model: str | None, filter_preset: str | None, mopts: o.ModelOpts
 ) -> list[Any]:
     """The SupervisorAgent the flags ask for (none without --supervise)."""
     if not on:
         if model or filter_preset:
             raise InputError("--supervisor-model/--filter-preset: need --supervise")
         return []
-    from overseer.models import load_model
     from overseer.supervise import SupervisorAgent, SupervisorSettings, preset
 
     try:
         settings = SupervisorSettings(filter=preset(filter_preset)) if filter_preset else None
     except ValueError as exc:
         raise InputError(f"--filter-preset: {exc}") from None
-    sup_model = load_model(model, base_url=base_url) if model else None
+    sup_model = mopts.load(model) if model else None
     return [SupervisorAgent(sup_model, settings)]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -10,12 +11,19 @@ from typing import Any
 
 import openai
 
-from overseer.models._openai_shape import build_request, parse_response
+from overseer.models._openai_shape import (
+    backend_temperature,
+    build_request,
+    is_context_overflow,
+    parse_response,
+)
 from overseer.models._types import (
     Completion,
+    ContextWindowError,
     Model,
     ModelConnectionError,
     ModelError,
+    ModelOutputError,
     ModelRequestError,
     ModelTimeoutError,
     ModelUnavailableError,
@@ -23,25 +31,38 @@ from overseer.models._types import (
 )
 
 
-def _typed(exc: openai.OpenAIError, where: str) -> ModelError:
+def _typed(exc: openai.OpenAIError, where: str, tries: int) -> ModelError:
     """Map the SDK's exceptions (after its own retries) onto our typed errors."""
     if isinstance(exc, openai.APITimeoutError):
-        return ModelTimeoutError(f"{where}: timed out after retries: {exc}")
+        return ModelTimeoutError(f"{where}: timed out after retries ({tries} attempts): {exc}")
     if isinstance(exc, openai.APIConnectionError):
-        return ModelConnectionError(f"{where}: cannot connect after retries: {exc}")
+        cause = exc.__cause__ or exc
+        return ModelConnectionError(
+            f"{where}: cannot connect after retries ({tries} attempts): {cause}"
+        )
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         if status == 429 or status >= 500:
-            return ModelUnavailableError(f"{where}: HTTP {status} after retries: {exc.message}")
+            return ModelUnavailableError(
+                f"{where}: HTTP {status} after retries ({tries} attempts): {exc.message}"
+            )
+        if status in (400, 413) and is_context_overflow(f"{exc.message} {exc.body}"):
+            return ContextWindowError(f"{where}: prompt over the context window: {exc.message}")
         return ModelRequestError(f"{where}: HTTP {status}: {exc.message}")
+    if isinstance(exc, openai.APIResponseValidationError):
+        return ModelOutputError(f"{where}: reply is not an OpenAI chat completion: {exc}")
     return ModelError(f"{where}: {exc}")
 
 
 class OpenAIModel(Model):
     """A chat model behind an OpenAI-compatible `/v1/chat/completions` endpoint.
 
-    The SDK retries connection errors, 408/409/429 and 5xx with exponential backoff
-    `max_retries` times; after that a typed ModelError says what kept failing.
+    Each attempt may take `timeout_s`; the SDK retries connection errors, time-outs,
+    408/409/429 (honouring Retry-After up to 60 s) and 5xx with exponential backoff
+    `max_retries` times; after that a typed ModelError says what kept failing. A reply that is
+    not an OpenAI chat completion (truncated JSON, an HTML page, no `choices`) is a
+    ModelOutputError, a prompt over the server's context window a ContextWindowError.
+    `temperature`, when set, replaces every request's own.
     """
 
     def __init__(
@@ -52,6 +73,7 @@ class OpenAIModel(Model):
         api_key: str | None = None,
         timeout_s: float = 120.0,
         max_retries: int = 3,
+        temperature: float | None = None,
     ) -> None:
         if timeout_s <= 0:
             raise ModelRequestError(f"timeout_s: expected > 0, got {timeout_s}")
@@ -60,6 +82,8 @@ class OpenAIModel(Model):
         key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self.name = model
         self.base_url = base_url
+        self.max_retries = max_retries
+        self.temperature = backend_temperature(temperature)
         kwargs: dict[str, Any] = {
             "api_key": key,
             "base_url": base_url,
@@ -70,21 +94,31 @@ class OpenAIModel(Model):
         self._aclient = openai.AsyncOpenAI(**kwargs)
 
     def _body(self, request: Request) -> dict[str, Any]:
-        body = build_request(request)
+        body = build_request(request, self.temperature)
         body["model"] = self.name
         return body
 
     @contextmanager
     def _typed_errors(self) -> Iterator[None]:
         """Raise the SDK's failures (after its own retries) as typed ModelErrors."""
+        where = f"model {self.name} at {self.base_url or 'api.openai.com'}"
         try:
             yield
         except openai.OpenAIError as exc:
-            where = f"model {self.name} at {self.base_url or 'api.openai.com'}"
-            raise _typed(exc, where) from exc
+            raise _typed(exc, where, self.max_retries + 1) from exc
+        except json.JSONDecodeError as exc:  # the SDK parses a JSON content type unchecked
+            raise ModelOutputError(
+                f"{where}: reply is not valid JSON ({exc.msg} at char {exc.pos}): "
+                f"{exc.doc[:200]!r}"
+            ) from exc
 
     def _parsed(self, resp: Any, start: float) -> Completion:
         latency = time.perf_counter() - start
+        if isinstance(resp, str):  # the SDK hands back the text of a non-JSON content type
+            raise ModelOutputError(
+                f"model {self.name} at {self.base_url or 'api.openai.com'}: reply is not an "
+                f"OpenAI chat completion but text: {resp[:200]!r}"
+            )
         return parse_response(resp.model_dump(), latency_s=latency, model=self.name)
 
     def _complete(self, request: Request) -> Completion:

@@ -7,9 +7,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from overseer.models._openai_shape import build_request, parse_response
+from overseer.models._openai_shape import (
+    backend_temperature,
+    build_request,
+    is_context_overflow,
+    parse_response,
+)
 from overseer.models._types import (
     Completion,
+    ContextWindowError,
     Model,
     ModelOutputError,
     ModelRequestError,
@@ -37,6 +43,8 @@ class LlamaCppModel(Model):
     `prompt_cache=False` re-evaluates every prompt in full: slower, but the same prompt then
     always gives the same greedy output (a cached prefix was computed in other batches, and
     the rounding differences can flip a token), which A/B comparisons of configs need.
+    A prompt longer than `n_ctx` raises ContextWindowError; `temperature`, when set,
+    replaces every request's own.
     """
 
     def __init__(
@@ -51,6 +59,7 @@ class LlamaCppModel(Model):
         listen_host: str = "127.0.0.1",
         verbose: bool = False,
         prompt_cache: bool = True,
+        temperature: float | None = None,
     ) -> None:
         import xllamacpp
 
@@ -77,6 +86,7 @@ class LlamaCppModel(Model):
         self.path = path
         self.n_ctx = n_ctx
         self.prompt_cache = prompt_cache
+        self.temperature = backend_temperature(temperature)
         self._server: Any = xllamacpp.Server(params)
 
     @property
@@ -87,7 +97,7 @@ class LlamaCppModel(Model):
     def _complete(self, request: Request) -> Completion:
         if self._server is None:
             raise ModelRequestError(f"model {self.name}: used after close()")
-        body = build_request(request)
+        body = build_request(request, self.temperature)
         if not self.prompt_cache:
             body["cache_prompt"] = False  # llama.cpp's own request field
         start = time.perf_counter()
@@ -102,6 +112,10 @@ class LlamaCppModel(Model):
         if "error" in data:
             err = data["error"]
             msg = err.get("message", err) if isinstance(err, dict) else err
+            if is_context_overflow(err):
+                raise ContextWindowError(
+                    f"model {self.name}: prompt over the context window (n_ctx {self.n_ctx}): {msg}"
+                )
             raise ModelRequestError(f"model {self.name}: llama.cpp error: {msg}")
         return parse_response(data, latency_s=latency, model=self.name)
 

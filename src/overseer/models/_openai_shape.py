@@ -2,18 +2,47 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
-from overseer.models._types import Completion, ModelOutputError, Request, TokenLogprob, Usage
+from overseer.models._types import (
+    Completion,
+    ModelOutputError,
+    ModelRequestError,
+    Request,
+    TokenLogprob,
+    Usage,
+)
+
+# How servers say a prompt does not fit: llama.cpp ("exceed_context_size_error", "exceeds the
+# available context size"), OpenAI ("context_length_exceeded"), vLLM ("maximum context length").
+_CONTEXT_OVERFLOW = re.compile(
+    r"exceed_context_size|context_length_exceeded|exceeds the available context"
+    r"|maximum context length|context window|input is too large",
+    re.IGNORECASE,
+)
 
 
-def build_request(request: Request) -> dict[str, Any]:
-    """The chat-completions body shared by every OpenAI-compatible backend."""
+def is_context_overflow(error: object) -> bool:
+    """Whether a backend's error (a message, or an error body) says the prompt is too long."""
+    return bool(_CONTEXT_OVERFLOW.search(str(error)))
+
+
+def backend_temperature(value: float | None) -> float | None:
+    """A backend's fixed sampling temperature (None: each request's own), checked once."""
+    if value is not None and not 0.0 <= value <= 2.0:
+        raise ModelRequestError(f"temperature: expected 0..2, got {value!r}")
+    return value
+
+
+def build_request(request: Request, temperature: float | None = None) -> dict[str, Any]:
+    """The chat-completions body shared by every OpenAI-compatible backend; `temperature`
+    (the backend's own setting, if any) replaces the request's."""
     body: dict[str, Any] = {
         "messages": list(request.messages),
         "max_tokens": request.max_tokens,
-        "temperature": request.temperature,
+        "temperature": request.temperature if temperature is None else temperature,
     }
     if request.stop:
         body["stop"] = list(request.stop)

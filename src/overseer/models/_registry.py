@@ -203,13 +203,18 @@ def load_model(
     n_parallel: int = 1,
     cache: str | Path | None = None,
     prompt_cache: bool = True,
+    timeout_s: float = 120.0,
+    max_retries: int = 3,
+    temperature: float | None = None,
 ) -> Model:
     """A Model from a name: a local model card name, or `openai:MODEL` for an HTTP server.
 
     `prompt_cache=False` (local models only) turns llama.cpp's prefix cache off so equal
-    prompts give equal greedy outputs across configs (see `LlamaCppModel`).
+    prompts give equal greedy outputs across configs (see `LlamaCppModel`). `temperature`,
+    when set, replaces the temperature of every request (both kinds).
 
-    `openai:MODEL` uses `base_url` (or $OPENAI_BASE_URL) and `api_key` (or $OPENAI_API_KEY).
+    `openai:MODEL` uses `base_url` (or $OPENAI_BASE_URL) and `api_key` (or $OPENAI_API_KEY);
+    each HTTP attempt may take `timeout_s`, failed ones are retried `max_retries` times.
     """
     if spec.startswith("openai:"):
         from overseer.models._http import OpenAIModel
@@ -218,7 +223,12 @@ def load_model(
         if not model:
             raise ModelRequestError("model 'openai:': expected openai:MODEL_NAME")
         return OpenAIModel(
-            model, base_url=base_url or os.environ.get("OPENAI_BASE_URL"), api_key=api_key
+            model,
+            base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
+            api_key=api_key,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            temperature=temperature,
         )
     from overseer.models._llamacpp import LlamaCppModel
 
@@ -230,4 +240,5 @@ def load_model(
         n_threads=n_threads,
         n_parallel=n_parallel,
         prompt_cache=prompt_cache,
+        temperature=temperature,
     )

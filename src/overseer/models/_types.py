@@ -93,6 +93,11 @@ class ModelRequestError(ModelError):
     """The backend rejected the request itself (bad parameters, prompt too long, ...)."""
 
 
+class ContextWindowError(ModelRequestError):
+    """The prompt (plus the tokens asked for) does not fit the model's context window; the
+    same request fails again on every retry, so a run stops the first time (`n_ctx` sets it)."""
+
+
 class ModelOutputError(ModelError):
     """The backend answered, but not in the shape that was asked for."""
 

@@ -33,7 +33,7 @@ from overseer.envs.govsim import GovSimConfig, govsim_splits, play_govsim
 from overseer.models import Model
 from overseer.monitor.intervene import RandomMonitor, UncertaintyMonitor
 from overseer.monitor.train import MonitorSet, monitor_files, train_monitors
-from overseer.runtime import Supervisor
+from overseer.runtime import Budget, Supervisor
 from overseer.tasks import Task
 
 ENVS = ("whodunit-asym", "whodunit-sym", "govsim", "codegen")
@@ -284,8 +284,10 @@ async def play_games(
     store: Path,
     seed: int = 0,
     progress: bool = False,
+    budget: Budget | None = None,
 ) -> RunSummary:
-    """Play each game under each configuration, storing results (resumable)."""
+    """Play each game under each configuration, storing results (resumable); `budget`
+    limits each game."""
     with ResultStore(store) as rs:
         return await run_experiment(
             configs=list(configs),
@@ -295,6 +297,7 @@ async def play_games(
             load_model=load_model,
             store=rs,
             progress=progress,
+            budget=budget,
         )
 
 

@@ -17,7 +17,7 @@ from overseer.prune.cost import RunCost
 from overseer.prune.masks import Candidates, EdgeMasks
 from overseer.prune.prune import prune_team
 from overseer.prune.trainer import Rollout, RolloutFn, TrainConfig, TrainReport, train_query_level
-from overseer.runtime import TeamSpec, make_team
+from overseer.runtime import Budget, TeamSpec, make_team
 from overseer.tasks import Task, ascore
 
 VARIANTS: dict[str, str] = {
@@ -53,19 +53,25 @@ def spec_digest(team: TeamSpec) -> str:
 
 @dataclass(frozen=True)
 class RunSettings:
-    """How each team run is executed: per-call token cap, agent steps, trace folder, seed."""
+    """How each team run is executed: per-call token cap, agent steps, trace folder, seed,
+    and the budget of each run (training and test runs alike; None: unlimited)."""
 
     max_tokens: int = 256
     max_steps: int = 2
     trace_dir: Path = Path("runs/prune")
     seed: int = 0
+    budget: Budget | None = None
 
 
 async def _run_task(
     model: Model, attacked: AttackedTeam, task: Task, rs: RunSettings, seed: int, tag: str
 ) -> tuple[SolverOutput, RunCost]:
     settings = ExecutorSettings(
-        trace_dir=rs.trace_dir, max_steps=rs.max_steps, max_tokens=rs.max_tokens, seed=rs.seed
+        trace_dir=rs.trace_dir,
+        max_steps=rs.max_steps,
+        max_tokens=rs.max_tokens,
+        seed=rs.seed,
+        budget=rs.budget,
     )
     setup = TeamSetup(attacked.team, models=attacked.models, run_tag=tag)
     out, res = await run_team(model, setup, task, seed, settings)

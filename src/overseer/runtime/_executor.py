@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
 from overseer.models import Model
+from overseer.models._types import ContextWindowError
 from overseer.runtime._agent import Agent, AgentContext, AgentStepError
 from overseer.runtime._bus import Bus, SupervisorChain, Verifier
 from overseer.runtime._interaction import Interaction, Supervisor
@@ -142,6 +143,8 @@ class Executor:
                 self._replace_agent(run, name, sig)
                 continue
             except AgentStepError as exc:
+                if isinstance(exc.__cause__, ContextWindowError):  # would fail for every agent
+                    raise exc.__cause__ from None
                 self._fail(run, AgentFailure(name, r, exc.reason, exc.detail))  # type: ignore[arg-type]
                 return
             msg = run.channel.post(name, text, round=r)
@@ -180,13 +183,13 @@ class Executor:
         gate = asyncio.Semaphore(self.concurrency)
 
         async def one(name: str) -> None:
-            try:
-                for p in team.spatial_preds(name):
-                    await finished[p].wait()
-                async with gate:
-                    await self._turn(run, bus, name, r)
-            finally:
-                finished[name].set()
+            # Successors start only after a turn that ended: a failed one (context window,
+            # budget, rollback) cancels the whole group before anyone else calls the model.
+            for p in team.spatial_preds(name):
+                await finished[p].wait()
+            async with gate:
+                await self._turn(run, bus, name, r)
+            finished[name].set()
 
         async with asyncio.TaskGroup() as tg:
             for name in team.order():
@@ -282,6 +285,8 @@ class Executor:
             return "done", await self._decide(run), None
         except BudgetExceeded as exc:
             return f"budget_{exc.reason}", _best_effort(run), str(exc)  # type: ignore[return-value]
+        except ContextWindowError as exc:
+            return "context_window", _best_effort(run), str(exc)
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
             run.trace.event("error", error=error, traceback=traceback.format_exc())

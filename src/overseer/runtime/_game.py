@@ -19,6 +19,7 @@ from overseer.models import Completion, Message, Model, StructuredOutputError, a
 from overseer.models._positions import decision_positions
 from overseer.runtime._bus import Bus, Verifier
 from overseer.runtime._interaction import Interaction, Supervisor, Verdict
+from overseer.runtime._ledger import Budget
 from overseer.runtime._run import Run, RunResult, open_run
 from overseer.runtime._spec import AgentSpec, TeamSpec
 
@@ -32,12 +33,14 @@ GAME_HONOURS: frozenset[str] = frozenset({"guide", "replace", "verify", "rollbac
 
 class SessionOptions(TypedDict, total=False):
     """How a game is overseen and recorded, the same for every game: the plug-ins on its bus,
-    where its trace goes (none: nowhere), how many rollbacks it takes (4), the verifier."""
+    where its trace goes (none: nowhere), how many rollbacks it takes (4), the verifier, the
+    budget of each game (none: unlimited)."""
 
     supervisors: Sequence[Supervisor]
     trace_dir: str | Path | None
     max_resets: int
     verifier: Verifier | None
+    budget: Budget | None
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,9 @@ class GameSession:
             agents=tuple(AgentSpec(name=n, role=r) for n, r in players), decision="last"
         )
         trace_dir = options.get("trace_dir")
-        self.run: Run = open_run(query, team, model, run_id=run_id, trace_dir=trace_dir)
+        self.run: Run = open_run(
+            query, team, model, run_id=run_id, trace_dir=trace_dir, budget=options.get("budget")
+        )
         self.bus = Bus(
             self.run,
             options.get("supervisors", ()),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from overseer.models import Completion, Model, Request, Usage
@@ -40,11 +40,18 @@ class BudgetExceeded(RuntimeError):
 
 @dataclass(frozen=True)
 class Budget:
-    """Per-run limits, checked before every model call. None means unlimited."""
+    """Per-run limits, checked before every model call. None means unlimited; a set limit
+    must be > 0 (ValueError naming it otherwise)."""
 
     max_tokens: int | None = None
     max_calls: int | None = None
     max_seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_tokens", "max_calls", "max_seconds"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ValueError(f"budget {name}: expected > 0, got {value}")
 
 
 class Ledger:
@@ -55,6 +62,7 @@ class Ledger:
         self.budget = budget or Budget()
         self.entries: list[LedgerEntry] = []
         self.started = time.monotonic()
+        self.reserved = 0  # completion tokens promised to calls under way
 
     def check(self) -> None:
         """Raise BudgetExceeded if another call would break a budget."""
@@ -66,6 +74,26 @@ class Ledger:
         elapsed = time.monotonic() - self.started
         if b.max_seconds is not None and elapsed >= b.max_seconds:
             raise BudgetExceeded("time", f"{elapsed:.1f} s of {b.max_seconds}")
+
+    def reserve(self, wanted: int) -> int:
+        """Check the budgets and promise a call at most `wanted` completion tokens, fewer when
+        the token budget has less left (calls under way count as spent), so the run never
+        overshoots by more than one call's prompt; `release` the promise when it ends."""
+        self.check()
+        b = self.budget
+        if b.max_tokens is None:
+            return wanted
+        left = b.max_tokens - self.total.total_tokens - self.reserved
+        if left < 1:
+            raise BudgetExceeded("tokens", f"{b.max_tokens - left} tokens of {b.max_tokens}")
+        cap = min(wanted, left)
+        self.reserved += cap
+        return cap
+
+    def release(self, promised: int) -> None:
+        """End a `reserve` promise (its call was booked, or failed)."""
+        if self.budget.max_tokens is not None:
+            self.reserved -= promised
 
     def book(self, actor: str, kind: ActorKind, model: str, usage: Usage, latency: float) -> None:
         self.entries.append(LedgerEntry(self.run, actor, kind, model, usage, latency))
@@ -94,8 +122,17 @@ class Ledger:
         return dict(out)
 
 
+def budgeted(model: Model, budget: Budget | None, scope: str) -> Model:
+    """`model` under a ledger of its own: every call through it is checked and capped against
+    `budget` (say, one bench task's, whatever solver runs it); None: `model` itself."""
+    if budget is None:
+        return model
+    return MeteredModel(model, Ledger(scope, budget), scope, "agent", None)
+
+
 class MeteredModel(Model):
-    """A model as one actor sees it: every call is budget-checked, booked and traced."""
+    """A model as one actor sees it: every call is budget-checked, capped to the tokens left,
+    booked and traced."""
 
     def __init__(
         self, inner: Model, ledger: Ledger, actor: str, kind: ActorKind, trace: Trace | None
@@ -113,10 +150,22 @@ class MeteredModel(Model):
             self.trace.model_call(self.actor, self.kind, self.inner.name, request.messages, c)
         return c
 
+    def _capped(self, request: Request) -> Request:
+        cap = self.ledger.reserve(request.max_tokens)
+        return request if cap == request.max_tokens else replace(request, max_tokens=cap)
+
     def _complete(self, request: Request) -> Completion:
-        self.ledger.check()
-        return self._booked(self.inner._complete(request), request)
+        capped = self._capped(request)
+        try:
+            c = self.inner._complete(capped)
+        finally:
+            self.ledger.release(capped.max_tokens)
+        return self._booked(c, capped)
 
     async def _acomplete(self, request: Request) -> Completion:
-        self.ledger.check()
-        return self._booked(await self.inner._acomplete(request), request)
+        capped = self._capped(request)
+        try:
+            c = await self.inner._acomplete(capped)
+        finally:
+            self.ledger.release(capped.max_tokens)
+        return self._booked(c, capped)

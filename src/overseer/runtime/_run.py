@@ -17,7 +17,9 @@ from overseer.runtime._ledger import ActorKind, Budget, Ledger, MeteredModel
 from overseer.runtime._spec import TeamSpec
 from overseer.runtime._trace import Trace
 
-StopReason = Literal["done", "budget_tokens", "budget_steps", "budget_time", "error"]
+StopReason = Literal[
+    "done", "budget_tokens", "budget_steps", "budget_time", "context_window", "error"
+]
 
 
 @dataclass(frozen=True)
