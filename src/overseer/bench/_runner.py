@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
+from typing import Literal, Protocol
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -30,9 +32,8 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-async def _solve_one(
-    solver: Solver, task: Task, key: ResultKey, store: ResultStore
-) -> ResultRecord:
+async def solve_episode(solver: Solver, task: Task, key: ResultKey) -> ResultRecord:
+    """One episode -> its record (solver and scoring errors recorded); the caller stores it."""
     start = time.perf_counter()
     try:
         out = await solver(task, key.seed)
@@ -57,8 +58,36 @@ async def _solve_one(
         error=error,
         extra=out.extra,
     )
-    store.add(rec)
     return rec
+
+
+#: Solves one (config, task, key) episode somewhere and returns its record.
+EpisodeFn = Callable[[SolverConfig, Task, ResultKey], Awaitable[ResultRecord]]
+
+
+class Backend(Protocol):
+    """Where episodes run (e.g. `overseer.bench._ray.RayBackend`): `open` gives, for one run,
+    the function solving an episode; the runner stays the only writer of the store."""
+
+    def open(
+        self, configs: Sequence[SolverConfig], load_model: Callable[[], Model], concurrency: int
+    ) -> AbstractAsyncContextManager[EpisodeFn]: ...
+
+
+@asynccontextmanager
+async def _asyncio_episodes(
+    configs: Sequence[SolverConfig], load_model: Callable[[], Model], concurrency: int
+) -> AsyncIterator[EpisodeFn]:
+    """The asyncio backend: one model in this process, `concurrency` episodes at once."""
+    model = load_model()
+    solvers = {cfg.name: cfg.build(model) for cfg in configs}
+    gate = asyncio.Semaphore(concurrency)
+
+    async def episode(cfg: SolverConfig, task: Task, key: ResultKey) -> ResultRecord:
+        async with gate:
+            return await solve_episode(solvers[cfg.name], task, key)
+
+    yield episode
 
 
 async def run_experiment(
@@ -71,11 +100,13 @@ async def run_experiment(
     store: ResultStore,
     concurrency: int = 1,
     progress: bool = True,
+    backend: Backend | Literal["asyncio"] = "asyncio",
 ) -> RunSummary:
     """Solve every (config, task, seed) not yet stored; each result is committed as it finishes.
 
     The model is loaded only when something is left to do, so a finished experiment reruns
-    without a single model call. Errored results are retried on the next run.
+    without a single model call. Errored results are retried on the next run. `backend` says
+    where episodes run (asyncio in this process, or e.g. a `RayBackend`).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency: expected >= 1, got {concurrency}")
@@ -91,9 +122,9 @@ async def run_experiment(
     todo = [p for p in planned if p[2] not in done]
     if not todo:
         return RunSummary(len(planned), len(planned), 0, 0, False)
-    model = load_model()
-    solvers = {cfg.name: cfg.build(model) for cfg in configs}
-    gate = asyncio.Semaphore(concurrency)
+    if isinstance(backend, str) and backend != "asyncio":
+        raise ValueError(f"backend: expected 'asyncio' or a Backend, got {backend!r}")
+    opener = _asyncio_episodes if isinstance(backend, str) else backend.open
     errors = 0
     bar = Progress(
         TextColumn("[bold]{task.description}"),
@@ -107,12 +138,13 @@ async def run_experiment(
 
     async def run(cfg: SolverConfig, task: Task, key: ResultKey) -> None:
         nonlocal errors
-        async with gate:
-            rec = await _solve_one(solvers[cfg.name], task, key, store)
+        rec = await episode(cfg, task, key)
+        store.add(rec)
         errors += rec.error is not None
         bar.update(bar_id, advance=1, errors=errors)
 
     with bar:
         bar_id = bar.add_task(f"{model_name}", total=len(todo), errors=0)
-        await asyncio.gather(*(run(*p) for p in todo))
+        async with opener(configs, load_model, concurrency) as episode:
+            await asyncio.gather(*(run(*p) for p in todo))
     return RunSummary(len(planned), len(planned) - len(todo), len(todo), errors, True)
