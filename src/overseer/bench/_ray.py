@@ -98,9 +98,7 @@ def _ray() -> Any:
     try:
         import ray
     except ImportError as exc:
-        raise RuntimeError(
-            "the Ray backend needs Ray: pip install 'overseer[ray]'"
-        ) from exc
+        raise RuntimeError("the Ray backend needs Ray: pip install 'overseer[ray]'") from exc
     return ray
 
 
@@ -112,7 +110,7 @@ def _failed(key: ResultKey, error: str) -> ResultRecord:
 class RayBackend:
     """Runs episodes on `workers` Ray actors, `concurrency` episodes at once on each.
 
-    `address` None starts Ray on this machine (loopback only, no dashboard) unless Ray is
+    `address` None starts Ray on this machine (no dashboard, no usage stats) unless Ray is
     already initialised; an address ("ray://host:10001" or "host:6379") joins that cluster.
     """
 
@@ -156,7 +154,6 @@ class RayBackend:
         ray.init(
             num_cpus=max(1, math.ceil(self.workers * self.cpus_per_worker)),
             include_dashboard=False,
-            _node_ip_address="127.0.0.1",
         )
         return True
 
@@ -182,7 +179,9 @@ class _Pool:
         try:
             await actor.ready.remote()
         except self._ray.exceptions.RayActorError as exc:
-            raise RuntimeError(f"a Ray worker could not build its model and solvers: {exc}") from exc
+            raise RuntimeError(
+                f"a Ray worker could not build its model and solvers: {exc}"
+            ) from exc
 
     async def start(self) -> None:
         self._actors = [self._new() for _ in range(self._backend.workers)]
@@ -216,7 +215,8 @@ class _Pool:
                 return _failed(key, f"worker error: {exc}")
             finally:
                 self._free.put_nowait(slot)
-        return _failed(key, f"worker died on each of {len(deaths)} tries: {', '.join(deaths)}")
+        kinds = ", ".join(sorted(set(deaths)))
+        return _failed(key, f"worker died on each of {len(deaths)} tries ({kinds})")
 
     def close(self) -> None:
         for a in self._actors:
