@@ -18,7 +18,7 @@ import pickle
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from overseer.bench._runner import EpisodeFn, solve_episode
 from overseer.bench._solvers import ConfigRegistry, Solver, SolverConfig
@@ -221,3 +221,18 @@ class _Pool:
     def close(self) -> None:
         for a in self._actors:
             self._ray.kill(a, no_restart=True)
+
+
+def episode_backend(
+    kind: str, spec: WorkerSpec, *, workers: int = 2, address: str | None = None
+) -> RayBackend | Literal["asyncio"]:
+    """The backend a command names: "asyncio" (this process) or "ray" (worker actors built
+    from `spec`); ValueError for another name or ray-only options given to asyncio."""
+    if kind == "ray":
+        _ray()  # a missing extra fails here, before any work
+        return RayBackend(spec, workers=workers, address=address)
+    if kind != "asyncio":
+        raise ValueError(f"backend: expected asyncio or ray, got {kind!r}")
+    if address is not None:
+        raise ValueError("address: a Ray cluster address, only with backend ray")
+    return "asyncio"

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, csv_list, out_console
 from overseer.models import list_models, load_model
 
@@ -65,6 +66,9 @@ def bench_cmd(
             "(slower; use its own --store)."
         ),
     ] = True,
+    backend: o.Backend = "asyncio",
+    address: o.Address = None,
+    workers: o.Workers = 2,
 ) -> None:
     """Run configurations on a suite, store every result, print the comparison table."""
     from overseer.models import model_card
@@ -77,8 +81,25 @@ def bench_cmd(
     if not model.startswith("openai:"):
         model_card(model)  # unknown names fail here, before any work
     chosen, tasks = _resolve(suite, names, agents, rounds, split, seed_list[0], limit)
+    runner = _backend(backend, address, workers, suite, agents, rounds, model, base_url,
+                      prompt_cache)  # fmt: skip
     _run_and_report(suite, chosen, tasks, seed_list, model, base_url, prompt_cache, store,
-                    concurrency, progress, names, baseline)  # fmt: skip
+                    concurrency, progress, names, baseline, runner)  # fmt: skip
+
+
+def _backend(kind, address, workers, suite, agents, rounds, model, base_url, prompt_cache):
+    """asyncio, or Ray workers that build the same registry and model themselves."""
+    from functools import partial
+
+    from overseer.bench._ray import WorkerSpec, episode_backend
+    from overseer.registry import bench_configs
+
+    configs = partial(bench_configs, agents=agents, rounds=rounds, suite=suite)
+    loader = partial(load_model, model, base_url=base_url, prompt_cache=prompt_cache)
+    try:
+        return episode_backend(kind, WorkerSpec(configs, loader), workers=workers, address=address)
+    except (ValueError, RuntimeError) as exc:
+        raise InputError(f"--{exc}" if isinstance(exc, ValueError) else str(exc)) from None
 
 
 def _check_sizes(split: str, limit: int | None, concurrency: int, agents: int, rounds: int) -> None:
@@ -106,7 +127,7 @@ def _resolve(suite, names, agents, rounds, split, seed, limit) -> tuple[list, li
 
 
 def _run_and_report(suite, chosen, tasks, seed_list, model, base_url, prompt_cache, store,
-                    concurrency, progress, names, baseline) -> None:  # fmt: skip
+                    concurrency, progress, names, baseline, backend) -> None:  # fmt: skip
     from overseer.bench import ResultStore, run_experiment
     from overseer.registry import suite_report
 
@@ -122,6 +143,7 @@ def _run_and_report(suite, chosen, tasks, seed_list, model, base_url, prompt_cac
                 store=rs,
                 concurrency=concurrency,
                 progress=progress,
+                backend=backend,
             )
         )
         console.print(

@@ -31,6 +31,10 @@ MaxTokens = Annotated[
 BaseUrl = Annotated[str | None, typer.Option(help="Server URL for openai:MODEL.")]
 Progress = Annotated[bool, typer.Option(help="Show progress bars.")]
 TraceDir = Annotated[Path | None, typer.Option(help="Write one JSONL trace per game here.")]
+# where episodes run (`overseer bench`, `monitor collect|eval`): README "Scale-out"
+Backend = Annotated[str, typer.Option(help="asyncio, or ray: episodes on Ray worker actors.")]
+Address = Annotated[str | None, typer.Option(help="Ray cluster address (default: local Ray).")]
+Workers = Annotated[int, typer.Option(help="Ray worker actors (--backend ray).")]
 
 
 @dataclass(frozen=True)
