@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
+from typing import Literal, Protocol
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -32,9 +34,8 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-async def _solve_one(
-    solver: Solver, task: Task, key: ResultKey, store: ResultStore
-) -> ResultRecord:
+async def solve_episode(solver: Solver, task: Task, key: ResultKey) -> ResultRecord:
+    """One episode -> its record (solver and scoring errors recorded); the caller stores it."""
     start = time.perf_counter()
     try:
         out = await solver(task, key.seed)
@@ -59,8 +60,54 @@ async def _solve_one(
         error=error,
         extra=out.extra,
     )
-    store.add(rec)
     return rec
+
+
+def budgeted_solver(
+    cfg: SolverConfig, model: Model, budget: Budget | None, key: ResultKey,
+    solvers: Mapping[str, Solver],
+) -> Solver:
+    """The configuration's solver, or with a budget one built on a model whose ledger holds
+    this (config, task, seed) alone."""
+    if budget is None:
+        return solvers[cfg.name]
+    return cfg.build(budgeted(model, budget, f"{cfg.name}:{key.task_id}:{key.seed}"))
+
+
+#: Solves one (config, task, key) episode somewhere and returns its record.
+EpisodeFn = Callable[[SolverConfig, Task, ResultKey], Awaitable[ResultRecord]]
+
+
+class Backend(Protocol):
+    """Where episodes run (e.g. `overseer.bench._ray.RayBackend`): `open` gives, for one run,
+    the function solving an episode; the runner stays the only writer of the store."""
+
+    def open(
+        self,
+        configs: Sequence[SolverConfig],
+        load_model: Callable[[], Model],
+        concurrency: int,
+        budget: Budget | None,
+    ) -> AbstractAsyncContextManager[EpisodeFn]: ...
+
+
+@asynccontextmanager
+async def _asyncio_episodes(
+    configs: Sequence[SolverConfig],
+    load_model: Callable[[], Model],
+    concurrency: int,
+    budget: Budget | None,
+) -> AsyncIterator[EpisodeFn]:
+    """The asyncio backend: one model in this process, `concurrency` episodes at once."""
+    model = load_model()
+    solvers = {cfg.name: cfg.build(model) for cfg in configs}
+    gate = asyncio.Semaphore(concurrency)
+
+    async def episode(cfg: SolverConfig, task: Task, key: ResultKey) -> ResultRecord:
+        async with gate:
+            return await solve_episode(budgeted_solver(cfg, model, budget, key, solvers), task, key)
+
+    yield episode
 
 
 async def run_experiment(
@@ -74,12 +121,14 @@ async def run_experiment(
     concurrency: int = 1,
     progress: bool = True,
     budget: Budget | None = None,
+    backend: Backend | Literal["asyncio"] = "asyncio",
 ) -> RunSummary:
     """Solve every (config, task, seed) not yet stored; each result is committed as it finishes.
 
     The model is loaded only when something is left to do, so a finished experiment reruns
     without a single model call. Errored results are retried on the next run. `budget`
-    limits each (config, task, seed) on its own: all model calls of its solver.
+    limits each (config, task, seed) on its own: all model calls of its solver. `backend` says
+    where episodes run (asyncio in this process, or e.g. a `RayBackend`).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency: expected >= 1, got {concurrency}")
@@ -95,9 +144,9 @@ async def run_experiment(
     todo = [p for p in planned if p[2] not in done]
     if not todo:
         return RunSummary(len(planned), len(planned), 0, 0, False)
-    model = load_model()
-    solvers = {cfg.name: cfg.build(model) for cfg in configs}
-    gate = asyncio.Semaphore(concurrency)
+    if isinstance(backend, str) and backend != "asyncio":
+        raise ValueError(f"backend: expected 'asyncio' or a Backend, got {backend!r}")
+    opener = _asyncio_episodes if isinstance(backend, str) else backend.open
     errors = 0
     bar = Progress(
         TextColumn("[bold]{task.description}"),
@@ -111,15 +160,13 @@ async def run_experiment(
 
     async def run(cfg: SolverConfig, task: Task, key: ResultKey) -> None:
         nonlocal errors
-        async with gate:
-            solver = solvers[cfg.name]
-            if budget is not None:
-                solver = cfg.build(budgeted(model, budget, f"{cfg.name}:{task.id}:{key.seed}"))
-            rec = await _solve_one(solver, task, key, store)
+        rec = await episode(cfg, task, key)
+        store.add(rec)
         errors += rec.error is not None
         bar.update(bar_id, advance=1, errors=errors)
 
     with bar:
         bar_id = bar.add_task(f"{model_name}", total=len(todo), errors=0)
-        await asyncio.gather(*(run(*p) for p in todo))
+        async with opener(configs, load_model, concurrency, budget) as episode:
+            await asyncio.gather(*(run(*p) for p in todo))
     return RunSummary(len(planned), len(planned) - len(todo), len(todo), errors, True)

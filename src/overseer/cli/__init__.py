@@ -7,7 +7,7 @@ import sys
 import typer
 from rich.console import Console
 
-from overseer.cli import _adapt, _bench, _monitor, _prune, _run, _trace  # noqa: F401 (commands)
+from overseer.cli import _adapt, _bench, _models, _monitor, _prune, _run, _trace  # noqa: F401
 from overseer.cli._app import InputError, app
 from overseer.models import ModelError
 from overseer.runtime import TeamSpecError

@@ -1,23 +1,25 @@
-"""`overseer models`, `overseer bench`, `overseer report`."""
+"""`overseer bench` and `overseer report`."""
 
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, csv_list, out_console
-from overseer.models import list_models
 
 if TYPE_CHECKING:
     from overseer.bench import ResultStore
 
 DEFAULT_STORE = Path("results") / "results.sqlite"
+BackendOpt = Annotated[str, typer.Option(help="asyncio, or ray: episodes on Ray worker actors.")]
+AddressOpt = Annotated[str | None, typer.Option(help="Ray cluster address (default: local Ray).")]
+WorkersOpt = Annotated[int, typer.Option(help="Ray worker actors (--backend ray).")]
 
 
 def _seeds(text: str) -> list[int]:
@@ -25,23 +27,6 @@ def _seeds(text: str) -> list[int]:
         return [int(s) for s in csv_list(text, "--seeds")]
     except ValueError:
         raise InputError(f"--seeds: expected integers like 0,1,2, got {text!r}") from None
-
-
-@app.command("models")
-def models_cmd() -> None:
-    """List the named local models, whether they are installed, and their sizes."""
-    t = Table(title="local models")
-    for col in ("name", "installed", "ready", "size", "description / install"):
-        t.add_column(col)
-    for s in list_models():
-        t.add_row(
-            s.name,
-            "yes" if s.installed else "no",
-            "yes" if s.assembled else ("on first use" if s.installed else "no"),
-            f"{s.size_bytes / 1e6:.0f} MB",
-            s.description if s.installed else f"{s.description}\n  install: {s.install}",
-        )
-    out_console().print(t)
 
 
 @app.command("bench")
@@ -69,6 +54,9 @@ def bench_cmd(
     ] = True,
     mopts: o.ModelOpts = o.MODEL_DEFAULTS,
     limits: o.BudgetOpts = o.NO_LIMITS,
+    backend: BackendOpt = "asyncio",
+    address: AddressOpt = None,
+    workers: WorkersOpt = 2,
 ) -> None:
     """Run configurations on a suite, store every result, print the comparison table.
     Budgets apply to each (configuration, task, seed) on its own."""
@@ -82,8 +70,22 @@ def bench_cmd(
     if not model.startswith("openai:"):
         model_card(model)  # unknown names fail here, before any work
     chosen, tasks = _resolve(suite, names, agents, rounds, split, seed_list[0], limit)
-    _run_and_report(suite, chosen, tasks, seed_list, model, (mopts, limits), prompt_cache,
-                    store, concurrency, progress, names, baseline)  # fmt: skip
+    loader = partial(mopts.load, model, prompt_cache=prompt_cache)
+    runner = _backend(backend, address, workers, suite, agents, rounds, loader)
+    _run_and_report(suite, chosen, tasks, seed_list, model, limits, loader, store,
+                    concurrency, progress, names, baseline, runner)  # fmt: skip
+
+
+def _backend(kind, address, workers, suite, agents, rounds, loader):
+    """asyncio, or Ray workers that build the same registry and model themselves."""
+    from overseer.bench._ray import WorkerSpec, episode_backend
+    from overseer.registry import bench_configs
+
+    configs = partial(bench_configs, agents=agents, rounds=rounds, suite=suite)
+    try:
+        return episode_backend(kind, WorkerSpec(configs, loader), workers=workers, address=address)
+    except (ValueError, RuntimeError) as exc:
+        raise InputError(f"--{exc}" if isinstance(exc, ValueError) else str(exc)) from None
 
 
 def _check_sizes(split: str, limit: int | None, concurrency: int, agents: int, rounds: int) -> None:
@@ -110,12 +112,12 @@ def _resolve(suite, names, agents, rounds, split, seed, limit) -> tuple[list, li
     return chosen, tasks
 
 
-def _run_and_report(suite, chosen, tasks, seed_list, model, opts, prompt_cache, store,
-                    concurrency, progress, names, baseline) -> None:  # fmt: skip
+def _run_and_report(suite, chosen, tasks, seed_list, model, limits, loader, store,
+                    concurrency, progress, names, baseline, backend) -> None:  # fmt: skip
     from overseer.bench import ResultStore, run_experiment
     from overseer.registry import suite_report
 
-    console, (mopts, limits) = out_console(), opts
+    console = out_console()
     with ResultStore(store) as rs:
         summary = asyncio.run(
             run_experiment(
@@ -123,11 +125,12 @@ def _run_and_report(suite, chosen, tasks, seed_list, model, opts, prompt_cache, 
                 tasks=tasks,
                 seeds=seed_list,
                 model_name=model,
-                load_model=lambda: mopts.load(model, prompt_cache=prompt_cache),
+                load_model=loader,
                 store=rs,
                 concurrency=concurrency,
                 progress=progress,
                 budget=limits.budget(),
+                backend=backend,
             )
         )
         console.print(

@@ -1,0 +1,133 @@
+"""Episodes per second against workers: the asyncio backend and the Ray backend.
+
+Usage: python benchmarks/scale_out.py [--episodes 16] [--latency 0.2] [--workers 1,2,4]
+
+A fixed-latency scripted model stands for the LLM, so scaling is measurable on 2 cores:
+"server" sleeps without blocking (an HTTP model server: asyncio overlaps the calls), and
+"in-process" blocks its process while it "generates" (the embedded llama.cpp model: asyncio
+cannot overlap it, separate Ray worker processes can). asyncio runs `workers` episodes at once;
+Ray runs `workers` actors, one episode each at a time. "ratio to linear" is episodes/s over
+workers / latency (one model call per episode). The Ray overhead per episode is measured with
+an instant model. All times start when the workers are ready (start-up is shown apart).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ray
+from rich.console import Console
+from rich.table import Table
+
+from overseer.bench import ResultStore, RunSummary, default_configs, run_experiment
+from overseer.bench._ray import RayBackend, WorkerSpec
+from overseer.bench._runner import _asyncio_episodes
+from overseer.models import Model, ScriptedModel
+from overseer.tasks import Task
+
+
+class BlockingModel(ScriptedModel):
+    """The scripted model whose async call blocks its process, like in-process inference."""
+
+    async def acomplete(self, *args: Any, **kwargs: Any) -> Any:
+        return self.complete(*args, **kwargs)
+
+
+def fixed_latency_model(latency_s: float, blocking: bool) -> Model:
+    cls = BlockingModel if blocking else ScriptedModel
+    return cls(lambda msgs: "The answer is 4", latency_s=latency_s)
+
+
+def tasks(n: int) -> list[Task]:
+    return [Task("toy", f"toy/{i}", f"What is {i}+{i}?", str(2 * i), "numeric") for i in range(n)]
+
+
+@dataclass
+class Timed:
+    """A backend that notes when its workers are ready, so start-up is timed apart."""
+
+    inner: Any
+    ready_at: float = 0.0
+
+    @asynccontextmanager
+    async def open(self, *args: Any) -> AsyncIterator[Any]:
+        opener = _asyncio_episodes if self.inner == "asyncio" else self.inner.open
+        async with opener(*args) as episode:
+            self.ready_at = time.perf_counter()
+            yield episode
+
+
+def timed_run(n: int, load: functools.partial, workers: int, backend: str) -> tuple[float, float]:
+    """Seconds to start the workers, and to run `n` direct episodes into a fresh store."""
+    chosen = default_configs().resolve(["direct"])
+    runner = Timed("asyncio")
+    if backend == "ray":
+        runner = Timed(RayBackend(WorkerSpec(configs=default_configs, model=load), workers=workers))
+    with tempfile.TemporaryDirectory() as d, ResultStore(Path(d) / "r.sqlite") as st:
+        start = time.perf_counter()
+        s: RunSummary = asyncio.run(
+            run_experiment(configs=chosen, tasks=tasks(n), seeds=[0], model_name="scripted",
+                           load_model=load, store=st, progress=False,
+                           concurrency=1 if backend == "ray" else workers, backend=runner)
+        )  # fmt: skip
+        end = time.perf_counter()
+    if (s.ran, s.errors) != (n, 0):
+        raise RuntimeError(f"{backend} x{workers}: {s}")
+    return runner.ready_at - start, end - runner.ready_at
+
+
+def scaling_table(episodes: int, latency: float, workers: list[int]) -> Table:
+    t = Table(title=f"{episodes} episodes, one {latency:.2f} s model call each")
+    for col in ("model", "backend", "workers", "seconds", "episodes/s", "ratio to linear"):
+        t.add_column(col, justify="left" if col in ("model", "backend") else "right")
+    for blocking in (False, True):
+        load = functools.partial(fixed_latency_model, latency, blocking)
+        for backend in ("asyncio", "ray"):
+            for w in workers:
+                _, took = timed_run(episodes, load, w, backend)  # start-up is paid once a run
+                eps = episodes / took
+                t.add_row("in-process" if blocking else "server", backend, str(w),
+                          f"{took:.2f}", f"{eps:.2f}", f"{eps / (w / latency):.2f}")  # fmt: skip
+    return t
+
+
+def overhead_lines(episodes: int) -> list[str]:
+    """Per-episode cost of each backend with an instant model, start-up excluded."""
+    load = functools.partial(fixed_latency_model, 0.0, False)
+    out = []
+    for backend in ("asyncio", "ray"):
+        start, took = timed_run(episodes, load, 1, backend)
+        per = 1000 * took / episodes
+        out.append(f"{backend}: workers ready in {start:.2f} s, then {per:.1f} ms per episode")
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--episodes", type=int, default=16)
+    p.add_argument("--latency", type=float, default=0.2)
+    p.add_argument("--workers", default="1,2,4")
+    a = p.parse_args()
+    workers = [int(w) for w in a.workers.split(",")]
+    ray.init(num_cpus=max(workers), include_dashboard=False, log_to_driver=False)
+    try:
+        console = Console()
+        console.print(scaling_table(a.episodes, a.latency, workers))
+        console.print("instant model, 1 worker:")
+        for line in overhead_lines(4 * a.episodes):
+            console.print(f"  {line}")
+    finally:
+        ray.shutdown()
+
+
+if __name__ == "__main__":
+    main()

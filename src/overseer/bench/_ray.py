@@ -1,0 +1,256 @@
+"""The Ray backend of the experiment runner: episodes run as tasks on worker actors.
+
+Each worker actor builds its model and solvers once, from a picklable `WorkerSpec` (module-level
+functions or `functools.partial`s of them, never closures), then solves the `Episode`s it is
+sent and returns their records. The driver (`run_experiment`) stays the only writer of the
+result store, so resume, "already done" and no duplicates work as with asyncio. A worker that
+dies is replaced and its episode retried a bounded number of times, then recorded as an error.
+
+Ray is the optional extra `overseer[ray]`: it is imported only when a backend is opened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import pickle
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from overseer.bench._runner import EpisodeFn, budgeted_solver, solve_episode
+from overseer.bench._solvers import ConfigRegistry, Solver, SolverConfig
+from overseer.bench._store import ResultKey, ResultRecord
+from overseer.models import Model
+from overseer.runtime import Budget
+from overseer.tasks import Task
+
+ConfigSource = ConfigRegistry | Sequence[SolverConfig]
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """How a worker builds what its episodes need: `configs()` gives the configurations (a
+    registry or a list, looked up by name) and `model()` loads the model. Both are shipped to
+    every worker, so they must pickle: module-level functions or `functools.partial`s."""
+
+    configs: Callable[[], ConfigSource]
+    model: Callable[[], Model]
+
+    def check_picklable(self) -> None:
+        """Fail on the driver, before any worker starts, if a part is a closure or lambda."""
+        for part in ("configs", "model"):
+            try:
+                pickle.dumps(getattr(self, part))
+            except (pickle.PicklingError, AttributeError, TypeError) as exc:
+                raise ValueError(
+                    f"WorkerSpec.{part}: must pickle (a module-level function or a "
+                    f"functools.partial of one, not a closure or lambda): {exc}"
+                ) from exc
+
+
+def listed_configs(configs: Sequence[SolverConfig]) -> Sequence[SolverConfig]:
+    """A `WorkerSpec.configs` for configurations that pickle as they are (their `build` a
+    module-level function or partial): `functools.partial(listed_configs, configs)`."""
+    return configs
+
+
+@dataclass(frozen=True)
+class Episode:
+    """What the driver sends a worker for one episode: a configuration name, task and key."""
+
+    config: str
+    task: Task
+    key: ResultKey
+    budget: Budget | None = None
+
+
+def _build_solvers(
+    spec: WorkerSpec, names: Sequence[str]
+) -> tuple[Model, dict[str, SolverConfig], dict[str, Solver]]:
+    """The model, once, the configurations named (unknown names fail) and their solvers."""
+    source = spec.configs()
+    if isinstance(source, ConfigRegistry):
+        found = {n: source.get(n) for n in names}
+    else:
+        by_name = {c.name: c for c in source}
+        missing = [n for n in names if n not in by_name]
+        if missing:
+            raise ValueError(f"worker configs: no configuration named {missing}")
+        found = {n: by_name[n] for n in names}
+    model = spec.model()
+    return model, found, {n: cfg.build(model) for n, cfg in found.items()}
+
+
+class EpisodeWorker:
+    """One Ray actor (one process): builds the model and solvers at start, solves episodes."""
+
+    def __init__(self, spec: WorkerSpec, names: Sequence[str]) -> None:
+        self._model, self._configs, self._solvers = _build_solvers(spec, names)
+
+    async def ready(self) -> int:
+        """The worker's process id, once its model and solvers are built."""
+        return os.getpid()
+
+    async def solve(self, ep: Episode) -> ResultRecord:
+        cfg = self._configs[ep.config]
+        solver = budgeted_solver(cfg, self._model, ep.budget, ep.key, self._solvers)
+        return await solve_episode(solver, ep.task, ep.key)
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError as exc:
+        raise RuntimeError("the Ray backend needs Ray: pip install 'overseer[ray]'") from exc
+    return ray
+
+
+def _failed(key: ResultKey, error: str) -> ResultRecord:
+    return ResultRecord(key, "", None, False, 0.0, {}, 0.0, error=error)
+
+
+@dataclass(frozen=True)
+class RayBackend:
+    """Runs episodes on `workers` Ray actors, `concurrency` episodes at once on each.
+
+    `address` None starts Ray on this machine (no dashboard, no usage stats) unless Ray is
+    already initialised; an address ("ray://host:10001" or "host:6379") joins that cluster.
+    """
+
+    spec: WorkerSpec
+    workers: int = 2
+    address: str | None = None
+    max_retries: int = 2
+    cpus_per_worker: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.workers < 1:
+            raise ValueError(f"workers: expected >= 1, got {self.workers}")
+        if self.max_retries < 0:
+            raise ValueError(f"max_retries: expected >= 0, got {self.max_retries}")
+        self.spec.check_picklable()
+
+    @asynccontextmanager
+    async def open(
+        self,
+        configs: Sequence[SolverConfig],
+        load_model: Callable[[], Model],
+        concurrency: int,
+        budget: Budget | None,
+    ) -> AsyncIterator[EpisodeFn]:
+        """Start Ray (if needed) and the workers; the driver's `load_model` is not used."""
+        ray = _ray()
+        started = self._init(ray)
+        pool = _Pool(ray, self, [c.name for c in configs], concurrency, budget)
+        try:
+            await pool.start()
+            yield pool.solve
+        finally:
+            pool.close()
+            if started:
+                ray.shutdown()
+
+    def _init(self, ray: Any) -> bool:
+        """Connect to the cluster or start local Ray; True if this call started it."""
+        if ray.is_initialized():
+            return False
+        if self.address is not None:
+            ray.init(address=self.address)
+            return True
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # local mode: no phoning home
+        ray.init(
+            num_cpus=max(1, math.ceil(self.workers * self.cpus_per_worker)),
+            include_dashboard=False,
+        )
+        return True
+
+
+class _Pool:
+    """The workers, and a queue of free slots (each worker `concurrency` times)."""
+
+    def __init__(
+        self,
+        ray: Any,
+        backend: RayBackend,
+        names: list[str],
+        concurrency: int,
+        budget: Budget | None,
+    ) -> None:
+        self._ray = ray
+        self._budget = budget
+        self._backend = backend
+        self._names = names
+        self._actor_cls = ray.remote(EpisodeWorker).options(
+            num_cpus=backend.cpus_per_worker, max_restarts=0, max_task_retries=0
+        )
+        self._actors: list[Any] = []
+        self._free: asyncio.Queue[int] = asyncio.Queue()
+        self._concurrency = concurrency
+
+    def _new(self) -> Any:
+        return self._actor_cls.remote(self._backend.spec, self._names)
+
+    async def _ready(self, actor: Any) -> None:
+        try:
+            await actor.ready.remote()
+        except self._ray.exceptions.RayActorError as exc:
+            raise RuntimeError(
+                f"a Ray worker could not build its model and solvers: {exc}"
+            ) from exc
+
+    async def start(self) -> None:
+        self._actors = [self._new() for _ in range(self._backend.workers)]
+        await asyncio.gather(*(self._ready(a) for a in self._actors))
+        for _ in range(self._concurrency):
+            for i in range(len(self._actors)):
+                self._free.put_nowait(i)
+
+    async def _replace(self, slot: int, dead: Any) -> None:
+        """A fresh worker in `slot` unless another episode of the dead one replaced it."""
+        if self._actors[slot] is not dead:
+            return
+        self._ray.kill(dead, no_restart=True)
+        self._actors[slot] = self._new()
+        await self._ready(self._actors[slot])
+
+    async def solve(self, cfg: SolverConfig, task: Task, key: ResultKey) -> ResultRecord:
+        """Solve on a free worker; a worker death replaces it and retries, boundedly."""
+        ep = Episode(cfg.name, task, key, self._budget)
+        errors = self._ray.exceptions
+        deaths: list[str] = []
+        for _ in range(self._backend.max_retries + 1):
+            slot = await self._free.get()
+            actor = self._actors[slot]
+            try:
+                return await actor.solve.remote(ep)
+            except errors.RayActorError as exc:
+                deaths.append(type(exc).__name__)
+                await self._replace(slot, actor)
+            except errors.RayTaskError as exc:  # not the solver's (solve_episode records those)
+                return _failed(key, f"worker error: {exc}")
+            finally:
+                self._free.put_nowait(slot)
+        kinds = ", ".join(sorted(set(deaths)))
+        return _failed(key, f"worker died on each of {len(deaths)} tries ({kinds})")
+
+    def close(self) -> None:
+        for a in self._actors:
+            self._ray.kill(a, no_restart=True)
+
+
+def episode_backend(
+    kind: str, spec: WorkerSpec, *, workers: int = 2, address: str | None = None
+) -> RayBackend | Literal["asyncio"]:
+    """The backend a command names: "asyncio" (this process) or "ray" (worker actors built
+    from `spec`); ValueError for another name or ray-only options given to asyncio."""
+    if kind == "ray":
+        _ray()  # a missing extra fails here, before any work
+        return RayBackend(spec, workers=workers, address=address)
+    if kind != "asyncio":
+        raise ValueError(f"backend: expected asyncio or ray, got {kind!r}")
+    if address is not None:
+        raise ValueError("address: a Ray cluster address, only with backend ray")
+    return "asyncio"
