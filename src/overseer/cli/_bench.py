@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,8 +9,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from overseer.cli import _io
 from overseer.cli._app import InputError, app, csv_list, out_console
-from overseer.models import list_models, load_model
+from overseer.models import list_models
 
 if TYPE_CHECKING:
     from overseer.bench import ResultStore
@@ -65,6 +65,8 @@ def bench_cmd(
             "(slower; use its own --store)."
         ),
     ] = True,
+    allow_errors: _io.AllowErrors = False,
+    json_out: _io.JsonOut = False,
 ) -> None:
     """Run configurations on a suite, store every result, print the comparison table."""
     from overseer.models import model_card
@@ -77,8 +79,11 @@ def bench_cmd(
     if not model.startswith("openai:"):
         model_card(model)  # unknown names fail here, before any work
     chosen, tasks = _resolve(suite, names, agents, rounds, split, seed_list[0], limit)
-    _run_and_report(suite, chosen, tasks, seed_list, model, base_url, prompt_cache, store,
-                    concurrency, progress, names, baseline)  # fmt: skip
+    from overseer.cli._bench_run import BenchJob, run_and_report
+
+    job = BenchJob(suite, chosen, tasks, seed_list, model, base_url, prompt_cache, store,
+                   concurrency, progress, names, baseline, json_out, allow_errors)  # fmt: skip
+    run_and_report(job)
 
 
 def _check_sizes(split: str, limit: int | None, concurrency: int, agents: int, rounds: int) -> None:
@@ -105,33 +110,16 @@ def _resolve(suite, names, agents, rounds, split, seed, limit) -> tuple[list, li
     return chosen, tasks
 
 
-def _run_and_report(suite, chosen, tasks, seed_list, model, base_url, prompt_cache, store,
-                    concurrency, progress, names, baseline) -> None:  # fmt: skip
-    from overseer.bench import ResultStore, run_experiment
-    from overseer.registry import suite_report
+def _rows(rs: ResultStore, *, suite, model, configs, baseline) -> list[dict]:
+    """The summary rows of the stored results, JSON-ready."""
+    from dataclasses import asdict
 
-    console = out_console()
-    with ResultStore(store) as rs:
-        summary = asyncio.run(
-            run_experiment(
-                configs=chosen,
-                tasks=tasks,
-                seeds=seed_list,
-                model_name=model,
-                load_model=lambda: load_model(model, base_url=base_url, prompt_cache=prompt_cache),
-                store=rs,
-                concurrency=concurrency,
-                progress=progress,
-            )
-        )
-        console.print(
-            f"{summary.planned} planned: {summary.already_done} already done, "
-            f"{summary.ran} ran, {summary.errors} errors; store {store}"
-        )
-        _print_summary(console, rs, suite=suite, model=model, configs=names, baseline=baseline)
-        report = suite_report(suite)
-        if report is not None:
-            report(console, rs.records(suite=suite, model=model, configs=names), names)
+    from overseer.bench import summarize
+
+    order = configs or []
+    base = baseline or (order[0] if order else None)
+    records = rs.records(suite=suite, model=model, configs=configs)
+    return [asdict(r) for r in summarize(records, baseline=base, order=order)]
 
 
 def _print_summary(
@@ -163,6 +151,7 @@ def report_cmd(
     model: Annotated[str | None, typer.Option(help="Only this model.")] = None,
     configs: Annotated[str | None, typer.Option(help="Only these configurations.")] = None,
     baseline: Annotated[str | None, typer.Option(help="Config tokens are compared to.")] = None,
+    json_out: _io.JsonOut = False,
 ) -> None:
     """Print the comparison table of a result store without running anything."""
     from overseer.bench import ResultStore
@@ -171,6 +160,10 @@ def report_cmd(
         raise InputError(f"--store: no result store at {store}")
     names = csv_list(configs, "--configs") if configs else None
     with ResultStore(store) as rs:
+        if json_out:
+            rows = _rows(rs, suite=suite, model=model, configs=names, baseline=baseline)
+            _io.emit_json({"store": str(store), "rows": rows})
+            return
         _print_summary(
             out_console(), rs, suite=suite, model=model, configs=names, baseline=baseline
         )

@@ -8,7 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from overseer.cli._app import InputError, app, csv_list
+from overseer.cli import _io
+from overseer.cli._app import CommandFailed, InputError, app, csv_list
 from overseer.runtime import PRESETS, Budget, TeamSpec, make_team
 
 
@@ -36,7 +37,10 @@ def _task(ref: str, split: str) -> Any:
 
 @app.command("run")
 def run_cmd(
-    question: Annotated[str | None, typer.Argument(help="The query (or use --task).")] = None,
+    question: Annotated[
+        str | None, typer.Argument(help="The query ('-': standard input; or --task).")
+    ] = None,
+    query_file: _io.QueryFile = None,
     team: Annotated[str, typer.Option(help=f"Preset: {', '.join(PRESETS)}.")] = "complete",
     agents: Annotated[int, typer.Option(help="Number of agents.")] = 3,
     rounds: Annotated[int, typer.Option(help="Rounds of communication.")] = 2,
@@ -64,19 +68,28 @@ def run_cmd(
         Path | None,
         typer.Option(help="Trained monitor file (`overseer monitor train`): rollback on the bus."),
     ] = None,
+    max_agents: _io.MaxAgents = 64,
+    max_rounds: _io.MaxRounds = 20,
+    max_query_chars: _io.MaxQueryChars = 200_000,
+    progress: Annotated[bool, typer.Option(help="A live line per agent step (stderr).")] = True,
+    allow_errors: _io.AllowErrors = False,
+    json_out: _io.JsonOut = False,
 ) -> None:
     """Run one query through a team; print the answer, tokens per actor and the trace path."""
     from overseer.bench import ExecutorSettings
     from overseer.bench._factory import TeamSetup, make_executor
     from overseer.bench._solvers import team_query
-    from overseer.cli._trace import print_result
+    from overseer.cli._trace import print_result, result_doc, run_failure
     from overseer.models import load_model, model_card
     from overseer.registry import MONITOR_TOP_LOGPROBS
+    from overseer.runtime._observer import StepObserver
 
+    question = _io.read_query(question, query_file, max_query_chars)
     if (question is None) == (task is None):
         raise InputError("expected a QUESTION argument or --task, and not both")
     the_task = _task(task, split) if task else None
     team_spec = _team(spec, team, agents, rounds, seed, the_task)
+    _io.check_caps(team_spec, max_agents, max_rounds)
     if save_spec is not None:
         team_spec.save(save_spec)
     if not model.startswith("openai:"):
@@ -86,6 +99,9 @@ def run_cmd(
     sups = _supervisors(supervise, supervisor_model, filter_preset, base_url)
     if plugins is not None:
         sups += plugins(m)
+    line = _io.StepLine()
+    if progress:
+        sups.insert(0, StepObserver(line))
     tool_map = _tools(tools)
     setup = TeamSetup(_with_tools(team_spec, tool_map), tools=tool_map, supervisors=sups)
     settings = ExecutorSettings(
@@ -95,7 +111,17 @@ def run_cmd(
     )
     ex = make_executor(m, setup, settings, seed=seed)
     query = team_query(the_task) if the_task else str(question)
-    print_result(asyncio.run(ex.run(setup.team, query)), the_task)
+    try:
+        res = asyncio.run(ex.run(setup.team, query))
+    finally:
+        line.close()
+    if json_out:
+        _io.emit_json(result_doc(res, the_task))
+    else:
+        print_result(res, the_task)
+    failure = run_failure(res)
+    if failure and not allow_errors:
+        raise CommandFailed(failure)
 
 
 def _team(spec: Path | None, team: str, agents: int, rounds: int, seed: int, task: Any) -> TeamSpec:
