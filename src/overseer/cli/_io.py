@@ -64,6 +64,21 @@ def read_query(question: str | None, query_file: Path | None, max_chars: int) ->
     return text
 
 
+def precheck_spec(path: Path | None, max_agents: int) -> None:
+    """Refuse an oversized spec file before validating it (validation grows with its size)."""
+    if path is None:
+        return
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return  # TeamSpec.load reports these, naming the file
+    agents = data.get("agents") if isinstance(data, dict) else None
+    if isinstance(agents, list) and len(agents) > max_agents:
+        raise InputError(
+            f"{path}: the team has {len(agents)} agents, more than --max-agents {max_agents}"
+        )
+
+
 def check_caps(team: TeamSpec, max_agents: int, max_rounds: int) -> None:
     """Refuse a team larger than the caps, in one line naming the option that allows it."""
     if len(team.agents) > max_agents:

@@ -88,6 +88,7 @@ def run_cmd(
     if (question is None) == (task is None):
         raise InputError("expected a QUESTION argument or --task, and not both")
     the_task = _task(task, split) if task else None
+    _io.precheck_spec(spec, max_agents)
     team_spec = _team(spec, team, agents, rounds, seed, the_task)
     _io.check_caps(team_spec, max_agents, max_rounds)
     if save_spec is not None:
