@@ -173,3 +173,37 @@ def test_trace_list_shows_runs_and_bad_files(
     row = next(ln for ln in out.splitlines() if run_id[:12] in ln)
     assert "done" in row and "scripted" in row
     assert "garbage.jsonl" in out and "not JSON" in out and "empty file" in out
+
+
+def bench_args(tmp_path: Path, *extra: str) -> list[str]:
+    store = str(tmp_path / "r.sqlite")
+    return ["bench", "--suite", "gsm8k-sample", "--limit", "3", "--store", store, *extra]
+
+
+def test_bench_with_errored_results_exits_1_unless_allowed(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_model(monkeypatch, raising(ModelConnectionError("server gone")))
+    code, out, err = run_cli(capsys, *bench_args(tmp_path, "--no-progress"))
+    assert code == 1 and "3 planned: 0 already done, 3 ran, 3 errors" in out
+    assert one_line(err).startswith("overseer: error: 3 of 3 results ended in error")
+    code, out, err = run_cli(capsys, *bench_args(tmp_path, "--no-progress", "--allow-errors"))
+    assert code == 0 and "3 errors" in out and err == ""
+
+
+def test_bench_and_report_json_progress_lines_and_resume_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_model(monkeypatch, ScriptedModel(lambda m: "The answer is 42"))
+    code, out, err = run_cli(capsys, *bench_args(tmp_path, "--json"))
+    assert code == 0, err
+    doc = json.loads(out)
+    assert (doc["planned"], doc["ran"], doc["errors"]) == (3, 3, 0)
+    assert doc["rows"][0]["config"] == "direct" and doc["rows"][0]["n"] == 3
+    assert "smollm2-135m: 3/3 done, 0 errors" in err  # plain lines: stderr is not a terminal
+    assert "resuming" not in err
+    code, out, err = run_cli(capsys, *bench_args(tmp_path))
+    assert code == 0 and err.splitlines()[0] == "resuming: 3 of 3 already done"
+    code, out, _ = run_cli(capsys, "report", "--json", "--store", str(tmp_path / "r.sqlite"))
+    (row,) = json.loads(out)["rows"]
+    assert code == 0 and (row["config"], row["n"], row["errors"]) == ("direct", 3, 0)
