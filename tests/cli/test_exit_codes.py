@@ -117,10 +117,10 @@ def big_spec(tmp_path: Path, n: int) -> str:
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
-        (["run", "hi", "--agents", "65", "--team", "complete"], "65 agents, more than --max-agents 64"),
+        (["run", "hi", "--agents", "65"], "65 agents, more than --max-agents 64"),
         (["run", "hi", "--rounds", "21"], "21 rounds, more than --max-rounds 20"),
         (["run", "hi", "--agents", "5", "--max-agents", "4"], "more than --max-agents 4"),
-        (["run", "x" * 101, "--max-query-chars", "100"], "101 characters, more than --max-query-chars"),
+        (["run", "x" * 101, "--max-query-chars", "100"], "101 characters, more than --max"),
         (["run", "--query-file", "/nonexistent/q.txt"], "--query-file /nonexistent/q.txt"),
         (["run", "hi", "--query-file", "/nonexistent/q.txt"], "and not both"),
         (["run", "   "], "the query is empty"),
@@ -140,7 +140,8 @@ def test_a_10000_agent_spec_gets_one_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     code, _, err = run_cli(capsys, "run", "hi", "--spec", big_spec(tmp_path, 10_000))
-    assert code == 2 and "big.json: the team has 10000 agents, more than --max-agents 64" in one_line(err)
+    line = one_line(err)
+    assert code == 2 and "big.json: the team has 10000 agents, more than --max-agents 64" in line
 
 
 def test_trace_show_strips_control_characters(

@@ -63,7 +63,7 @@ def run_and_report(job: BenchJob) -> None:
     from overseer.registry import suite_report
 
     console = out_console()
-    where = {"suite": job.suite, "model": job.model, "configs": job.names}
+    where: dict[str, Any] = {"suite": job.suite, "model": job.model, "configs": job.names}
     with ResultStore(job.store) as rs:
         summary = _experiment(job, rs)
         if job.json_out:
