@@ -103,6 +103,20 @@ def test_json_export_import_round_trip_and_bad_files(tmp_path) -> None:
         other.import_json(out)
 
 
+def test_importing_ones_own_export_replaces_cases_by_id(tmp_path) -> None:
+    repo = crafted(tmp_path)
+    out = tmp_path / "cases.json"
+    assert repo.export_json(out) == 3
+    ids = [c.id for c in repo.cases()]
+    data = json.loads(out.read_text())
+    data["sop_cases"][0]["query"] = "edited query"
+    out.write_text(json.dumps(data))
+    assert repo.import_json(out) == 3
+    assert repo.import_json(out) == 3
+    assert len(repo) == 3 and [c.id for c in repo.cases()] == ids
+    assert repo.cases()[0].query == "edited query"
+
+
 def test_real_embeddings_retrieve_the_case_of_the_same_kind(tmp_path) -> None:
     from overseer.adapt import Embedder, starter_cases
 

@@ -207,3 +207,66 @@ def test_store_round_trips_usage_by_actor(tmp_path: Path) -> None:
         (got,) = list(store.records())
     assert got.usage_by_actor == rec.usage_by_actor and got.usage == Usage(15, 3, 4)
     assert got.extra == {"note": "x"} and got.key == rec.key
+
+
+CLI_BENCH = textwrap.dedent(
+    """
+    import sys
+    from overseer.cli import _bench_run, main
+    from overseer.models import ScriptedModel
+    model = ScriptedModel(lambda m: "The answer is 42", latency_s={latency})
+    _bench_run.load_model = lambda *a, **kw: model
+    sys.exit(main(["bench", "--suite", "gsm8k-sample", "--limit", "30", "--store", {path!r},
+                   "--no-progress"]))
+    """
+)
+
+
+def _cli_bench(path: Path, latency: float) -> subprocess.Popen[str]:
+    code = CLI_BENCH.format(path=str(path), latency=latency)
+    return subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _wait_for_results(path: Path, n: int) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if path.exists():
+            try:
+                with ResultStore(path) as probe:
+                    if len(probe.done_keys()) >= n:
+                        return
+            except (ValueError, sqlite3.OperationalError):
+                pass
+        time.sleep(0.05)
+    raise AssertionError(f"{path}: fewer than {n} results after 60 s")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_killed_cli_bench_resumes_without_loss_or_duplicates(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """`overseer bench` killed mid-run (Ctrl-C: exit 130 with the kept count; SIGKILL), then
+    rerun: it says what is already done, runs only the rest, and stores each result once."""
+    path = tmp_path / "r.sqlite"
+    proc = _cli_bench(path, 0.1)
+    _wait_for_results(path, 5)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    with ResultStore(path) as store:
+        kept = len(store.done_keys())
+    assert 5 <= kept < 30
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130
+        assert err.strip().splitlines()[-1] == (
+            f"overseer: interrupted; {kept} finished results are kept"
+        )
+    else:
+        assert proc.returncode == -signal.SIGKILL
+    rerun = _cli_bench(path, 0.0)
+    out, err = rerun.communicate(timeout=120)
+    assert rerun.returncode == 0, err
+    assert f"30 planned: {kept} already done, {30 - kept} ran, 0 errors" in out
+    rows = sqlite3.connect(path).execute("SELECT task_id, COUNT(*) FROM results GROUP BY 1")
+    assert sorted(c for _, c in rows) == [1] * 30

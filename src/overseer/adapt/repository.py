@@ -127,10 +127,11 @@ class Repository:
         self.close()
 
     # -- writing ---------------------------------------------------------------------------
-    def add(self, case: Case) -> int:
-        """Store a case (embedding its query and need) and return its id."""
+    def add(self, case: Case, *, keep_id: bool = False) -> int:
+        """Store a case (embedding its query and need) and return its id. With `keep_id` a case
+        that has an id replaces the stored case of that id (or takes the id if it is free)."""
         check_sop(case.sop)
-        values = {
+        values: dict[str, Any] = {
             "query": case.query,
             "need": case.need.model_dump_json(),
             "sop": case.sop.model_dump_json(),
@@ -138,6 +139,9 @@ class Repository:
             "source": case.source,
             "embedder": self.embedder.name,
         }
+        if keep_id and case.id is not None:
+            self.db.execute("DELETE FROM sop_cases WHERE id = ?", (case.id,))
+            values = {"id": case.id, **values}
         return insert_embedded(self.db, "sop_cases", values, self.embedder, case.need.text())
 
     def remove(self, case_id: int) -> bool:
@@ -225,13 +229,15 @@ class Repository:
         return len(cases)
 
     def import_json(self, path: str | Path, *, replace: bool = False) -> int:
-        """Read cases from a JSON export (validated, re-embedded); returns the number added."""
+        """Read cases from a JSON export (validated, re-embedded); a case with an id replaces the
+        stored case of that id, so importing one's own export twice duplicates nothing.
+        Returns the number of cases read."""
         cases = load_cases(path)
         if replace:
             self.db.execute("DELETE FROM sop_cases")
             self.db.commit()
         for c in cases:
-            self.add(c.model_copy(update={"id": None}))
+            self.add(c, keep_id=True)
         return len(cases)
 
 

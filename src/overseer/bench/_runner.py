@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TextIO
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from overseer.bench._solvers import Solver, SolverConfig, SolverOutput
@@ -28,6 +30,46 @@ class RunSummary:
     ran: int
     errors: int
     model_loaded: bool
+
+
+class _Reporter:
+    """Progress on stderr: a live bar on a terminal; otherwise a plain line every tenth of the
+    work (or every `every_s` seconds) and at the end, so a log shows the run going."""
+
+    def __init__(self, label: str, total: int, *, on: bool, stream: TextIO | None = None,
+                 every_s: float = 30.0) -> None:  # fmt: skip
+        self.stream = stream or sys.stderr
+        self.label, self.total, self.every_s = label, total, every_s
+        self.on, self.done, self.errors = on, 0, 0
+        self.live = on and self.stream.isatty()
+        self.last = time.monotonic()
+        self.bar = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("errors: {task.fields[errors]}"),
+            TimeElapsedColumn(),
+            console=Console(file=self.stream),
+            disable=not self.live,
+            transient=False,
+        )
+        self.bar_id = self.bar.add_task(label, total=total, errors=0)
+
+    def line(self, text: str) -> None:
+        if self.on:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+    def advance(self, error: bool) -> None:
+        self.done += 1
+        self.errors += error
+        self.bar.update(self.bar_id, advance=1, errors=self.errors)
+        step = max(1, self.total // 10)
+        now = time.monotonic()
+        due = self.done % step == 0 or self.done == self.total or now - self.last >= self.every_s
+        if not self.live and due:
+            self.last = now
+            self.line(f"{self.label}: {self.done}/{self.total} done, {self.errors} errors")
 
 
 def _error_text(exc: BaseException) -> str:
@@ -142,31 +184,21 @@ async def run_experiment(
         for seed in seeds
     ]
     todo = [p for p in planned if p[2] not in done]
+    report = _Reporter(model_name, len(todo), on=progress)
+    if len(todo) < len(planned):
+        report.line(f"resuming: {len(planned) - len(todo)} of {len(planned)} already done")
     if not todo:
         return RunSummary(len(planned), len(planned), 0, 0, False)
     if isinstance(backend, str) and backend != "asyncio":
         raise ValueError(f"backend: expected 'asyncio' or a Backend, got {backend!r}")
     opener = _asyncio_episodes if isinstance(backend, str) else backend.open
-    errors = 0
-    bar = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("errors: {task.fields[errors]}"),
-        TimeElapsedColumn(),
-        disable=not progress,
-        transient=False,
-    )
 
     async def run(cfg: SolverConfig, task: Task, key: ResultKey) -> None:
-        nonlocal errors
         rec = await episode(cfg, task, key)
         store.add(rec)
-        errors += rec.error is not None
-        bar.update(bar_id, advance=1, errors=errors)
+        report.advance(rec.error is not None)
 
-    with bar:
-        bar_id = bar.add_task(f"{model_name}", total=len(todo), errors=0)
+    with report.bar:
         async with opener(configs, load_model, concurrency, budget) as episode:
             await asyncio.gather(*(run(*p) for p in todo))
-    return RunSummary(len(planned), len(planned) - len(todo), len(todo), errors, True)
+    return RunSummary(len(planned), len(planned) - len(todo), len(todo), report.errors, True)

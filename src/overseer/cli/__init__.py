@@ -1,4 +1,5 @@
-"""The `overseer` command line. Bad input gives one line on stderr and exit code 2."""
+"""The `overseer` command line. Exit codes: 0 done, 1 failed run or errored results, 2 bad
+input (one line on stderr), 130 interrupted."""
 
 from __future__ import annotations
 
@@ -7,19 +8,36 @@ import sys
 import typer
 from rich.console import Console
 
-from overseer.cli import _adapt, _bench, _models, _monitor, _prune, _run, _trace  # noqa: F401
-from overseer.cli._app import InputError, app
+from overseer.cli import (  # noqa: F401 (commands)
+    _adapt,
+    _bench,
+    _models,
+    _monitor,
+    _prune,
+    _run,
+    _trace,
+    _trace_list,
+)
+from overseer.cli._app import CommandFailed, InputError, Interrupted, app
 from overseer.models import ModelError
 from overseer.runtime import TeamSpecError
 
 __all__ = ["app", "main"]
 
+INTERRUPTED = 130
+
+
+def _interrupted(err: Console, kept: int | None) -> int:
+    what = "finished results are kept" if kept is None else f"{kept} finished results are kept"
+    err.print(f"overseer: interrupted; {what}", markup=False)
+    return INTERRUPTED
+
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `overseer` script."""
+    """Entry point of the `overseer` script; returns the exit code (see the app's epilog)."""
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
-        app(args=argv, standalone_mode=False, prog_name="overseer")
+        rv = app(args=argv, standalone_mode=False, prog_name="overseer")
     except typer.exceptions.TyperException as exc:  # click's usage errors, as typer ships them
         if not exc.format_message():  # bare `overseer`: help was printed
             return 0
@@ -28,11 +46,17 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, ModelError, TeamSpecError) as exc:
         err.print(f"overseer: error: {exc}", markup=False)
         return 2
-    except typer.Abort:
-        err.print("overseer: interrupted; finished results are kept", markup=False)
-        return 130
+    except CommandFailed as exc:
+        err.print(f"overseer: error: {exc}", markup=False)
+        return 1
+    except Interrupted as exc:
+        return _interrupted(err, exc.kept)
+    except (typer.Abort, KeyboardInterrupt):
+        return _interrupted(err, None)
     except typer.Exit as exc:
         return exc.exit_code
+    if isinstance(rv, int) and not isinstance(rv, bool):  # typer returns Exit(code)'s code
+        return _interrupted(err, None) if rv == INTERRUPTED else rv
     return 0
 
 

@@ -101,7 +101,8 @@ def show_cmd(
     store: StoreOpt = DEFAULT_STORE,
     export: Annotated[Path | None, typer.Option(help="Write the cases as JSON here.")] = None,
     import_: Annotated[
-        Path | None, typer.Option("--import", help="Add cases from a JSON export.")
+        Path | None,
+        typer.Option("--import", help="Add cases from a JSON export (same id: replaced)."),
     ] = None,
 ) -> None:
     """List SOP cases and experiences; export or import the cases as editable JSON."""

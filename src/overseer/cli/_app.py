@@ -7,9 +7,16 @@ import sys
 import typer
 from rich.console import Console
 
+EXIT_CODES = (
+    "Exit codes: 0 the command did what it was asked; 1 the run ended in error or results hold "
+    "errors (see --allow-errors); 2 bad input (one line on stderr); 130 interrupted (finished "
+    "results are kept)."
+)
+
 app = typer.Typer(
     name="overseer",
     help="Run teams of LLM agents and cut what they waste at run time.",
+    epilog=EXIT_CODES,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -18,6 +25,19 @@ app = typer.Typer(
 
 class InputError(Exception):
     """Bad command-line input: printed as one line, exit code 2."""
+
+
+class CommandFailed(Exception):
+    """The command ran but did not do what it was asked (a run in error, errored results):
+    printed as one line, exit code 1."""
+
+
+class Interrupted(Exception):
+    """Ctrl-C during a command; `kept` is the number of finished results in its store."""
+
+    def __init__(self, kept: int | None = None) -> None:
+        super().__init__("interrupted")
+        self.kept = kept
 
 
 def csv_list(text: str, what: str) -> list[str]:
@@ -32,3 +52,20 @@ def out_console() -> Console:
     """Stdout console; wide when not a terminal so tables in logs and pipes are not cut. Markup
     is off: printed text (model answers, install hints like 'overseer[qwen05]') is data."""
     return Console(width=None if sys.stdout.isatty() else 160, markup=False)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"overseer {version('overseer')}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_print_version, help="Print the version."
+    ),
+) -> None:
+    """Run teams of LLM agents and cut what they waste at run time."""

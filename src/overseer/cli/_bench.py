@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from overseer.cli import _io
 from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, csv_list, out_console
 
@@ -57,6 +57,8 @@ def bench_cmd(
     backend: BackendOpt = "asyncio",
     address: AddressOpt = None,
     workers: WorkersOpt = 2,
+    allow_errors: _io.AllowErrors = False,
+    json_out: _io.JsonOut = False,
 ) -> None:
     """Run configurations on a suite, store every result, print the comparison table.
     Budgets apply to each (configuration, task, seed) on its own."""
@@ -70,22 +72,13 @@ def bench_cmd(
     if not model.startswith("openai:"):
         model_card(model)  # unknown names fail here, before any work
     chosen, tasks = _resolve(suite, names, agents, rounds, split, seed_list[0], limit)
+    from overseer.cli._bench_run import BenchJob, backend_for, run_and_report
+
     loader = partial(mopts.load, model, prompt_cache=prompt_cache)
-    runner = _backend(backend, address, workers, suite, agents, rounds, loader)
-    _run_and_report(suite, chosen, tasks, seed_list, model, limits, loader, store,
-                    concurrency, progress, names, baseline, runner)  # fmt: skip
-
-
-def _backend(kind, address, workers, suite, agents, rounds, loader):
-    """asyncio, or Ray workers that build the same registry and model themselves."""
-    from overseer.bench._ray import WorkerSpec, episode_backend
-    from overseer.registry import bench_configs
-
-    configs = partial(bench_configs, agents=agents, rounds=rounds, suite=suite)
-    try:
-        return episode_backend(kind, WorkerSpec(configs, loader), workers=workers, address=address)
-    except (ValueError, RuntimeError) as exc:
-        raise InputError(f"--{exc}" if isinstance(exc, ValueError) else str(exc)) from None
+    runner = backend_for(backend, address, workers, suite, agents, rounds, loader)
+    job = BenchJob(suite, chosen, tasks, seed_list, model, loader, limits.budget(), runner,
+                   store, concurrency, progress, names, baseline, json_out, allow_errors)
+    run_and_report(job)
 
 
 def _check_sizes(split: str, limit: int | None, concurrency: int, agents: int, rounds: int) -> None:
@@ -112,35 +105,16 @@ def _resolve(suite, names, agents, rounds, split, seed, limit) -> tuple[list, li
     return chosen, tasks
 
 
-def _run_and_report(suite, chosen, tasks, seed_list, model, limits, loader, store,
-                    concurrency, progress, names, baseline, backend) -> None:  # fmt: skip
-    from overseer.bench import ResultStore, run_experiment
-    from overseer.registry import suite_report
+def _rows(rs: ResultStore, *, suite, model, configs, baseline) -> list[dict]:
+    """The summary rows of the stored results, JSON-ready."""
+    from dataclasses import asdict
 
-    console = out_console()
-    with ResultStore(store) as rs:
-        summary = asyncio.run(
-            run_experiment(
-                configs=chosen,
-                tasks=tasks,
-                seeds=seed_list,
-                model_name=model,
-                load_model=loader,
-                store=rs,
-                concurrency=concurrency,
-                progress=progress,
-                budget=limits.budget(),
-                backend=backend,
-            )
-        )
-        console.print(
-            f"{summary.planned} planned: {summary.already_done} already done, "
-            f"{summary.ran} ran, {summary.errors} errors; store {store}"
-        )
-        _print_summary(console, rs, suite=suite, model=model, configs=names, baseline=baseline)
-        report = suite_report(suite)
-        if report is not None:
-            report(console, rs.records(suite=suite, model=model, configs=names), names)
+    from overseer.bench import summarize
+
+    order = configs or []
+    base = baseline or (order[0] if order else None)
+    records = rs.records(suite=suite, model=model, configs=configs)
+    return [asdict(r) for r in summarize(records, baseline=base, order=order)]
 
 
 def _print_summary(
@@ -172,6 +146,7 @@ def report_cmd(
     model: Annotated[str | None, typer.Option(help="Only this model.")] = None,
     configs: Annotated[str | None, typer.Option(help="Only these configurations.")] = None,
     baseline: Annotated[str | None, typer.Option(help="Config tokens are compared to.")] = None,
+    json_out: _io.JsonOut = False,
 ) -> None:
     """Print the comparison table of a result store without running anything."""
     from overseer.bench import ResultStore
@@ -180,6 +155,10 @@ def report_cmd(
         raise InputError(f"--store: no result store at {store}")
     names = csv_list(configs, "--configs") if configs else None
     with ResultStore(store) as rs:
+        if json_out:
+            rows = _rows(rs, suite=suite, model=model, configs=names, baseline=baseline)
+            _io.emit_json({"store": str(store), "rows": rows})
+            return
         _print_summary(
             out_console(), rs, suite=suite, model=model, configs=names, baseline=baseline
         )

@@ -47,8 +47,8 @@ def _setup(g: o.GameOpts) -> EnvSetup:
 def _limit(tasks: list, n: int | None, what: str) -> list:
     if n is None:
         return tasks
-    if n < 0:
-        raise InputError(f"{what}: expected >= 0, got {n}")
+    if n < 1:
+        raise InputError(f"{what}: expected >= 1 (leave it out for all games), got {n}")
     if n > len(tasks):
         raise InputError(f"{what}: the split has {len(tasks)} games, asked for {n}")
     return tasks[:n]

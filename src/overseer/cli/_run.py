@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from overseer.cli import _io
 from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, csv_list
 from overseer.runtime import PRESETS, TeamSpec, make_team
@@ -39,7 +40,10 @@ def _task(ref: str, split: str) -> Any:
 @o.model_options
 @o.budget_options
 def run_cmd(
-    question: Annotated[str | None, typer.Argument(help="The query (or use --task).")] = None,
+    question: Annotated[
+        str | None, typer.Argument(help="The query ('-': standard input; or --task).")
+    ] = None,
+    query_file: _io.QueryFile = None,
     team: Annotated[str, typer.Option(help=f"Preset: {', '.join(PRESETS)}.")] = "complete",
     agents: Annotated[int, typer.Option(help="Number of agents.")] = 3,
     rounds: Annotated[int, typer.Option(help="Rounds of communication.")] = 2,
@@ -66,19 +70,24 @@ def run_cmd(
     ] = None,
     mopts: o.ModelOpts = o.MODEL_DEFAULTS,
     limits: o.BudgetOpts = o.NO_LIMITS,
+    max_agents: _io.MaxAgents = 64,
+    max_rounds: _io.MaxRounds = 20,
+    max_query_chars: _io.MaxQueryChars = 200_000,
+    progress: Annotated[bool, typer.Option(help="A live line per agent step (stderr).")] = True,
+    allow_errors: _io.AllowErrors = False,
+    json_out: _io.JsonOut = False,
 ) -> None:
     """Run one query through a team; print the answer, tokens per actor and the trace path."""
-    from overseer.bench import ExecutorSettings
-    from overseer.bench._factory import TeamSetup, make_executor
     from overseer.bench._solvers import team_query
-    from overseer.cli._trace import print_result
     from overseer.models import model_card
-    from overseer.registry import MONITOR_TOP_LOGPROBS
 
+    question = _io.read_query(question, query_file, max_query_chars)
     if (question is None) == (task is None):
         raise InputError("expected a QUESTION argument or --task, and not both")
     the_task = _task(task, split) if task else None
+    _io.precheck_spec(spec, max_agents)
     team_spec = _team(spec, team, agents, rounds, seed, the_task)
+    _io.check_caps(team_spec, max_agents, max_rounds)
     if save_spec is not None:
         team_spec.save(save_spec)
     if not model.startswith("openai:"):
@@ -88,16 +97,35 @@ def run_cmd(
     sups = _supervisors(supervise, supervisor_model, filter_preset, mopts)
     if plugins is not None:
         sups += plugins(m)
-    tool_map = _tools(tools)
-    setup = TeamSetup(_with_tools(team_spec, tool_map), tools=tool_map, supervisors=sups)
-    settings = ExecutorSettings(
-        trace_dir=trace_dir,
-        budget=limits.budget(),
-        top_logprobs=MONITOR_TOP_LOGPROBS if plugins is not None else 0,
-    )
-    ex = make_executor(m, setup, settings, seed=seed)
     query = team_query(the_task) if the_task else str(question)
-    print_result(asyncio.run(ex.run(setup.team, query)), the_task)
+    setup = (team_spec, sups, _tools(tools), plugins is not None)
+    res = _execute(m, setup, query, trace_dir=trace_dir, budget=limits.budget(), seed=seed,
+                   progress=progress)  # fmt: skip
+    from overseer.cli._trace import report_run
+
+    report_run(res, the_task, json_out=json_out, allow_errors=allow_errors)
+
+
+def _execute(m: Any, setup: tuple, query: str, *, trace_dir: Path, budget: Any, seed: int,
+             progress: bool) -> Any:  # fmt: skip
+    """The team on the Executor, with a live line per agent step when `progress`."""
+    from overseer.bench import ExecutorSettings
+    from overseer.bench._factory import TeamSetup, make_executor
+    from overseer.registry import MONITOR_TOP_LOGPROBS
+    from overseer.runtime._observer import StepObserver
+
+    team_spec, sups, tool_map, monitored = setup
+    line = _io.StepLine()
+    if progress:
+        sups = [StepObserver(line), *sups]
+    team_setup = TeamSetup(_with_tools(team_spec, tool_map), tools=tool_map, supervisors=sups)
+    top = MONITOR_TOP_LOGPROBS if monitored else 0
+    settings = ExecutorSettings(trace_dir=trace_dir, budget=budget, top_logprobs=top)
+    ex = make_executor(m, team_setup, settings, seed=seed)
+    try:
+        return asyncio.run(ex.run(team_setup.team, query))
+    finally:
+        line.close()
 
 
 def _team(spec: Path | None, team: str, agents: int, rounds: int, seed: int, task: Any) -> TeamSpec:

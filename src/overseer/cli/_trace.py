@@ -8,7 +8,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from overseer.cli._app import InputError, app, out_console
+from overseer.cli._app import CommandFailed, InputError, app, out_console
+from overseer.cli._io import emit_json, strip_controls
 from overseer.runtime import RunResult, read_trace
 from overseer.runtime._events import describe_event
 
@@ -42,12 +43,49 @@ def _usage_table(res: RunResult) -> Table:
     return t
 
 
+def run_failure(res: RunResult) -> str | None:
+    """Why a run did not do what it was asked (a stop in error, every model call failed)."""
+    if res.stop_reason == "error":
+        return f"run {res.run_id} stopped in error: {res.error}"
+    failed = [f for f in res.failures if f.reason == "model_error"]
+    if failed and not any(res.calls_by_actor.values()):
+        return f"run {res.run_id}: every model call failed ({failed[-1].detail})"
+    return None
+
+
+def result_doc(res: RunResult, the_task: Any) -> dict[str, Any]:
+    """The result of `overseer run` as one JSON-ready document."""
+    from dataclasses import asdict
+
+    from overseer.tasks import score
+
+    doc: dict[str, Any] = {
+        "run_id": res.run_id,
+        "answer": res.answer,
+        "stop_reason": res.stop_reason,
+        "error": res.error,
+        "rounds": res.rounds,
+        "failures": [asdict(f) for f in res.failures],
+        "usage": asdict(res.total),
+        "by_actor": {
+            a: {**asdict(u), "calls": res.calls_by_actor.get(a, 0)}
+            for a, u in sorted(res.usage_by_actor.items())
+        },
+        "trace": str(res.trace_path),
+    }
+    if the_task is not None:
+        sc = score(the_task, res.answer)
+        doc["task"] = {"id": the_task.id, "gold": the_task.answer, "parsed": sc.parsed,
+                       "correct": sc.correct}  # fmt: skip
+    return doc
+
+
 def print_result(res: RunResult, the_task: Any) -> None:
     from overseer.tasks import score
 
     console = out_console()
     console.print(f"answer ({res.stop_reason}):", style="bold")
-    console.print(res.answer)
+    console.print(strip_controls(res.answer))
     if the_task is not None:
         sc = score(the_task, res.answer)
         console.print(
@@ -75,10 +113,21 @@ def trace_show(
         for e in read_trace(file, validate=True):
             line = describe_event(e)
             if line:
-                console.print(line)
+                console.print(strip_controls(line))
             if full and e["event"] == "model_call":
                 for m in e["input"]:
-                    console.print(f"      [{m['role']}] {m['content']}")
-                console.print(f"      => {e['output']}")
+                    console.print(strip_controls(f"      [{m['role']}] {m['content']}"))
+                console.print(strip_controls(f"      => {e['output']}"))
     except (ValueError, KeyError) as exc:
         raise InputError(f"trace file {file}: {exc}") from None
+
+
+def report_run(res: Any, the_task: Any, *, json_out: bool, allow_errors: bool) -> None:
+    """Print the result (or one JSON document); a run that failed is exit 1."""
+    if json_out:
+        emit_json(result_doc(res, the_task))
+    else:
+        print_result(res, the_task)
+    failure = run_failure(res)
+    if failure and not allow_errors:
+        raise CommandFailed(failure)

@@ -1,0 +1,126 @@
+"""What several commands share: the query from an argument, a file or stdin, the caps on team
+size, rounds and query length, the live step line of `overseer run`, and --json output."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, Any, TextIO
+
+import typer
+
+from overseer.cli._app import InputError
+from overseer.runtime import TeamSpec
+from overseer.runtime._observer import StepReport
+
+QueryFile = Annotated[
+    Path | None, typer.Option(help="Read the query from this file ('-': standard input).")
+]
+MaxAgents = Annotated[int, typer.Option(help="Refuse teams with more agents than this.")]
+MaxRounds = Annotated[int, typer.Option(help="Refuse teams with more rounds than this.")]
+MaxQueryChars = Annotated[int, typer.Option(help="Refuse queries longer than this.")]
+AllowErrors = Annotated[
+    bool, typer.Option(help="Exit 0 even when the run or some results ended in error.")
+]
+JsonOut = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+
+_CONTROLS = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI sequences (colours, cursor moves)
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC sequences (terminal title)
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # other C0/C1 controls; newline and tab stay
+)
+
+
+def strip_controls(text: str) -> str:
+    """`text` without ANSI escape sequences and C0/C1 control characters (newline and tab
+    stay), so a query or a model's output cannot drive the terminal it is printed on."""
+    return _CONTROLS.sub("", text)
+
+
+def read_query(question: str | None, query_file: Path | None, max_chars: int) -> str | None:
+    """The query: the argument ('-' reads stdin) or --query-file ('-' too); capped in length."""
+    if question is not None and query_file is not None:
+        raise InputError("expected a QUESTION argument or --query-file, and not both")
+    source = str(query_file) if query_file is not None else question
+    if source is None:
+        return None
+    if source == "-":
+        text = sys.stdin.read()
+    elif query_file is not None:
+        try:
+            text = query_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"--query-file {query_file}: cannot read ({exc})") from None
+    else:
+        text = source
+    if not text.strip():
+        raise InputError("the query is empty")
+    if len(text) > max_chars:
+        raise InputError(
+            f"the query has {len(text)} characters, more than --max-query-chars {max_chars}"
+        )
+    return text
+
+
+def precheck_spec(path: Path | None, max_agents: int) -> None:
+    """Refuse an oversized spec file before validating it (validation grows with its size)."""
+    if path is None:
+        return
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return  # TeamSpec.load reports these, naming the file
+    agents = data.get("agents") if isinstance(data, dict) else None
+    if isinstance(agents, list) and len(agents) > max_agents:
+        raise InputError(
+            f"{path}: the team has {len(agents)} agents, more than --max-agents {max_agents}"
+        )
+
+
+def check_caps(team: TeamSpec, max_agents: int, max_rounds: int) -> None:
+    """Refuse a team larger than the caps, in one line naming the option that allows it."""
+    if len(team.agents) > max_agents:
+        raise InputError(
+            f"team {team.name!r} has {len(team.agents)} agents, more than --max-agents {max_agents}"
+        )
+    if team.rounds > max_rounds:
+        raise InputError(
+            f"team {team.name!r} has {team.rounds} rounds, more than --max-rounds {max_rounds}"
+        )
+
+
+class StepLine:
+    """Renders the StepObserver's reports on stderr: one live, rewritten line on a terminal,
+    plain lines otherwise (so a log shows the run going)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.live = self.stream.isatty()
+        self.dirty = False
+
+    def __call__(self, r: StepReport) -> None:
+        text = (
+            f"agent {r.agent} round {r.round} step {r.step} ({r.kind}): "
+            f"{r.calls} calls, {r.tokens} tokens so far"
+        )
+        if self.live:
+            self.stream.write(f"\r\x1b[K{text}")
+            self.dirty = True
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the live line so what follows starts on a fresh line."""
+        if self.dirty:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.dirty = False
+
+
+def emit_json(doc: Any) -> None:
+    """Write one JSON document (and a newline) on stdout."""
+    sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+    sys.stdout.flush()
