@@ -9,6 +9,7 @@ from rich.console import Console
 
 from overseer.cli import _adapt, _bench, _monitor, _prune, _run, _trace  # noqa: F401 (commands)
 from overseer.cli._app import InputError, app
+from overseer.errors import PathError
 from overseer.models import ModelError
 from overseer.runtime import TeamSpecError
 
@@ -26,6 +27,9 @@ def main(argv: list[str] | None = None) -> int:
         err.print(f"overseer: error: {exc.format_message()}", markup=False)
         return exc.exit_code
     except (InputError, ModelError, TeamSpecError) as exc:
+        err.print(f"overseer: error: {exc}", markup=False)
+        return 2
+    except PathError as exc:  # an unusable store, cache or trace directory: one line
         err.print(f"overseer: error: {exc}", markup=False)
         return 2
     except typer.Abort:
