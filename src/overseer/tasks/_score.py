@@ -6,6 +6,7 @@ Extraction prefers the most explicit, latest statement of an answer (a JSON "ans
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
@@ -50,7 +51,7 @@ def _letter_at(text: str, m: re.Match[str], letters: str) -> str | None:
         word = re.match(r" +([a-z]+|[-–:,.])", rest)
         if word and word.group(1) not in _LETTER_FOLLOWERS:
             return None  # "A decision-making process", "I think"
-    if re.match(rf"{_HEDGE}\(?[{letters}]\)?(?![A-Za-z])", rest, re.IGNORECASE):
+    if re.match(rf"[\)\]]?{_HEDGE}[\(\[]?[{letters}][\)\]]?(?![A-Za-z])", rest, re.I):
         return "?"  # "A or B", "B/C", "A and C": hedged between letters
     return raw.upper()
 
@@ -67,7 +68,10 @@ _STATED = re.compile(
     rf"[:\-]?\s*{_TOKEN}",
     re.IGNORECASE,
 )
-_LONE = re.compile(rf"^\s*{_TOKEN}[\)\]]?(?:\s*[.:]?\s*$|[.):]\s+\S|\s+-\s+\S)", re.MULTILINE)
+_LONE = re.compile(
+    rf"^\s*{_TOKEN}[\)\]]?(?:\s*[.:]?\s*$|[.):]\s+\S|\s+-\s+\S|\s+(?:because|since)\b)",
+    re.MULTILINE,
+)
 _CORRECT = re.compile(rf"{_TOKEN}[\)\]]?\s+is\s+(?:the\s+)?(?:correct|right|best)\b", re.I)
 _CHOSEN = re.compile(
     r"(?:\b(?:option|choice)\s*|\b(?:probably|likely|maybe|perhaps|choose|pick|select|go\s+with)"
@@ -201,49 +205,84 @@ def score_numeric(output: str, answer: str, *, rel_tol: float = 1e-6) -> Score:
     return Score(ok, float(ok), got, "" if got else "no number found")
 
 
-def extract_code(completion: str) -> str:
-    """The code of a completion: the last ```python block if there is one, else the text."""
-    blocks = re.findall(r"```(?:python|py)?[ \t]*\n(.*?)```", completion, re.DOTALL)
-    if blocks:
-        return max(blocks, key=len) if len(blocks) > 1 else blocks[0]
-    return completion
+_FENCE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
 
 
-def code_program(task: Task, completion: str) -> str:
+def extract_code(completion: str, entry: str | None = None) -> str:
+    """The code of a completion: of its ```python blocks (an unclosed last one included), the
+    last that defines `entry`, else the longest; without blocks, the text itself."""
+    blocks = _FENCE.findall(completion)
+    if not blocks:
+        return completion
+    if entry is not None:
+        defining = [b for b in blocks if _defines(b, entry)]
+        if defining:
+            return str(defining[-1])
+    return str(max(blocks, key=len))
+
+
+def _defines(code: str, entry: str) -> bool:
+    return re.search(rf"^\s*def\s+{re.escape(entry)}\s*\(", code, re.MULTILINE) is not None
+
+
+def code_program(task: Task, completion: str, *, sentinel: str = "") -> str:
     """Prompt + completion + tests + check(entry_point). A completion that redefines the
-    function replaces the prompt's stub; a body-only completion continues the prompt."""
+    function replaces the prompt's stub; a body-only completion continues the prompt.
+    A `sentinel` is printed after the check, so an early `sys.exit(0)` cannot pass."""
     entry = str(task.meta["entry_point"])
-    code = extract_code(completion)
-    if re.search(rf"^\s*def\s+{re.escape(entry)}\s*\(", code, re.MULTILINE):
+    code = extract_code(completion, entry)
+    if _defines(code, entry):
         body = f"{task.prompt}    pass\n\n{code}"
     else:
         body = f"{task.prompt}{code}"
-    return f"{body}\n\n{task.meta['test']}\n\ncheck({entry})\n"
+    tail = f"print({sentinel!r}, flush=True)\n" if sentinel else ""
+    return f"{body}\n\n{task.meta['test']}\n\ncheck({entry})\n{tail}"
 
 
-def _code_score(ok: bool, timed_out: bool, stderr: str) -> Score:
-    if ok:
+def _sentinel(task: Task, completion: str) -> str:
+    """A token the completion cannot know in advance: printed only when the tests ran out."""
+    return "checked-" + hashlib.sha256(f"{task.id}\0{completion}".encode()).hexdigest()[:24]
+
+
+def _code_score(ok: bool, timed_out: bool, stderr: str, stdout: str, sentinel: str) -> Score:
+    if ok and sentinel in stdout.splitlines():
         return Score(True, 1.0, None, "tests passed")
+    if ok:
+        return Score(False, 0.0, None, "exited before the tests ran to the end")
     why = "timed out" if timed_out else (stderr.strip().splitlines() or ["failed"])[-1]
     return Score(False, 0.0, None, why[:300])
 
 
+_NO_CODE = Score(False, 0.0, None, "no code")
+
+
+def _has_code(task: Task, completion: str) -> bool:
+    return bool(extract_code(completion, str(task.meta["entry_point"])).strip())
+
+
 def score_code(task: Task, completion: str) -> Score:
-    """Run the task's tests on the completion in the sandbox; correct iff they pass in time."""
+    """Run the task's tests on the completion in the sandbox; correct iff they all ran and
+    passed in time (an empty completion is not run)."""
     from overseer.sandbox import SandboxLimits, run_python
 
-    r = run_python(code_program(task, completion), limits=SandboxLimits(timeout_s=CODE_TIMEOUT_S))
-    return _code_score(r.ok, r.timed_out, r.stderr)
+    if not _has_code(task, completion):
+        return _NO_CODE
+    mark = _sentinel(task, completion)
+    program = code_program(task, completion, sentinel=mark)
+    r = run_python(program, limits=SandboxLimits(timeout_s=CODE_TIMEOUT_S))
+    return _code_score(r.ok, r.timed_out, r.stderr, r.stdout, mark)
 
 
 async def ascore_code(task: Task, completion: str) -> Score:
     """`score_code` without blocking the event loop."""
     from overseer.sandbox import SandboxLimits, arun_python
 
-    r = await arun_python(
-        code_program(task, completion), limits=SandboxLimits(timeout_s=CODE_TIMEOUT_S)
-    )
-    return _code_score(r.ok, r.timed_out, r.stderr)
+    if not _has_code(task, completion):
+        return _NO_CODE
+    mark = _sentinel(task, completion)
+    program = code_program(task, completion, sentinel=mark)
+    r = await arun_python(program, limits=SandboxLimits(timeout_s=CODE_TIMEOUT_S))
+    return _code_score(r.ok, r.timed_out, r.stderr, r.stdout, mark)
 
 
 def score(task: Task, output: str) -> Score:
