@@ -79,14 +79,12 @@ def test_errors_are_their_own_column_and_out_of_accuracy() -> None:
 
 
 def test_all_errors_give_no_accuracy_and_the_error_list() -> None:
-    recs = [
-        ResultRecord(ResultKey("c", "m", "s", "t/1", 2), "", None, False, 0.0, {}, 0.0, "boom")
-    ]
+    recs = [ResultRecord(ResultKey("c", "m", "s", "t/1", 2), "", None, False, 0.0, {}, 0.0, "boom")]
     (row,) = summarize(recs)
     assert row.errors == 1 and math.isnan(row.accuracy) and math.isnan(row.ci_low)
     console = Console(record=True, width=200)
     console.print(summary_table([row]))
-    console.print(errors_table(recs + [rec("c", 2, True, 1, 1)]))
+    console.print(errors_table([*recs, rec("c", 2, True, 1, 1)]))
     text = console.export_text()
     assert "boom" in text and "t/1" in text and "t/2" not in text
 

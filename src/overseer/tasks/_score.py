@@ -23,7 +23,28 @@ _LATEX_FRAC_RE = re.compile(r"(-?)\\d?frac\{\s*(-?\d+)\s*\}\{\s*(\d+)\s*\}")
 _HEDGE = r"\s*(?:or|to|and|/|-|–|,)\s*(?:option\s*|choice\s*)?"
 # After "A" or "I" a lowercase word makes it an article or pronoun, unless it is one of these.
 _LETTER_FOLLOWERS = frozenset(
-    "because since as is was seems and or which with for so but then here - – : , .".split()
+    [
+        "because",
+        "since",
+        "as",
+        "is",
+        "was",
+        "seems",
+        "and",
+        "or",
+        "which",
+        "with",
+        "for",
+        "so",
+        "but",
+        "then",
+        "here",
+        "-",
+        "–",
+        ":",
+        ",",
+        ".",
+    ]
 )
 
 
@@ -231,10 +252,7 @@ def code_program(task: Task, completion: str, *, sentinel: str = "") -> str:
     A `sentinel` is printed after the check, so an early `sys.exit(0)` cannot pass."""
     entry = str(task.meta["entry_point"])
     code = extract_code(completion, entry)
-    if _defines(code, entry):
-        body = f"{task.prompt}    pass\n\n{code}"
-    else:
-        body = f"{task.prompt}{code}"
+    body = f"{task.prompt}    pass\n\n{code}" if _defines(code, entry) else f"{task.prompt}{code}"
     tail = f"print({sentinel!r}, flush=True)\n" if sentinel else ""
     return f"{body}\n\n{task.meta['test']}\n\ncheck({entry})\n{tail}"
 
