@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -15,7 +16,9 @@ from overseer.bench._store import ResultRecord
 
 @dataclass(frozen=True)
 class SummaryRow:
-    """One configuration's figures over its stored results (errors count as wrong)."""
+    """One configuration's figures over its stored results. `n` counts every result; errors
+    (no answer at all) are their own column, and accuracy with its interval is over the
+    `n - errors` answered results (NaN when none)."""
 
     config: str
     model: str
@@ -35,6 +38,14 @@ class SummaryRow:
     tokens_vs_baseline: float | None
 
 
+def accuracy_ci(correct: int, n: int) -> tuple[float, float, float]:
+    """Accuracy and its 95% Wilson interval; NaN for all three when there is nothing to score."""
+    if n == 0:
+        return math.nan, math.nan, math.nan
+    ci = binomtest(correct, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return correct / n, float(ci.low), float(ci.high)
+
+
 def summarize(
     records: Iterable[ResultRecord], *, baseline: str | None = None, order: Sequence[str] = ()
 ) -> list[SummaryRow]:
@@ -49,8 +60,9 @@ def summarize(
     rows = []
     for (cfg, model, suite), recs in groups.items():
         n = len(recs)
-        correct = sum(r.correct for r in recs)
-        ci = binomtest(correct, n).proportion_ci(confidence_level=0.95, method="wilson")
+        errors = sum(r.error is not None for r in recs)
+        correct = sum(r.correct for r in recs if r.error is None)
+        acc, low, high = accuracy_ci(correct, n - errors)
         total = np.array([r.usage.total_tokens for r in recs], dtype=float)
         mean_total = float(total.mean())
         base = base_mean.get((model, suite))
@@ -61,10 +73,10 @@ def summarize(
                 suite=suite,
                 n=n,
                 correct=correct,
-                errors=sum(r.error is not None for r in recs),
-                accuracy=correct / n,
-                ci_low=float(ci.low),
-                ci_high=float(ci.high),
+                errors=errors,
+                accuracy=acc,
+                ci_low=low,
+                ci_high=high,
                 mean_tokens=mean_total,
                 p90_tokens=float(np.percentile(total, 90)),
                 mean_prompt=float(np.mean([r.usage.prompt_tokens for r in recs])),
@@ -80,7 +92,8 @@ def summarize(
 
 
 def summary_table(rows: Sequence[SummaryRow], *, baseline: str | None = None) -> Table:
-    """A rich table of summary rows, one line per configuration."""
+    """A rich table of summary rows, one line per configuration: n, errors, then accuracy
+    and its interval over the answered results."""
     title = "results" + (f" (tokens relative to {baseline})" if baseline else "")
     t = Table(title=title)
     for col in (
@@ -88,9 +101,9 @@ def summary_table(rows: Sequence[SummaryRow], *, baseline: str | None = None) ->
         "model",
         "config",
         "n",
+        "err",
         "acc",
         "95% CI",
-        "err",
         "tok mean",
         "tok p90",
         "prompt",
@@ -106,9 +119,9 @@ def summary_table(rows: Sequence[SummaryRow], *, baseline: str | None = None) ->
             r.model,
             r.config,
             str(r.n),
-            f"{r.accuracy:.3f}",
-            f"{r.ci_low:.2f}-{r.ci_high:.2f}",
             str(r.errors),
+            "-" if math.isnan(r.accuracy) else f"{r.accuracy:.3f}",
+            "-" if math.isnan(r.ci_low) else f"{r.ci_low:.2f}-{r.ci_high:.2f}",
             f"{r.mean_tokens:.0f}",
             f"{r.p90_tokens:.0f}",
             f"{r.mean_prompt:.0f}",
@@ -117,4 +130,16 @@ def summary_table(rows: Sequence[SummaryRow], *, baseline: str | None = None) ->
             "-" if r.tokens_vs_baseline is None else f"{r.tokens_vs_baseline:.2f}x",
             f"{r.mean_latency_s:.2f}",
         )
+    return t
+
+
+def errors_table(records: Iterable[ResultRecord]) -> Table:
+    """The errored results (config, task, seed and the error text), one line each."""
+    t = Table(title="errors")
+    for col in ("config", "model", "suite", "task", "seed", "error"):
+        t.add_column(col, justify="right" if col == "seed" else "left", overflow="fold")
+    for r in records:
+        if r.error is not None:
+            k = r.key
+            t.add_row(k.config, k.model, k.suite, k.task_id, str(k.seed), r.error)
     return t

@@ -7,9 +7,12 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
+from overseer.errors import PathError, ensure_dir
 from overseer.models import Usage
 
 SCHEMA_VERSION = 1
@@ -70,6 +73,30 @@ class ResultRecord:
         return sum(self.usage_by_actor.values(), Usage())
 
 
+def _quick_check(db: sqlite3.Connection) -> None:
+    """Read every page once (never writes): a truncated or damaged file fails here."""
+    rows = db.execute("PRAGMA quick_check").fetchall()
+    if rows != [("ok",)]:
+        raise sqlite3.DatabaseError(f"database disk image is malformed: {rows[0][0]}")
+
+
+def _ro_uri(path: Path) -> str:
+    """A read-only URI; immutable (no -wal/-shm files made) when no writer has a WAL open."""
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    return uri if path.with_name(path.name + "-wal").exists() else uri + "&immutable=1"
+
+
+def _open_checked(uri: str) -> sqlite3.Connection:
+    """A read-only connection to `uri` whose pages all read back."""
+    db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
+    try:
+        _quick_check(db)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
 def _usage_json(usage: Mapping[str, Usage]) -> str:
     return json.dumps(
         {
@@ -87,36 +114,120 @@ def _usage_from_json(text: str) -> dict[str, Usage]:
     }
 
 
+class StoreError(PathError, ValueError):
+    """A result store that cannot be used: corrupt, read-only, misplaced or of another schema."""
+
+
+_HEADER = b"SQLite format 3\x00"
+
+
+def _sqlite_header_ok(path: Path) -> bool:
+    """True for an empty file or one that starts with the SQLite header (read, never written)."""
+    with path.open("rb") as fh:
+        head = fh.read(len(_HEADER))
+    return head in (b"", _HEADER)
+
+
 class ResultStore:
     """A results file that survives kills: every record is committed as soon as it is added.
 
     Safe to share between threads of one process (one connection behind a lock; WAL mode).
+    `readonly=True` opens with a `mode=ro` URI and never writes (reports on read-only files).
+    Every fault (corrupt, read-only, misplaced) is a `StoreError` naming the path.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.readonly = readonly
         self._lock = threading.Lock()
+        self._check_file()
+        with self._guard("open"):
+            self._db = self._connect_ro() if readonly else self._connect_rw()
         try:
-            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_DDL)
-            row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise ValueError(f"result store {self.path}: not a usable SQLite file ({exc})") from exc
+            self._check_schema()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _check_file(self) -> None:
+        """Refuse a missing (read-only), misplaced or non-SQLite file before SQLite touches it."""
+        if self.readonly and not self.path.is_file():
+            raise StoreError(f"result store {self.path}: no such file")
+        if not self.readonly:
+            try:
+                ensure_dir(self.path.parent, "result store directory")
+            except PathError as exc:
+                raise StoreError(str(exc)) from exc
+        if self.path.exists() and not self.path.is_file():
+            raise StoreError(f"result store {self.path}: exists and is not a file")
+        if self.path.is_file() and not _sqlite_header_ok(self.path):
+            raise StoreError(
+                f"result store {self.path}: not a usable SQLite file (no SQLite header); "
+                "nothing was changed"
+            )
+
+    def _connect_rw(self) -> sqlite3.Connection:
+        if self.path.is_file() and self.path.stat().st_size > 0:
+            _open_checked(_ro_uri(self.path)).close()  # a damaged file is refused untouched
+        db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_DDL)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _connect_ro(self) -> sqlite3.Connection:
+        uri = _ro_uri(self.path)
+        try:
+            return _open_checked(uri)
+        except sqlite3.OperationalError:
+            if uri.endswith("immutable=1"):
+                raise
+            # A live WAL in a read-only directory without its -shm file: read it as immutable.
+            return _open_checked(uri + "&immutable=1")
+
+    def _check_schema(self) -> None:
+        with self._guard("open"):
+            has_meta = self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+            ).fetchone()
+            row = (
+                self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+                if has_meta
+                else None
+            )
+        if row is None and self.readonly:
+            raise StoreError(f"result store {self.path}: not a result store (no schema version)")
         if row is None:
-            with self._db:
+            with self._guard("write"), self._db:
                 self._db.execute(
                     "INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
                 )
         elif int(row[0]) != SCHEMA_VERSION:
-            raise ValueError(
+            raise StoreError(
                 f"result store {self.path}: schema version {row[0]}, expected {SCHEMA_VERSION}"
             )
 
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        """Turn SQLite's errors into one StoreError naming the store and the problem."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            text = str(exc)
+            if "readonly" in text or "read-only" in text:
+                problem = "read-only (`overseer report` can still read it)"
+            elif isinstance(exc, sqlite3.OperationalError) and "malformed" not in text:
+                problem = f"cannot {action} ({text})"
+            else:
+                problem = f"not a usable SQLite file ({text}); nothing was changed"
+            raise StoreError(f"result store {self.path}: {problem}") from exc
+
     def done_keys(self) -> set[ResultKey]:
         """Keys stored without error: a rerun skips these and retries the errored ones."""
-        with self._lock:
+        with self._lock, self._guard("read"):
             rows = self._db.execute(
                 "SELECT config, model, suite, task_id, seed FROM results WHERE error IS NULL"
             ).fetchall()
@@ -126,7 +237,7 @@ class ResultStore:
         """Insert or replace one record and commit it at once."""
         k = rec.key
         u = rec.usage
-        with self._lock, self._db:
+        with self._lock, self._guard("write"), self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
@@ -173,7 +284,7 @@ class ResultStore:
             sql += f" AND config IN ({','.join('?' * len(configs))})"
             args.extend(configs)
         sql += " ORDER BY config, model, suite, task_id, seed"
-        with self._lock:
+        with self._lock, self._guard("read"):
             rows = self._db.execute(sql, args).fetchall()
         for r in rows:
             yield ResultRecord(

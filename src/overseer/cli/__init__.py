@@ -19,6 +19,7 @@ from overseer.cli import (  # noqa: F401 (commands)
     _trace_list,
 )
 from overseer.cli._app import CommandFailed, InputError, Interrupted, app
+from overseer.errors import PathError
 from overseer.models import ModelError
 from overseer.runtime import TeamSpecError
 
@@ -44,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
         err.print(f"overseer: error: {exc.format_message()}", markup=False)
         return exc.exit_code
     except (InputError, ModelError, TeamSpecError) as exc:
+        err.print(f"overseer: error: {exc}", markup=False)
+        return 2
+    except PathError as exc:  # an unusable store, cache or trace directory: one line
         err.print(f"overseer: error: {exc}", markup=False)
         return 2
     except CommandFailed as exc:

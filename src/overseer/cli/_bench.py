@@ -147,18 +147,20 @@ def report_cmd(
     configs: Annotated[str | None, typer.Option(help="Only these configurations.")] = None,
     baseline: Annotated[str | None, typer.Option(help="Config tokens are compared to.")] = None,
     json_out: _io.JsonOut = False,
+    errors: Annotated[bool, typer.Option("--errors", help="Also list errored results.")] = False,
 ) -> None:
-    """Print the comparison table of a result store without running anything."""
-    from overseer.bench import ResultStore
+    """Print the comparison table of a result store (opened read-only) without running anything."""
+    from overseer.bench import ResultStore, errors_table
 
     if not store.is_file():
         raise InputError(f"--store: no result store at {store}")
     names = csv_list(configs, "--configs") if configs else None
-    with ResultStore(store) as rs:
+    console = out_console()
+    with ResultStore(store, readonly=True) as rs:
         if json_out:
             rows = _rows(rs, suite=suite, model=model, configs=names, baseline=baseline)
             _io.emit_json({"store": str(store), "rows": rows})
             return
-        _print_summary(
-            out_console(), rs, suite=suite, model=model, configs=names, baseline=baseline
-        )
+        _print_summary(console, rs, suite=suite, model=model, configs=names, baseline=baseline)
+        if errors:
+            console.print(errors_table(rs.records(suite=suite, model=model, configs=names)))

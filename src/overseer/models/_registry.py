@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from overseer.errors import PathError, ensure_dir, path_error
 from overseer.models._types import Model, ModelNotInstalledError, ModelRequestError
 
 _CHUNK = 1 << 20
@@ -144,23 +145,38 @@ def model_path(name: str, *, cache: str | Path | None = None) -> Path:
             f"model {name}: not installed; install it with `{card.install}`"
         )
     if card.single_file:
-        target = paths[0]
-        stamp_dir = cache_dir(cache) / "stamps"
-        stamp_dir.mkdir(parents=True, exist_ok=True)
-        marker = stamp_dir / f"{card.name}.gguf"
-        if not (marker.is_file() and marker.read_text() == f"{target} {target.stat().st_mtime_ns}"):
-            _verify(paths, card, None)
-            marker.write_text(f"{target} {target.stat().st_mtime_ns}")
-        return target
+        _verify_packaged(card, paths[0], cache_dir(cache) / "stamps")
+        return paths[0]
     target = cache_dir(cache) / "models" / f"{card.name}.gguf"
     if target.is_file() and target.stat().st_size == card.size_bytes and _stamp_ok(target, card):
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
-    _verify(paths, card, tmp)
-    tmp.replace(target)
-    _write_stamp(target, card)
+    hint = "; set OVERSEER_CACHE_DIR to a writable directory"
+    try:
+        ensure_dir(target.parent, "model cache")
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
+        _verify(paths, card, tmp)
+        tmp.replace(target)
+        _write_stamp(target, card)
+    except PathError as exc:
+        raise PathError(f"{exc}{hint}") from exc
+    except OSError as exc:
+        raise PathError(f"{path_error('model cache', target.parent, exc)}{hint}") from exc
     return target
+
+
+def _verify_packaged(card: ModelCard, target: Path, stamps: Path) -> None:
+    """Verify a model used in place from its package, once per file version when the cache
+    is writable; with an unwritable cache it is verified on every load and nothing is written."""
+    marker = stamps / f"{card.name}.gguf"
+    expected = f"{target} {target.stat().st_mtime_ns}"
+    if marker.is_file() and marker.read_text() == expected:
+        return
+    _verify([target], card, None)
+    try:
+        stamps.mkdir(parents=True, exist_ok=True)
+        marker.write_text(expected)
+    except OSError:
+        return  # the stamp only saves the next load's hashing; the model itself is verified
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from overseer.errors import ensure_dir, path_error
 from overseer.models import Completion
 from overseer.runtime._events import TRACE_VERSION, validate_event
 
@@ -31,11 +32,15 @@ class Trace:
     """Appends events to a JSONL file; every event is written and flushed before returning."""
 
     def __init__(self, path: str | Path, run: str) -> None:
+        """Open (append) the trace file; an unusable directory is a PathError naming it."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_dir(self.path.parent, "trace directory")
         self.run = run
         self._lock = threading.Lock()
-        self._fh: IO[str] | None = self.path.open("a", encoding="utf-8")
+        try:
+            self._fh: IO[str] | None = self.path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise path_error("trace directory", self.path.parent, exc) from exc
 
     def event(self, event: str, **fields: Any) -> None:
         record = {
