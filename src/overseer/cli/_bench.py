@@ -12,14 +12,12 @@ from rich.console import Console
 
 from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, csv_list, out_console
+from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
 
 if TYPE_CHECKING:
     from overseer.bench import ResultStore
 
 DEFAULT_STORE = Path("results") / "results.sqlite"
-BackendOpt = Annotated[str, typer.Option(help="asyncio, or ray: episodes on Ray worker actors.")]
-AddressOpt = Annotated[str | None, typer.Option(help="Ray cluster address (default: local Ray).")]
-WorkersOpt = Annotated[int, typer.Option(help="Ray worker actors (--backend ray).")]
 
 
 def _seeds(text: str) -> list[int]:
@@ -32,6 +30,7 @@ def _seeds(text: str) -> list[int]:
 @app.command("bench")
 @o.model_options
 @o.budget_options
+@backend_options
 def bench_cmd(
     suite: Annotated[str, typer.Option(help="Task suite, e.g. gsm8k-sample, mmlu-sample.")],
     configs: Annotated[str, typer.Option(help="Comma-separated configurations.")] = "direct",
@@ -54,13 +53,12 @@ def bench_cmd(
     ] = True,
     mopts: o.ModelOpts = o.MODEL_DEFAULTS,
     limits: o.BudgetOpts = o.NO_LIMITS,
-    backend: BackendOpt = "asyncio",
-    address: AddressOpt = None,
-    workers: WorkersOpt = 2,
+    runner: BackendOpts = LOCAL,
 ) -> None:
     """Run configurations on a suite, store every result, print the comparison table.
     Budgets apply to each (configuration, task, seed) on its own."""
     from overseer.models import model_card
+    from overseer.registry import bench_configs
 
     _check_sizes(split, limit, concurrency, agents, rounds)
     names = csv_list(configs, "--configs")
@@ -71,21 +69,10 @@ def bench_cmd(
         model_card(model)  # unknown names fail here, before any work
     chosen, tasks = _resolve(suite, names, agents, rounds, split, seed_list[0], limit)
     loader = partial(mopts.load, model, prompt_cache=prompt_cache)
-    runner = _backend(backend, address, workers, suite, agents, rounds, loader)
+    registry = partial(bench_configs, agents=agents, rounds=rounds, suite=suite)
+    backend = runner.build(registry, loader)  # Ray workers build the same registry and model
     _run_and_report(suite, chosen, tasks, seed_list, model, limits, loader, store,
-                    concurrency, progress, names, baseline, runner)  # fmt: skip
-
-
-def _backend(kind, address, workers, suite, agents, rounds, loader):
-    """asyncio, or Ray workers that build the same registry and model themselves."""
-    from overseer.bench._ray import WorkerSpec, episode_backend
-    from overseer.registry import bench_configs
-
-    configs = partial(bench_configs, agents=agents, rounds=rounds, suite=suite)
-    try:
-        return episode_backend(kind, WorkerSpec(configs, loader), workers=workers, address=address)
-    except (ValueError, RuntimeError) as exc:
-        raise InputError(f"--{exc}" if isinstance(exc, ValueError) else str(exc)) from None
+                    concurrency, progress, names, baseline, backend)  # fmt: skip
 
 
 def _check_sizes(split: str, limit: int | None, concurrency: int, agents: int, rounds: int) -> None:
