@@ -241,16 +241,25 @@ class _Pool:
             self._ray.kill(a, no_restart=True)
 
 
+def check_backend(kind: str, *, workers: int = 2, address: str | None = None) -> None:
+    """ValueError for a backend other than "asyncio" or "ray", a cluster address without Ray
+    or fewer than one worker; RuntimeError if "ray" is named and the extra is missing."""
+    if kind not in ("asyncio", "ray"):
+        raise ValueError(f"backend: expected asyncio or ray, got {kind!r}")
+    if kind == "asyncio" and address is not None:
+        raise ValueError("address: a Ray cluster address, only with backend ray")
+    if workers < 1:
+        raise ValueError(f"workers: expected >= 1, got {workers}")
+    if kind == "ray":
+        _ray()  # a missing extra fails here, before any work
+
+
 def episode_backend(
     kind: str, spec: WorkerSpec, *, workers: int = 2, address: str | None = None
 ) -> RayBackend | Literal["asyncio"]:
     """The backend a command names: "asyncio" (this process) or "ray" (worker actors built
-    from `spec`); ValueError for another name or ray-only options given to asyncio."""
+    from `spec`); errors as `check_backend`."""
+    check_backend(kind, workers=workers, address=address)
     if kind == "ray":
-        _ray()  # a missing extra fails here, before any work
         return RayBackend(spec, workers=workers, address=address)
-    if kind != "asyncio":
-        raise ValueError(f"backend: expected asyncio or ray, got {kind!r}")
-    if address is not None:
-        raise ValueError("address: a Ray cluster address, only with backend ray")
     return "asyncio"

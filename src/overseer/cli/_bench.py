@@ -12,14 +12,12 @@ from rich.console import Console
 from overseer.cli import _io
 from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, csv_list, out_console
+from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
 
 if TYPE_CHECKING:
     from overseer.bench import ResultStore
 
 DEFAULT_STORE = Path("results") / "results.sqlite"
-BackendOpt = Annotated[str, typer.Option(help="asyncio, or ray: episodes on Ray worker actors.")]
-AddressOpt = Annotated[str | None, typer.Option(help="Ray cluster address (default: local Ray).")]
-WorkersOpt = Annotated[int, typer.Option(help="Ray worker actors (--backend ray).")]
 
 
 def _seeds(text: str) -> list[int]:
@@ -32,6 +30,7 @@ def _seeds(text: str) -> list[int]:
 @app.command("bench")
 @o.model_options
 @o.budget_options
+@backend_options
 def bench_cmd(
     suite: Annotated[str, typer.Option(help="Task suite, e.g. gsm8k-sample, mmlu-sample.")],
     configs: Annotated[str, typer.Option(help="Comma-separated configurations.")] = "direct",
@@ -54,15 +53,14 @@ def bench_cmd(
     ] = True,
     mopts: o.ModelOpts = o.MODEL_DEFAULTS,
     limits: o.BudgetOpts = o.NO_LIMITS,
-    backend: BackendOpt = "asyncio",
-    address: AddressOpt = None,
-    workers: WorkersOpt = 2,
+    runner: BackendOpts = LOCAL,
     allow_errors: _io.AllowErrors = False,
     json_out: _io.JsonOut = False,
 ) -> None:
     """Run configurations on a suite, store every result, print the comparison table.
     Budgets apply to each (configuration, task, seed) on its own."""
     from overseer.models import model_card
+    from overseer.registry import bench_configs
 
     _check_sizes(split, limit, concurrency, agents, rounds)
     names = csv_list(configs, "--configs")
@@ -72,11 +70,12 @@ def bench_cmd(
     if not model.startswith("openai:"):
         model_card(model)  # unknown names fail here, before any work
     chosen, tasks = _resolve(suite, names, agents, rounds, split, seed_list[0], limit)
-    from overseer.cli._bench_run import BenchJob, backend_for, run_and_report
+    from overseer.cli._bench_run import BenchJob, run_and_report
 
     loader = partial(mopts.load, model, prompt_cache=prompt_cache)
-    runner = backend_for(backend, address, workers, suite, agents, rounds, loader)
-    job = BenchJob(suite, chosen, tasks, seed_list, model, loader, limits.budget(), runner,
+    registry = partial(bench_configs, agents=agents, rounds=rounds, suite=suite)
+    backend = runner.build(registry, loader)  # Ray workers build the same registry and model
+    job = BenchJob(suite, chosen, tasks, seed_list, model, loader, limits.budget(), backend,
                    store, concurrency, progress, names, baseline, json_out, allow_errors)
     run_and_report(job)
 

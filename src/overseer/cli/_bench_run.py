@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from overseer.cli import _io
-from overseer.cli._app import CommandFailed, InputError, Interrupted, out_console
+from overseer.cli._app import CommandFailed, Interrupted, out_console
 from overseer.cli._bench import _print_summary, _rows
 from overseer.models import Model
 from overseer.runtime import Budget
@@ -35,19 +34,6 @@ class BenchJob:
     baseline: str | None
     json_out: bool
     allow_errors: bool
-
-
-def backend_for(kind: str, address: str | None, workers: int, suite: str, agents: int,
-                rounds: int, loader: Callable[[], Model]) -> Any:  # fmt: skip
-    """asyncio, or Ray workers that build the same registry and model themselves."""
-    from overseer.bench._ray import WorkerSpec, episode_backend
-    from overseer.registry import bench_configs
-
-    configs = partial(bench_configs, agents=agents, rounds=rounds, suite=suite)
-    try:
-        return episode_backend(kind, WorkerSpec(configs, loader), workers=workers, address=address)
-    except (ValueError, RuntimeError) as exc:
-        raise InputError(f"--{exc}" if isinstance(exc, ValueError) else str(exc)) from None
 
 
 def _experiment(job: BenchJob, rs: Any) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -11,6 +12,7 @@ from rich.table import Table
 
 from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, csv_list, out_console
+from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
 
 if TYPE_CHECKING:
     from overseer.monitor import MonitorSet
@@ -54,7 +56,7 @@ def _limit(tasks: list, n: int | None, what: str) -> list:
     return tasks[:n]
 
 
-def _run(setup: EnvSetup, configs, tasks, g: o.GameOpts, seed, store, opts) -> None:
+def _run(setup: EnvSetup, factory, tasks, g: o.GameOpts, seed, store, opts) -> None:
     from overseer.models import model_card
     from overseer.monitor.experiments import play_games
 
@@ -63,11 +65,10 @@ def _run(setup: EnvSetup, configs, tasks, g: o.GameOpts, seed, store, opts) -> N
         model_card(model)
     if not tasks:
         return
-    s = asyncio.run(
-        play_games(setup, configs, tasks, model_name=model, seed=seed, store=store,
-                   load_model=lambda: opts[0].load(model), progress=g.progress,
-                   budget=opts[1].budget())
-    )  # fmt: skip
+    load = partial(opts[0].load, model)
+    s = asyncio.run(play_games(setup, factory(), tasks, model_name=model, seed=seed, store=store,
+                               load_model=load, progress=g.progress, budget=opts[1].budget(),
+                               backend=opts[2].build(factory, load)))  # fmt: skip
     out_console().print(
         f"{setup.suite}: {s.planned} games planned, {s.already_done} already stored, "
         f"{s.ran} played, {s.errors} errors; store {store}"
@@ -78,6 +79,7 @@ def _run(setup: EnvSetup, configs, tasks, g: o.GameOpts, seed, store, opts) -> N
 @o.game_options(o.GAME_RUN)
 @o.model_options
 @o.budget_options
+@backend_options
 def collect_cmd(
     games: Annotated[int | None, typer.Option(help="Training games (default: all).")] = None,
     val_games: Annotated[int | None, typer.Option(help="Validation games (default: all).")] = None,
@@ -86,15 +88,16 @@ def collect_cmd(
     game: o.GameOpts = DEFAULT_GAME,
     mopts: o.ModelOpts = o.MODEL_DEFAULTS,
     limits: o.BudgetOpts = o.NO_LIMITS,
+    runner: BackendOpts = LOCAL,
 ) -> None:
     """Play training and validation games without intervention, storing per-turn features.
     Budgets apply to each game."""
-    from overseer.monitor.experiments import game_config
+    from overseer.monitor.experiments import configs_factory
 
     setup = _setup(game)
     tasks = _limit(setup.games("train"), games, "--games")
     tasks += _limit(setup.games("validation"), val_games, "--val-games")
-    _run(setup, [game_config("collect", setup)], tasks, game, seed, store, (mopts, limits))
+    _run(setup, configs_factory(setup), tasks, game, seed, store, (mopts, limits, runner))
     _print_outcomes(setup, game.model, store, ["collect"])
 
 
@@ -129,6 +132,7 @@ def train_cmd(
 @o.game_options(o.GAME_RUN)
 @o.model_options
 @o.budget_options
+@backend_options
 def eval_cmd(
     games: Annotated[int | None, typer.Option(help="Test games (default: all).")] = None,
     seed: o.Seed = 0,
@@ -138,11 +142,12 @@ def eval_cmd(
     game: o.GameOpts = DEFAULT_GAME,
     mopts: o.ModelOpts = o.MODEL_DEFAULTS,
     limits: o.BudgetOpts = o.NO_LIMITS,
+    runner: BackendOpts = LOCAL,
 ) -> None:
     """Test games with no intervention, the trained monitor (per cap) and the random monitor.
     Budgets apply to each game."""
     from overseer.monitor import MonitorSet
-    from overseer.monitor.experiments import default_monitor_path, eval_configs
+    from overseer.monitor.experiments import configs_factory, default_monitor_path
 
     setup = _setup(game)
     try:
@@ -157,12 +162,13 @@ def eval_cmd(
     except ValueError as exc:
         raise InputError(f"--monitor: {exc}; run `overseer monitor train` first") from None
     try:
-        configs = eval_configs(setup, ms, path, cap_list)
+        factory = configs_factory(setup, ms, path, cap_list)
     except ValueError as exc:
         raise InputError(f"--monitor {exc}") from None
     tasks = _limit(setup.games("test"), games, "--games")
-    _run(setup, configs, tasks, game, seed, store, (mopts, limits))
-    _print_outcomes(setup, game.model, store, [c.name for c in configs], ids={t.id for t in tasks})
+    _run(setup, factory, tasks, game, seed, store, (mopts, limits, runner))
+    names = [c.name for c in factory()]  # the configurations `factory` builds on Ray workers too
+    _print_outcomes(setup, game.model, store, names, ids={t.id for t in tasks})
 
 
 def _print_selection(ms: MonitorSet, what: str, path: Path) -> None:

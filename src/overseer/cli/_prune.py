@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
@@ -11,9 +12,9 @@ from rich.table import Table
 
 from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, out_console
+from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
 
 if TYPE_CHECKING:
-    from overseer.models import Model
     from overseer.prune.experiments import PruneJob
     from overseer.prune.masks import Candidates
 
@@ -49,6 +50,7 @@ def _check_options(team, agents, rounds, temporal, train, test, ratio, attack, c
 @app.command("prune")
 @o.model_options
 @o.budget_options
+@backend_options
 def prune_cmd(
     suite: Annotated[str, typer.Option(help="Task suite: mmlu-sample, gsm8k-sample, humaneval.")],
     team: Annotated[str, typer.Option(help=f"Team: {', '.join(TEAMS)}.")] = "complete",
@@ -86,6 +88,7 @@ def prune_cmd(
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     mopts: o.ModelOpts = o.MODEL_DEFAULTS,
     limits: o.BudgetOpts = o.NO_LIMITS,
+    runner: BackendOpts = LOCAL,
 ) -> None:
     """Train AgentPrune masks, prune once, evaluate full vs pruned (budgets: per team run)."""
     from overseer.models import model_card
@@ -106,7 +109,7 @@ def prune_cmd(
     picked = cast("Candidates", candidates)  # _check_options: "existing" or "all"
     job = PruneJob(base, suite, train_tasks, ratio, cfg, model, max_tokens, attack, picked)
     rs = RunSettings(max_tokens=max_tokens, seed=seed, budget=limits.budget())
-    _run(job, test_tasks, model, mopts, rs, out, store, retrain, samples, progress)
+    _run(job, test_tasks, model, mopts, rs, out, store, retrain, samples, progress, runner)
 
 
 def _team_and_tasks(suite, team, agents, rounds, temporal, train, test, seed,
@@ -125,16 +128,11 @@ def _team_and_tasks(suite, team, agents, rounds, temporal, train, test, seed,
     return (base.sharing_thoughts() if share_thoughts else base), train_tasks, test_tasks
 
 
-def _run(job: PruneJob, test_tasks, model, mopts, rs, out, store, retrain, samples, progress):
+def _run(job: PruneJob, test_tasks, model, mopts, rs, out, store, retrain, samples, progress,
+         runner):  # fmt: skip
     from overseer.prune.experiments import evaluate_pruned, train_or_load
 
-    loaded: list[Model] = []
-
-    def get_model() -> Model:
-        if not loaded:
-            loaded.append(mopts.load(model))
-        return loaded[0]
-
+    get_model = cache(partial(mopts.load, model))  # loaded once, only if something runs here
     console, base = out_console(), job.base
 
     def announce() -> None:
@@ -155,15 +153,16 @@ def _run(job: PruneJob, test_tasks, model, mopts, rs, out, store, retrain, sampl
     )
     summary, recs = asyncio.run(
         evaluate_pruned(base, pruned, test_tasks, attack=job.attack, rs=rs, model_name=model,
-                        load_model=get_model, store=store, progress=progress)
+                        load_model=get_model, store=store, progress=progress,
+                        backend_for=partial(runner.build, model=partial(mopts.load, model)))
     )  # fmt: skip
     console.print(
         f"{summary.planned} planned: {summary.already_done} already done, "
         f"{summary.ran} ran, {summary.errors} errors; store {store}"
     )
     _print_tables(console, job, pruned, recs, training, samples)
-    for m in loaded:
-        m.close()
+    if get_model.cache_info().currsize:
+        get_model().close()
 
 
 def _print_tables(console, job: PruneJob, pruned, recs, training, samples: int) -> None:

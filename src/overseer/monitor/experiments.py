@@ -12,9 +12,10 @@ import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from overseer.bench import (
     SolverOutput,
     run_experiment,
 )
+from overseer.bench._runner import Backend
 from overseer.envs import Game, WhoDunitConfig, generate_games, play_whodunit
 from overseer.envs._loop import call_seed
 from overseer.envs.codegen import CodeGenConfig, codegen_splits, play_codegen
@@ -47,6 +49,7 @@ class EnvSetup:
     suite: str
     games: Callable[[str], list[Task]]
     play: Callable[..., Any]  # async (meta, model, supervisors, seed, trace_dir) -> result
+    args: Mapping[str, Any] = field(default_factory=dict)  # env_setup's arguments, if built so
 
 
 def _fingerprint(cfg: Any) -> str:
@@ -181,31 +184,35 @@ def env_setup(
     trace_dir: Path | None = None,
 ) -> EnvSetup:
     """The setup of an environment with the given sizes (None: the seed's defaults); sizes an
-    environment does not have, or bad values, raise ValueError."""
+    environment does not have, or bad values, raise ValueError. It keeps these arguments in
+    `args`, so a Ray worker can build the same setup (`game_configs`)."""
     # keyword arguments of the config classes (their fields have several types)
     mt: dict[str, Any] = {"max_tokens": max_tokens} if max_tokens is not None else {}
     if env not in ENVS:
         raise ValueError(f"env: expected one of {', '.join(ENVS)}, got {env!r}")
     if env in ("codegen", "govsim") and (suspects is not None or attributes is not None):
         raise ValueError(f"suspects/attributes: WhoDunitEnv sizes, not for {env}")
+    if coders is not None and env != "codegen":
+        raise ValueError(f"coders: a codegen size, not for {env}")
     if env == "codegen":
         sizes: dict[str, Any] = {
             k: v for k, v in (("rounds", turns), ("n_coders", coders)) if v is not None
         }
-        return codegen_setup(CodeGenConfig(**sizes, **mt), trace_dir=trace_dir)
-    if coders is not None:
-        raise ValueError(f"coders: a codegen size, not for {env}")
-    if env == "govsim":
+        ccfg = CodeGenConfig(**sizes, **mt)
+        setup = codegen_setup(ccfg, trace_dir=trace_dir)
+    elif env == "govsim":
         months: dict[str, Any] = {"months": turns} if turns else {}
-        cfg = GovSimConfig(**mt, **months)
-        return govsim_setup(cfg, trace_dir=trace_dir)
-    named = (("n_suspects", suspects), ("n_attributes", attributes), ("max_turns", turns))
-    sizes = {k: v for k, v in named if v is not None}
-    if env == "whodunit-asym":
-        wcfg = WhoDunitConfig(**sizes, thoughts_chars=thoughts, **mt)
+        setup = govsim_setup(GovSimConfig(**mt, **months), trace_dir=trace_dir)
     else:
-        wcfg = WhoDunitConfig.symmetric(**sizes, thoughts_chars=thoughts, **mt)
-    return whodunit_setup(env, wcfg, trace_dir=trace_dir)
+        named = (("n_suspects", suspects), ("n_attributes", attributes), ("max_turns", turns))
+        sizes = {k: v for k, v in named if v is not None}
+        make = WhoDunitConfig if env == "whodunit-asym" else WhoDunitConfig.symmetric
+        wcfg = make(**sizes, thoughts_chars=thoughts, **mt)
+        setup = whodunit_setup(env, wcfg, trace_dir=trace_dir)
+    args = {"env": env, "suspects": suspects, "attributes": attributes, "turns": turns,
+            "coders": coders, "thoughts": thoughts, "max_tokens": max_tokens,
+            "trace_dir": trace_dir}  # fmt: skip
+    return dataclasses.replace(setup, args=args)
 
 
 def default_monitor_path(suite: str, model: str) -> Path:
@@ -261,9 +268,18 @@ def eval_configs(
 ) -> list[SolverConfig]:
     """No intervention, the trained monitor with each reset cap, the random monitor (first
     cap); names carry the monitor's content hash, so results of different monitors never mix."""
+    _check_monitors(setup, monitors, path)
+    return _eval_configs(setup, monitors, monitor_tag(path), caps)
+
+
+def _check_monitors(setup: EnvSetup, monitors: MonitorSet, path: Path) -> None:
     if monitors.env != setup.suite:
         raise ValueError(f"{path}: trained for {monitors.env}, not {setup.suite}")
-    tag = monitor_tag(path)
+
+
+def _eval_configs(
+    setup: EnvSetup, monitors: MonitorSet, tag: str, caps: Sequence[int]
+) -> list[SolverConfig]:
     configs = [game_config("none", setup)]
     for c in caps:
         configs.append(game_config(f"monitor-cap{c}@{tag}", setup, monitors=monitors, cap=c))
@@ -272,6 +288,39 @@ def eval_configs(
         game_config(f"random-cap{first}@{tag}", setup, monitors=monitors, cap=first, random=True)
     )
     return configs
+
+
+def game_configs(
+    setup_args: Mapping[str, Any],
+    monitors: MonitorSet | None = None,
+    tag: str = "",
+    caps: Sequence[int] = (),
+) -> list[SolverConfig]:
+    """`collect`'s configuration (no `monitors`) or `eval`'s (as `eval_configs`), built from
+    `env_setup`'s arguments alone: a Ray worker given a partial of this builds the same ones."""
+    setup = env_setup(**setup_args)
+    if monitors is None:
+        return [game_config("collect", setup)]
+    return _eval_configs(setup, monitors, tag, caps)
+
+
+def configs_factory(
+    setup: EnvSetup,
+    monitors: MonitorSet | None = None,
+    path: Path | None = None,
+    caps: Sequence[int] = (),
+) -> Callable[[], list[SolverConfig]]:
+    """A picklable factory of `collect`'s configuration (no `monitors`) or `eval`'s (the
+    monitors saved at `path`), for `play_games` and Ray workers; ValueError as `eval_configs`
+    or for a setup not built by `env_setup`."""
+    if not setup.args:
+        raise ValueError(f"{setup.suite}: a setup built by env_setup (workers rebuild it)")
+    if monitors is None:
+        return partial(game_configs, dict(setup.args))
+    if path is None:
+        raise ValueError("path: the saved monitors' file (their tag names the configurations)")
+    _check_monitors(setup, monitors, path)
+    return partial(game_configs, dict(setup.args), monitors, monitor_tag(path), tuple(caps))
 
 
 async def play_games(
@@ -285,9 +334,10 @@ async def play_games(
     seed: int = 0,
     progress: bool = False,
     budget: Budget | None = None,
+    backend: Backend | Literal["asyncio"] = "asyncio",
 ) -> RunSummary:
     """Play each game under each configuration, storing results (resumable); `budget`
-    limits each game."""
+    limits each game; `backend`: where games run (Ray workers: see `configs_factory`)."""
     with ResultStore(store) as rs:
         return await run_experiment(
             configs=list(configs),
@@ -298,6 +348,7 @@ async def play_games(
             store=rs,
             progress=progress,
             budget=budget,
+            backend=backend,
         )
 
 

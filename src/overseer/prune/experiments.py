@@ -8,9 +8,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from overseer.bench import ResultRecord, ResultStore, RunSummary, SolverConfig, run_experiment
+from overseer.bench._ray import listed_configs
+from overseer.bench._runner import Backend
 from overseer.models import Model
 from overseer.prune.cost import (
     Graph,
@@ -86,6 +88,10 @@ async def train_or_load(
     return res.spec, save_trained(out, job.key(), res), False
 
 
+# the backend of a run, given a picklable factory of its configurations (see evaluate_pruned)
+BackendFor = Callable[[Callable[[], Sequence[SolverConfig]]], Backend | Literal["asyncio"]]
+
+
 async def evaluate_pruned(
     base: TeamSpec,
     pruned: TeamSpec,
@@ -97,8 +103,11 @@ async def evaluate_pruned(
     load_model: Callable[[], Model],
     store: Path,
     progress: bool = False,
+    backend_for: BackendFor | None = None,
 ) -> tuple[RunSummary, dict[str, list[ResultRecord]]]:
-    """Run the full and the pruned team on the tasks (stored, resumable); their records."""
+    """Run the full and the pruned team on the tasks (stored, resumable); their records.
+    `backend_for`, given a picklable factory of the two configurations, gives the backend
+    they run on (e.g. a `RayBackend` whose workers build them; None: asyncio)."""
     specs = {"full": base, "pruned": pruned}
     names = {
         "full": f"full:{base.name}:{spec_digest(base)}:{attack}",
@@ -111,10 +120,11 @@ async def evaluate_pruned(
         for k in ("full", "pruned")
     ]
     ids = {t.id for t in tasks}
+    backend = "asyncio" if backend_for is None else backend_for(partial(listed_configs, configs))
     with ResultStore(store) as st:
         summary = await run_experiment(
             configs=configs, tasks=list(tasks), seeds=[rs.seed], model_name=model_name,
-            load_model=load_model, store=st, progress=progress,
+            load_model=load_model, store=st, progress=progress, backend=backend,
         )  # fmt: skip
         recs = {
             k: [
