@@ -212,10 +212,11 @@ def test_store_round_trips_usage_by_actor(tmp_path: Path) -> None:
 CLI_BENCH = textwrap.dedent(
     """
     import sys
-    from overseer.cli import _bench_run, main
+    import overseer.models
+    from overseer.cli import main
     from overseer.models import ScriptedModel
     model = ScriptedModel(lambda m: "The answer is 42", latency_s={latency})
-    _bench_run.load_model = lambda *a, **kw: model
+    overseer.models.load_model = lambda *a, **kw: model
     sys.exit(main(["bench", "--suite", "gsm8k-sample", "--limit", "30", "--store", {path!r},
                    "--no-progress"]))
     """

@@ -29,7 +29,6 @@ def raising(exc: BaseException) -> ScriptedModel:
 def use_model(monkeypatch: pytest.MonkeyPatch, model: Any) -> Any:
     """Every command loads `model` instead of a real one."""
     monkeypatch.setattr("overseer.models.load_model", lambda *a, **kw: model)
-    monkeypatch.setattr("overseer.cli._bench_run.load_model", lambda *a, **kw: model)
     return model
 
 
