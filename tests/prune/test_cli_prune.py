@@ -74,6 +74,7 @@ def test_prune_flow_on_a_scripted_model_resumes(
     assert record["report"]["runs"] == 3 and record["report"]["usage"]["prompt_tokens"] > 0
     assert "full vs AgentPrune" in out and "6 ran" in out
     assert "eq. 17" in out and "c_q" in out
+    assert err.count("training step ") == 3 and "training step 3: utility" in err  # progress
     rows = [ln for ln in out.splitlines() if "(complete-4" in ln]
     assert len(rows) == 2 and rows[0].count("1.00x") == 2  # full is its own reference
     # a rerun reuses the pruned spec and every stored result: no model load at all

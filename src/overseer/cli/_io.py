@@ -124,3 +124,12 @@ def emit_json(doc: Any) -> None:
     """Write one JSON document (and a newline) on stdout."""
     sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
     sys.stdout.flush()
+
+
+def train_step(info: Any) -> None:
+    """One line (stderr) per policy-gradient update of AgentPrune's mask training."""
+    print(
+        f"training step {info.step + 1}: utility {info.utility:.3f}, baseline {info.baseline:.3f}",
+        file=sys.stderr,
+        flush=True,
+    )

@@ -130,6 +130,7 @@ def _team_and_tasks(suite, team, agents, rounds, temporal, train, test, seed,
 
 def _run(job: PruneJob, test_tasks, model, mopts, rs, out, store, retrain, samples, progress,
          runner):  # fmt: skip
+    from overseer.cli._io import train_step as step
     from overseer.prune.experiments import evaluate_pruned, train_or_load
 
     get_model = cache(partial(mopts.load, model))  # loaded once, only if something runs here
@@ -143,7 +144,7 @@ def _run(job: PruneJob, test_tasks, model, mopts, rs, out, store, retrain, sampl
         )
 
     pruned, training, reused = asyncio.run(
-        train_or_load(job, out, get_model, rs, retrain=retrain, on_train=announce)
+        train_or_load(job, out, get_model, rs, retrain=retrain, on_train=announce, on_step=step)
     )
     if reused:
         console.print(f"reusing the pruned spec in {out} (same settings; --retrain to redo)")

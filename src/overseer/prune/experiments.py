@@ -31,7 +31,7 @@ from overseer.prune.pipeline import (
     spec_digest,
     spec_solver,
 )
-from overseer.prune.trainer import TrainConfig
+from overseer.prune.trainer import StepInfo, TrainConfig
 from overseer.runtime import TeamSpec
 from overseer.tasks import Task
 
@@ -73,9 +73,10 @@ async def train_or_load(
     *,
     retrain: bool = False,
     on_train: Callable[[], None] | None = None,
+    on_step: Callable[[StepInfo], None] | None = None,
 ) -> tuple[TeamSpec, dict[str, Any], bool]:
     """(pruned spec, training record, reused): the spec saved in `out` under the same key, or
-    masks trained now (`on_train` is called first) and saved to `out`."""
+    masks trained now (`on_train` is called first, `on_step` after each update) and saved."""
     prev = None if retrain else load_trained(out, job.key())
     if prev is not None:
         return prev[0], prev[1], True
@@ -83,7 +84,7 @@ async def train_or_load(
         on_train()
     res = await learn_and_prune(
         job.base, model(), list(job.train_tasks), ratio=job.ratio, cfg=job.cfg,
-        attack=job.attack, candidates=job.candidates, rs=rs,
+        attack=job.attack, candidates=job.candidates, rs=rs, on_step=on_step,
     )  # fmt: skip
     return res.spec, save_trained(out, job.key(), res), False
 
