@@ -29,8 +29,7 @@ from rich.console import Console
 from rich.table import Table
 
 from overseer.bench import ResultStore, RunSummary, default_configs, run_experiment
-from overseer.bench._ray import RayBackend, WorkerSpec
-from overseer.bench._runner import _asyncio_episodes
+from overseer.bench.backends import RayBackend, WorkerSpec, asyncio_episodes
 from overseer.models import Model, ScriptedModel
 from overseer.tasks import Task
 
@@ -60,7 +59,7 @@ class Timed:
 
     @asynccontextmanager
     async def open(self, *args: Any) -> AsyncIterator[Any]:
-        opener = _asyncio_episodes if self.inner == "asyncio" else self.inner.open
+        opener = asyncio_episodes if self.inner == "asyncio" else self.inner.open
         async with opener(*args) as episode:
             self.ready_at = time.perf_counter()
             yield episode

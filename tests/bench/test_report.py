@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from overseer.bench import ResultRecord, ResultStore, errors_table, summarize, summary_table
+from overseer.bench import ResultRecord, ResultStore, summarize, summary_table
+from overseer.bench._report import errors_table
 from overseer.bench._store import ResultKey
 from overseer.cli import main
 from overseer.models import Usage

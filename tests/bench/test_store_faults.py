@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from overseer.bench import ResultRecord, ResultStore, StoreError
-from overseer.bench._store import ResultKey
+from overseer.bench import ResultRecord, ResultStore
+from overseer.bench._store import ResultKey, StoreError
 from overseer.cli import main
 from overseer.errors import PathError
 from overseer.models import Usage

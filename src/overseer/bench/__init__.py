@@ -1,15 +1,16 @@
 """Experiment runner: configurations x tasks x seeds -> SQLite result store -> summary table.
 
 Exported is what a user needs to run an experiment (`run_experiment`, `RunSummary`), store and
-report it (`ResultStore`, `StoreError`, `ResultRecord`, `summarize`, `summary_table`,
-`errors_table`, `accuracy_ci`), describe a configuration
+report it (`ResultStore`, `ResultRecord`, `summarize`, `summary_table`; an unusable store is an
+`overseer.errors.PathError`), describe a configuration
 (`Solver`, `SolverConfig`, `SolverOutput`, `TeamConfig`, `ConfigRegistry`, `default_configs`,
 `direct_solver`, `team_solver`) and run a team on the Executor (`run_team`, `ExecutorSettings`).
-The solver factory's parts, workloads and store keys stay in the private modules.
+Where episodes run (asyncio or Ray) is `overseer.bench.backends`. The solver factory's parts,
+workloads, store keys and the errors table stay in the private modules.
 """
 
 from overseer.bench._factory import ExecutorSettings, run_team
-from overseer.bench._report import accuracy_ci, errors_table, summarize, summary_table
+from overseer.bench._report import summarize, summary_table
 from overseer.bench._runner import RunSummary, run_experiment
 from overseer.bench._solvers import (
     ConfigRegistry,
@@ -20,7 +21,7 @@ from overseer.bench._solvers import (
     default_configs,
     direct_solver,
 )
-from overseer.bench._store import ResultRecord, ResultStore, StoreError
+from overseer.bench._store import ResultRecord, ResultStore
 from overseer.bench._teams import team_solver
 
 __all__ = [
@@ -32,12 +33,9 @@ __all__ = [
     "Solver",
     "SolverConfig",
     "SolverOutput",
-    "StoreError",
     "TeamConfig",
-    "accuracy_ci",
     "default_configs",
     "direct_solver",
-    "errors_table",
     "run_experiment",
     "run_team",
     "summarize",

@@ -134,7 +134,7 @@ class Backend(Protocol):
 
 
 @asynccontextmanager
-async def _asyncio_episodes(
+async def asyncio_episodes(
     configs: Sequence[SolverConfig],
     load_model: Callable[[], Model],
     concurrency: int,
@@ -191,7 +191,7 @@ async def run_experiment(
         return RunSummary(len(planned), len(planned), 0, 0, False)
     if isinstance(backend, str) and backend != "asyncio":
         raise ValueError(f"backend: expected 'asyncio' or a Backend, got {backend!r}")
-    opener = _asyncio_episodes if isinstance(backend, str) else backend.open
+    opener = asyncio_episodes if isinstance(backend, str) else backend.open
 
     async def run(cfg: SolverConfig, task: Task, key: ResultKey) -> None:
         rec = await episode(cfg, task, key)

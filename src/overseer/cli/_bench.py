@@ -149,7 +149,8 @@ def report_cmd(
     errors: Annotated[bool, typer.Option("--errors", help="Also list errored results.")] = False,
 ) -> None:
     """Print the comparison table of a result store (opened read-only) without running anything."""
-    from overseer.bench import ResultStore, errors_table
+    from overseer.bench import ResultStore
+    from overseer.bench._report import errors_table
 
     if not store.is_file():
         raise InputError(f"--store: no result store at {store}")
