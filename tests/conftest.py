@@ -16,3 +16,18 @@ def embedded_model() -> Iterator[LlamaCppModel]:
     assert isinstance(model, LlamaCppModel)
     yield model
     model.close()
+
+
+@pytest.fixture(scope="module")
+def local_ray(request: pytest.FixtureRequest) -> Iterator[None]:
+    """One local Ray for a test module; the module's helpers are shipped to workers by value."""
+    import os
+
+    import ray
+
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(num_cpus=2, include_dashboard=False)
+    ray.cloudpickle.register_pickle_by_value(request.module)
+    yield
+    ray.cloudpickle.unregister_pickle_by_value(request.module)
+    ray.shutdown()

@@ -8,12 +8,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import ray  # a dev dependency: the test set-up installs it
 
 from overseer.bench import (
     ConfigRegistry,
@@ -29,16 +26,7 @@ from overseer.bench._solvers import DIRECT
 from overseer.models import Model, ScriptedModel, load_model
 from overseer.tasks import Task
 
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray() -> Iterator[None]:
-    """One local Ray for the module; this module's helpers are shipped to workers by value."""
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(num_cpus=2, include_dashboard=False)
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield
-    ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-    ray.shutdown()
+pytestmark = pytest.mark.usefixtures("local_ray")  # tests/conftest.py
 
 
 def numeric_tasks(n: int) -> list[Task]:

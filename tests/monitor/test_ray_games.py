@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 import pickle
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import ray  # a dev dependency: the test set-up installs it
 
 from overseer.bench import ResultStore, RunSummary
 from overseer.bench._ray import RayBackend, WorkerSpec
@@ -33,15 +29,7 @@ from overseer.monitor.experiments import (
 SIZES = {"suspects": 4, "attributes": 5, "turns": 3}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def local_ray() -> Iterator[None]:
-    """One local Ray for the module; this module's helpers are shipped to workers by value."""
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(num_cpus=2, include_dashboard=False)
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield
-    ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-    ray.shutdown()
+pytestmark = pytest.mark.usefixtures("local_ray")  # tests/conftest.py
 
 
 def award(messages: list) -> dict:
