@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from overseer.cli import _io
+from overseer.cli import _io, _report
 from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, csv_list, out_console
 from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
@@ -147,16 +147,24 @@ def report_cmd(
     baseline: Annotated[str | None, typer.Option(help="Config tokens are compared to.")] = None,
     json_out: _io.JsonOut = False,
     errors: Annotated[bool, typer.Option("--errors", help="Also list errored results.")] = False,
+    out: _report.OutDir = None,
+    csv: _report.CsvOut = None,
+    jsonl: _report.JsonlOut = None,
+    prune: _report.PruneFiles = None,
+    monitor: _report.MonitorFiles = None,
 ) -> None:
-    """Print the comparison table of a result store (opened read-only) without running anything."""
+    """Print the comparison table of a result store (opened read-only) without running anything;
+    --out writes the HTML report with plots, --csv/--jsonl the per-result rows."""
     from overseer.bench import ResultStore
     from overseer.bench._report import errors_table
 
     if not store.is_file():
         raise InputError(f"--store: no result store at {store}")
     names = csv_list(configs, "--configs") if configs else None
+    outputs = _report.Outputs.of(out, csv, jsonl, prune, monitor)
     console = out_console()
     with ResultStore(store, readonly=True) as rs:
+        _report.write_outputs(rs, outputs, suite, model, names, baseline)
         if json_out:
             rows = _rows(rs, suite=suite, model=model, configs=names, baseline=baseline)
             _io.emit_json({"store": str(store), "rows": rows})
