@@ -75,7 +75,7 @@ def write_outputs(
     """Write the asked files from the store's matching results; one line each on stderr."""
     from overseer.bench.pages import write_csv, write_jsonl, write_report
 
-    err = Console(stderr=True, highlight=False, markup=False)
+    err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     records = list(rs.records(suite=suite, model=model, configs=configs))
     if outputs.csv is not None:
         err.print(f"csv: {write_csv(records, outputs.csv)} rows in {outputs.csv}")
@@ -126,4 +126,4 @@ def trace_html_cmd(
         raise InputError(f"trace file {file}: no events")
     target = out or file.with_suffix(".html")
     target.write_text(trace_html(events, title=file.stem), encoding="utf-8")
-    Console(highlight=False, markup=False).print(f"trace page: {target}")
+    Console(highlight=False, markup=False, soft_wrap=True).print(f"trace page: {target}")
