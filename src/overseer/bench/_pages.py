@@ -142,10 +142,14 @@ def write_report(
     monitor: Sequence[Path] = (),
     title: str = "overseer report",
 ) -> ReportFiles:
-    """Write the report of `records` into `out` (see the module doc); ValueError naming the
-    input when there is nothing to report or a --prune/--monitor file is unusable."""
+    """Write the report of `records` into `out` (see the module doc); token ratios are against
+    `baseline` (default: the first of `order`, else `direct` when stored). ValueError naming
+    the input when there is nothing to report or a --prune/--monitor file is unusable."""
     if not records:
         raise ValueError("report: no stored results match (check --store, --suite, --configs)")
+    if baseline is None:  # the first named configuration, else the single direct call
+        present = {r.key.config for r in records}
+        baseline = order[0] if order else "direct" if "direct" in present else None
     rank = {name: i for i, name in enumerate(order)}
     records = sorted(records, key=lambda r: (rank.get(r.key.config, len(rank)), r.key.config))
     out = Path(out)

@@ -137,12 +137,18 @@ def trace_html(events: Sequence[Event], *, title: str = "") -> str:
     )
     agents: dict[str, list[str]] = {str(a["name"]): [] for a in team.get("agents", [])}
     run_level: list[str] = []
+    said: dict[str, str] = {}  # each agent's last step output
     for e in events:
         who = _agent_of(e)
-        if who is not None:
-            agents.setdefault(who, []).append(_marked(e) if e["event"] in MARKED else _step(e))
-        elif e["event"] in MARKED:
-            run_level.append(_marked(e))
+        if who is None:
+            if e["event"] in MARKED:
+                run_level.append(_marked(e))
+            continue
+        text = str(e.get(_SAID.get(e["event"], ""), ""))
+        if e["event"] == "message" and said.get(who) == text:
+            continue  # the channel post repeats the step just shown
+        said[who] = text
+        agents.setdefault(who, []).append(_marked(e) if e["event"] in MARKED else _step(e))
     run_id = str(start.get("run") or (events[0]["run"] if events else "?"))
     head = [
         ("run", run_id),
@@ -150,7 +156,7 @@ def trace_html(events: Sequence[Event], *, title: str = "") -> str:
         ("plug-ins", ", ".join(start.get("supervisors", [])) or "none"),
         ("stop", end.get("stop_reason", "(unfinished)")),
         ("answer", end.get("answer", "")),
-        ("tokens", end.get("usage", "")),
+        ("tokens", ", ".join(f"{k} {v}" for k, v in end.get("usage", {}).items())),
     ]
     rows = "".join(f"<tr><th>{k}</th><td>{_text(v, 2000)}</td></tr>" for k, v in head)
     body = [
