@@ -20,6 +20,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 CHARS_PER_TOKEN = 4
+PAGE_CHARS = 50_000
+PAGE_QUESTION = (
+    "What is the aperture of the Tinbel telescope? Look it up at https://wiki.local/Tinbel"
+)
+PAGE_FACT = "The Tinbel telescope has a primary mirror aperture of 240 cm."
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,30 @@ def messages_text(body: Mapping[str, Any], role: str | None = None) -> list[str]
         for m in body.get("messages", [])
         if role is None or m.get("role") == role
     ]
+
+
+def long_page(chars: int = PAGE_CHARS, fact: str = PAGE_FACT) -> str:
+    """A web page of exactly `chars` characters: navigation, unrelated articles, and one
+    paragraph (about 40% in) that answers `PAGE_QUESTION`. Deterministic."""
+    nav = "Home | News | Sport | Weather | Shop | Login | Help | Contact | Privacy | Terms\n"
+    topics = ("harbour ferries", "city budget", "football league", "bakery prices", "river walks")
+    paras = [
+        f"Title: Tinbel Observatory - Wiki\nURL: https://wiki.local/Tinbel\n{nav}",
+    ]
+    i = 0
+    while sum(map(len, paras)) < chars:
+        if i == 40:
+            paras.append(
+                f"Instruments. {fact} The dome opened in 1987 and houses a spectrograph.\n\n"
+            )
+        t = topics[i % len(topics)]
+        paras.append(
+            f"Article {i}: local news on {t}. Readers discussed {t} at length, with opinions "
+            f"on schedules, costs and weather for item {i}. More on {t} next week.\n{nav}\n"
+        )
+        i += 1
+    page = "".join(paras)
+    return page[:chars]
 
 
 def scripted(replies: Sequence[Reply]) -> Script:

@@ -96,6 +96,7 @@ class Guard:
         self.task = ""
         self.runs = 0
         self.counts: Counter[str] = Counter()
+        self.spent: dict[str, str] = {}  # agent -> why its own token budget is spent
         self._lock = threading.RLock()
         self._sup_lock = threading.Lock()
         self.ledger = self._new_ledger()
@@ -116,6 +117,7 @@ class Guard:
             self.task = task
             self.rules.reset()
             self.counts = Counter()
+            self.spent = {}
             self.core = SupervisorCore(self.supervisor_settings) if self.supervisor_model else None
             self.ledger = self._new_ledger()
             if self.trace_dir is not None:
@@ -297,9 +299,12 @@ class Guard:
                 self._fired(firing)
             return shown
 
-    def check_budget(self) -> None:
-        """Raise BudgetExceeded when the team may not make another model call."""
+    def check_budget(self, agent: str | None = None) -> None:
+        """Raise BudgetExceeded when the team (or `agent`, by its rule-tier token budget) may
+        not make another model call."""
         with self._lock:
+            if agent is not None and agent in self.spent:
+                raise BudgetExceeded("tokens", self.spent[agent])
             self.ledger.check()
 
     def book(
@@ -312,19 +317,23 @@ class Guard:
         latency_s: float = 0.0,
         messages: Sequence[Mapping[str, Any]] = (),
         output: str = "",
+        reported: bool = True,
     ) -> None:
-        """Book one framework model call of `agent`; raises BudgetExceeded once the team's
-        token budget is overspent or the agent's rule-tier token budget is spent."""
+        """Book one framework model call of `agent` (`reported=False`: the framework gave no
+        usage); raises BudgetExceeded once the team's token budget is overspent or the agent's
+        rule-tier token budget is spent (and `check_budget` keeps raising for the rest)."""
         with self._lock:
             self._ensure_run()
             usage = Usage(prompt_tokens, completion_tokens)
             self.ledger.book(agent, "agent", model, usage, latency_s)
+            self.counts["unreported_usage"] += not reported
             if self.trace is not None:
                 done = Completion(output, usage, latency_s, model=model, finish_reason="stop")
                 self.trace.model_call(agent, "agent", model, messages, done)
             blocked = self.rules.charge(agent, self.subtask, usage.total_tokens)
             if blocked is not None:
                 self._fired(blocked.firing)
+                self.spent[agent] = blocked.note
                 raise BudgetExceeded("tokens", blocked.note)
             cap = self.settings.budget_tokens
             if cap is not None and self.ledger.total.total_tokens > cap:
@@ -342,6 +351,7 @@ class Guard:
                 "supervisor": self.core.stats.as_dict() if self.core else None,
                 "actions": self.counts["actions"],
                 "blocked": self.counts["blocked"],
+                "unreported_usage": self.counts["unreported_usage"],
                 "tokens": tokens,
                 "calls": self.ledger.calls_by_actor(),
             }
