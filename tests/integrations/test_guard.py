@@ -124,7 +124,7 @@ def test_supervisor_reviews_an_error_and_is_booked(tmp_path: Path) -> None:
     names = [e["event"] for e in events]
     assert names[0] == "run_start" and names[-1] == "run_end"
     assert names.count("model_call") == 2 and "supervision" in names
-    assert events[-1]["by_actor"]["agent:a"] == [3, 2]
+    assert events[-1]["by_actor"]["agent:a"] == [3, 0, 2]
 
 
 async def test_async_after_tool_in_an_event_loop() -> None:

@@ -16,7 +16,7 @@ import threading
 from collections import Counter
 from collections.abc import Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,9 +30,10 @@ from overseer.supervise.rules import RuleFiring, RuleSettings, RuleTier, ToolRec
 __all__ = ["BudgetExceeded", "Guard", "GuardSettings", "ToolRecord", "args_text"]
 
 T = TypeVar("T")
+Args = str | Mapping[str, Any]  # a tool call's arguments: JSON text or a mapping
 
 
-def args_text(args: str | Mapping[str, Any] | None) -> str:
+def args_text(args: Args | None) -> str:
     """Tool arguments as the rules compare them: JSON text (a string is kept as given)."""
     if args is None:
         return ""
@@ -137,21 +138,8 @@ class Guard:
         with self._lock:
             if self.trace is None:
                 return
-            total = self.ledger.total
-            self.trace.event(
-                "run_end",
-                answer=answer,
-                stop_reason=stop_reason,
-                error=error,
-                usage={
-                    "prompt_tokens": total.prompt_tokens,
-                    "completion_tokens": total.completion_tokens,
-                },
-                by_actor={
-                    k: [u.prompt_tokens, u.completion_tokens]
-                    for k, u in self.ledger.by_actor().items()
-                },
-            )
+            ledger = self.ledger
+            self.trace.run_end(answer, stop_reason, error, ledger.total, ledger.by_actor())
             self.trace.close()
             self.trace = None
 
@@ -167,18 +155,10 @@ class Guard:
         if firing is None:
             return
         if self.trace is not None:
-            self.trace.event(
-                "rule",
-                rule=firing.rule,
-                agent=firing.agent,
-                subtask=firing.subtask,
-                detail=firing.detail,
-                before_chars=firing.before_chars,
-                after_chars=firing.after_chars,
-            )
+            self.trace.event("rule", **asdict(firing))
 
     # -- tools ---------------------------------------------------------------------------
-    def before_tool(self, agent: str, tool: str, args: str | Mapping[str, Any]) -> str | None:
+    def before_tool(self, agent: str, tool: str, args: Args) -> str | None:
         """None: let the tool run; a text: return it to the model INSTEAD of running the tool
         (the loop breaker, or a spent step budget). Counts the action."""
         with self._lock:
@@ -193,38 +173,24 @@ class Guard:
             return blocked.note
 
     def after_tool(
-        self,
-        agent: str,
-        tool: str,
-        args: str | Mapping[str, Any],
-        output: str,
-        *,
-        error: str | None = None,
+        self, agent: str, tool: str, args: Args, output: str, *, error: str | None = None
     ) -> str:
         """The tool output the model should read: purified by the rules when over-long, then
         what the LLM supervisor decided where one is configured."""
         text, step = self._rule_output(agent, tool, args, output, error)
-        if self.core is None or self.supervisor_model is None:
+        if self.core is None:
             return text
         return run_sync(self._supervise(step, text))
 
     async def aafter_tool(
-        self,
-        agent: str,
-        tool: str,
-        args: str | Mapping[str, Any],
-        output: str,
-        *,
-        error: str | None = None,
+        self, agent: str, tool: str, args: Args, output: str, *, error: str | None = None
     ) -> str:
         """`after_tool` for async frameworks (the supervisor's model call is awaited)."""
         text, step = self._rule_output(agent, tool, args, output, error)
-        if self.core is None or self.supervisor_model is None:
-            return text
-        return await self._supervise(step, text)
+        return text if self.core is None else await self._supervise(step, text)
 
     def _rule_output(
-        self, agent: str, tool: str, args: str | Mapping[str, Any], output: str, error: str | None
+        self, agent: str, tool: str, args: Args, output: str, error: str | None
     ) -> tuple[str, Step]:
         with self._lock:
             self._ensure_run()
@@ -241,15 +207,7 @@ class Guard:
             if firing is not None:
                 self.counts["purified"] += 1
             self._fired(firing)
-            return text, Step(
-                agent,
-                self.subtask,
-                "tool",
-                tool=tool,
-                args=args_text(args),
-                observation=text,
-                error=error,
-            )
+            return text, replace(step, observation=text)
 
     async def _supervise(self, step: Step, text: str) -> str:
         """Ask the LLM supervisor about what the rules left (errors, loops, long reports)."""
