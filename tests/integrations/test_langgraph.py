@@ -22,8 +22,10 @@ from overseer.integrations.langgraph import (
     GuardSettings,
     OverseerMiddleware,
 )
-from overseer.models import LlamaCppModel, OpenAIModel
+from overseer.models import LlamaCppModel, OpenAIModel, ScriptedModel
 from overseer.runtime import read_trace
+from overseer.supervise import SupervisorSettings
+from overseer.supervise._decide import reply_template
 from overseer.supervise.rules import RuleSettings
 
 from .loopback import (
@@ -220,3 +222,17 @@ def test_real_model_call_is_booked_with_the_servers_usage(embedded_model: LlamaC
         [{"role": "user", "content": question}], max_tokens=1
     )
     assert direct.usage.prompt_tokens == booked.prompt_tokens
+
+
+def test_llm_supervisor_rewrites_what_the_rules_leave(loopback: Start) -> None:
+    srv = loopback(_page_script())
+    fix = reply_template("correct_observation", "noise", "Tinbel telescope aperture: 240 cm")
+    sup = ScriptedModel([fix])
+    settings = GuardSettings(rules=RuleSettings(purify=False), supervisor=SupervisorSettings())
+    mw = OverseerMiddleware(settings, supervisor_model=sup)
+    _ask(_page_agent(srv, [mw]))
+    assert messages_text(srv.requests[1], "tool") == ["Tinbel telescope aperture: 240 cm"]
+    assert mw.stats["supervisor"]["actions"] == {"correct_observation": 1}
+    by_kind = mw.guard.ledger.by_kind()
+    assert by_kind["agent"].prompt_tokens == srv.prompt_tokens
+    assert by_kind["supervisor"].prompt_tokens > 0  # net tokens include the supervisor's
