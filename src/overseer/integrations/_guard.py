@@ -251,7 +251,7 @@ class Guard:
         with self._lock:
             self._ensure_run()
             seen = len(self.rules.firings)
-            shown = self.rules.mask(records)
+            shown = self.rules.mask(records, agent=agent, subtask=self.subtask)
             for firing in self.rules.firings[seen:]:
                 self.counts["masked"] += 1
                 self._fired(firing)
