@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from overseer.errors import ensure_dir, path_error
-from overseer.models import Completion
+from overseer.models import Completion, Usage
 from overseer.runtime._events import TRACE_VERSION, validate_event
 
 
@@ -80,6 +80,32 @@ class Trace:
                 "latency_s": round(c.latency_s, 4),
                 "input": [dict(m) for m in messages],
                 "output": c.text,
+            },
+        )
+
+    def run_end(
+        self,
+        answer: str,
+        stop_reason: str,
+        error: str | None,
+        total: Usage,
+        by_actor: Mapping[str, Usage],
+    ) -> None:
+        """The `run_end` event: the run's usage, and per actor its prompt, cached and
+        completion tokens."""
+        self.event(
+            "run_end",
+            answer=answer,
+            stop_reason=stop_reason,
+            error=error,
+            usage={
+                "input_tokens": total.prompt_tokens,
+                "output_tokens": total.completion_tokens,
+                "cached_input_tokens": total.cached_prompt_tokens,
+            },
+            by_actor={
+                k: [u.prompt_tokens, u.cached_prompt_tokens, u.completion_tokens]
+                for k, u in by_actor.items()
             },
         )
 
