@@ -9,7 +9,8 @@ then the step span is made with the calls (and the tool call) as its children.
       agent step   invoke_agent {agent}       gen_ai.agent.name, overseer.round/step
         model call chat {model}               gen_ai.request.model, gen_ai.usage.*
         tool call  execute_tool {tool}        gen_ai.tool.name, error.type
-          verdict  overseer.verdict {action}  overseer.verdict.action/by/reason
+      verdict      overseer.verdict {action}  overseer.verdict.action/by/reason, a link to the
+                                              step it judged (from the step's end: judging time)
       rollback     overseer.rollback          overseer.rollback.by/reason/removed/count
       other calls  chat {model}               supervisors, decision, verifier, trainer
 """
@@ -19,11 +20,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from opentelemetry import trace as otel
 from opentelemetry.context import Context
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, Tracer
 
 Record = Mapping[str, Any]
 _SCALARS = (str, bool, int, float)
@@ -31,7 +32,7 @@ _ERROR_TYPE = re.compile(r"[A-Za-z_][A-Za-z0-9_. ]{0,47}")
 
 
 def _ns(seconds: float) -> int:
-    return int(round(seconds * 1e9))
+    return round(seconds * 1e9)
 
 
 def error_type(error: str) -> str:
@@ -71,7 +72,7 @@ class RunSpans:
         self._root: Span | None = None
         self._root_ctx: Context | None = None
         self._pending: dict[str, list[Record]] = {}  # an agent's model calls awaiting its step
-        self._steps: dict[tuple[str, int, int], Context] = {}
+        self._steps: dict[tuple[str, int, int], tuple[SpanContext, float]] = {}  # -> step, end
         self._error: str | None = None
 
     # -- the sink ----------------------------------------------------------------------------
@@ -178,8 +179,11 @@ class RunSpans:
         span = self._tracer.start_span(
             f"invoke_agent {agent}",
             context=self._root_ctx,
-            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent,
-                        **attrs},  # fmt: skip
+            attributes={
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": agent,
+                **attrs,
+            },
             start_time=_ns(start),
         )
         ctx = otel.set_span_in_context(span)
@@ -199,8 +203,11 @@ class RunSpans:
             tool = self._tracer.start_span(
                 f"execute_tool {r['tool']}",
                 context=ctx,
-                attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": r["tool"],
-                            "gen_ai.agent.name": agent},  # fmt: skip
+                attributes={
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": r["tool"],
+                    "gen_ai.agent.name": agent,
+                },
                 start_time=_ns(calls[-1]["ts"] if calls else ts),
             )
             if r["error"]:
@@ -209,7 +216,7 @@ class RunSpans:
         elif r["error"]:
             _fail(span, r["error"])
         span.end(_ns(ts))
-        self._steps[(agent, r["round"], r["step"])] = ctx
+        self._steps[(agent, r["round"], r["step"])] = (span.get_span_context(), ts)
 
     def _agent_failure(self, r: Record) -> None:
         if r["agent"] not in self._pending:
@@ -229,8 +236,7 @@ class RunSpans:
 
     # -- verdicts and rollbacks --------------------------------------------------------------
     def _verdict(self, r: Record) -> None:
-        where = (r.get("agent"), r.get("round"), r.get("step"))
-        parent = self._steps.get(where, self._root_ctx)  # type: ignore[arg-type]
+        step = self._steps.get((r.get("agent"), r.get("round"), r.get("step")))  # type: ignore[arg-type]
         attrs: dict[str, Any] = {
             "overseer.verdict.action": r["action"],
             "overseer.verdict.by": r["by"],
@@ -239,20 +245,26 @@ class RunSpans:
         for key, name in (("agent", "gen_ai.agent.name"), ("round", "overseer.round")):
             if r.get(key) is not None:
                 attrs[name] = r[key]
-        self._instant(f"overseer.verdict {r['action']}", parent, attrs, r["ts"])
+        span = self._tracer.start_span(
+            f"overseer.verdict {r['action']}",
+            context=self._root_ctx,
+            attributes=attrs,
+            links=[Link(step[0])] if step else None,
+            start_time=_ns(step[1] if step else r["ts"]),
+        )
+        span.end(_ns(r["ts"]))
 
     def _rollback(self, r: Record) -> None:
         attrs = {f"overseer.rollback.{k}": r[k] for k in ("by", "reason", "removed", "count")}
         attrs["overseer.round"] = r["round"]
         if r["agent"]:
             attrs["gen_ai.agent.name"] = r["agent"]
-        self._instant("overseer.rollback", self._root_ctx, attrs, r["ts"])
+        span = self._tracer.start_span(
+            "overseer.rollback", context=self._root_ctx, attributes=attrs, start_time=_ns(r["ts"])
+        )
+        span.end(_ns(r["ts"]))
 
-    def _instant(self, name: str, parent: Context | None, attrs: dict[str, Any], ts: float) -> None:
-        span = self._tracer.start_span(name, context=parent, attributes=attrs, start_time=_ns(ts))
-        span.end(_ns(ts))
-
-    _HANDLERS: dict[str, Callable[[RunSpans, Record], None]] = {
+    _HANDLERS: ClassVar[dict[str, Callable[[RunSpans, Record], None]]] = {
         "run_end": _run_end,
         "error": _error_event,
         "model_call": _model_call,

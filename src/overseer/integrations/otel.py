@@ -134,9 +134,8 @@ class TraceSpans:
     ) -> None:
         self._exporter = _Guarded(exporter, _notes)
         self._notes = _notes
-        self.content = (
-            os.environ.get(CAPTURE_ENV, "").strip().lower() == "true" if content is None else content
-        )
+        from_env = os.environ.get(CAPTURE_ENV, "").strip().lower() == "true"
+        self.content = from_env if content is None else content
         self.provider = TracerProvider(
             resource=Resource.create({"service.name": service_name}), shutdown_on_exit=False
         )
@@ -194,18 +193,20 @@ def otlp_endpoint(endpoint: str | None = None) -> str | None:
     so), else $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (as is), else $OTEL_EXPORTER_OTLP_ENDPOINT
     (+ /v1/traces); None when none is set. A value that is not an http(s) URL is a
     ValueError naming where it came from."""
-    env = os.environ
-    source, url, full = "OTLP endpoint", endpoint, False
-    if url is None and env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
-        source, url, full = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", env[source], True
-    if url is None and env.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
-        source, url = "OTEL_EXPORTER_OTLP_ENDPOINT", env["OTEL_EXPORTER_OTLP_ENDPOINT"]
-    if url is None:
+    sources = [("OTLP endpoint", endpoint, False)] + [
+        (var, os.environ.get(var), var.endswith("TRACES_ENDPOINT"))
+        for var in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+    ]
+    found = sources[0] if endpoint is not None else next((x for x in sources if x[1]), None)
+    if found is None:
         return None
-    parts = urlsplit(url.strip())
+    source, raw, full = found
+    url = (raw or "").strip()
+    parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{source}: expected an http(s) URL like http://localhost:4318, got {url!r}")
-    url = url.strip()
+        raise ValueError(
+            f"{source}: expected an http(s) URL like http://localhost:4318, got {raw!r}"
+        )
     if full or parts.path.rstrip("/").endswith("/v1/traces"):
         return url
     return f"{url.rstrip('/')}/v1/traces"
@@ -226,4 +227,3 @@ def otlp_spans(
     logging.getLogger(_OTLP_LOGGER).addFilter(notes)
     exporter = OTLPSpanExporter(endpoint=url, timeout=timeout)
     return TraceSpans(exporter, content=content, _notes=notes)
-
