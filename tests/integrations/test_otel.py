@@ -29,6 +29,7 @@ from overseer.integrations.otel import TraceSpans, otlp_endpoint, otlp_spans
 from overseer.models import ModelError, ScriptedModel
 from overseer.runtime import (
     BaseSupervisor,
+    Budget,
     Executor,
     Interaction,
     Run,
@@ -250,9 +251,23 @@ def test_failures_set_error_type_and_status(tmp_path: Path) -> None:
             make_team("chain", 2), "Q"))  # fmt: skip
         bad = Executor(ScriptedModel(["not json"] * 3), trace_dir=tmp_path, max_steps=1)
         asyncio.run(bad.run(make_team("chain", 1), "Q"))
+        tight = Executor(ScriptedModel(_reply), trace_dir=tmp_path, budget=Budget(max_calls=1))
+        cut = asyncio.run(tight.run(make_team("chain", 2), "Q"))
+
+        async def no_team(run: Run) -> Any:
+            raise LookupError("no SOP fits")
+
+        broken = asyncio.run(Executor(ScriptedModel([]), trace_dir=tmp_path).run(no_team, "Q"))
+    assert cut.stop_reason == "budget_steps" and broken.stop_reason == "error"
     spans = list(mem.get_finished_spans())
     roots = [s for s in spans if s.parent is None]
-    assert len(roots) == 2
+    assert len(roots) == 4
+    assert roots[2].attributes["error.type"] == "budget_steps"  # type: ignore[index]
+    assert roots[2].attributes["overseer.stop_reason"] == "budget_steps"  # type: ignore[index]
+    assert roots[2].status.status_code.name == "ERROR"
+    assert "error.type" not in (roots[0].attributes or {})  # a failed agent, a finished run
+    assert roots[3].attributes["error.type"] == "LookupError"  # type: ignore[index]
+    assert [e.name for e in roots[3].events] == ["exception"]
     unparsable = [s for s in spans if (s.attributes or {}).get("error.type") == "unparsable"]
     assert len(unparsable) == 1 and unparsable[0].name == "invoke_agent a1"
     assert unparsable[0].status.status_code.name == "ERROR"
