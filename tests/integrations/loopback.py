@@ -130,10 +130,17 @@ def call_then_answer(name: str, args: Mapping[str, Any], answer: str) -> Script:
 
 
 def repeat_tool(
-    name: str, args: Mapping[str, Any], *, times: int, invite: str = "again", answer: str = "done"
+    name: str,
+    args: Mapping[str, Any],
+    *,
+    times: int,
+    invite: str = "again",
+    answer: str = "done",
+    heed: str = "[overseer]",
 ) -> Script:
     """A model that calls `name(args)` while the last tool output contains `invite` (at most
-    `times` calls in all), then answers; any other tool output (a block note) ends it too."""
+    `times` calls in all), then answers. It heeds a refusal: a tool output starting with
+    `heed` (overseer's notes do, even when they quote the earlier inviting result) ends it."""
 
     def script(body: Mapping[str, Any], n: int) -> Reply:
         last = _last_tool_text(body)
@@ -142,7 +149,8 @@ def repeat_tool(
             for m in body.get("messages", [])
             if m.get("role") == "assistant"
         )
-        if made < times and (last is None or invite in last):
+        invited = last is None or (invite in last and not last.startswith(heed))
+        if made < times and invited:
             return Reply(calls=(ToolCall(name, args),))
         return Reply(text=answer)
 

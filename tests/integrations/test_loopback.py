@@ -52,3 +52,5 @@ def test_repeat_tool_stops_on_a_different_output() -> None:
     assert script({"messages": [call, tool_msg]}, 2).calls
     assert not script({"messages": [call, {"role": "tool", "content": "blocked"}]}, 2).calls
     assert not script({"messages": [call] * 5 + [tool_msg]}, 6).calls
+    refusal = {"role": "tool", "content": "[overseer] Not run again: it said 'call me again'"}
+    assert not script({"messages": [call, refusal]}, 2).calls

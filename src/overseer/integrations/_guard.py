@@ -126,7 +126,7 @@ class Guard:
                 self.trace.event(
                     "run_start",
                     query=task,
-                    team={},
+                    team={"agents": []},  # the framework's agents are not known up front
                     model="",
                     supervisors=["rules", *(["supervisor"] if self.core else [])],
                 )
