@@ -26,13 +26,7 @@ from overseer.runtime._spec import AgentSpec, TeamSpec
 T = TypeVar("T")
 
 _ASK_FIELDS = (
-    "schema",
-    "max_reasks",
-    "max_tokens",
-    "temperature",
-    "seed",
-    "top_logprobs",
-    "as_json",
+    "schema", "max_reasks", "max_tokens", "temperature", "seed", "top_logprobs", "as_json"
 )
 GAME_HONOURS: frozenset[str] = frozenset({"guide", "replace", "verify", "rollback"})
 
@@ -140,14 +134,8 @@ class GameSession:
         move, c, error = asked
         text = t.describe(move)
         self.run.trace.event(
-            "turn",
-            agent=t.agent,
-            role=t.role,
-            round=t.round,
-            attempt=self.resets,
-            output=c.text,
-            message=text,
-            error=error,
+            "turn", agent=t.agent, role=t.role, round=t.round, attempt=self.resets,
+            output=c.text, message=text, error=error,
         )
         i = Interaction(
             kind="move",
@@ -196,13 +184,8 @@ class GameSession:
     def _roll_back(self, v: Verdict, round: int, agent: str) -> None:
         removed = self.bus.roll_back(v, round=round, agent=agent)
         self.interventions.append(
-            {
-                "round": round,
-                "agent": agent,
-                "by": v.by,
-                "reason": v.reason,
-                "removed": len(removed),
-            }
+            {"round": round, "agent": agent, "by": v.by, "reason": v.reason,
+             "removed": len(removed)}
         )
 
     async def round_end(self, round: int) -> bool:
@@ -236,3 +219,4 @@ def _positions(c: Completion, keys: tuple[str, ...]) -> tuple[int, ...]:
     if not c.logprobs or not keys:
         return ()
     return tuple(decision_positions(c.logprobs, keys))
+
