@@ -70,9 +70,15 @@ def _numbers(text: str) -> set[str]:
 
 
 def _names(text: str) -> set[str]:
+    """Capitalised word runs that are not just a sentence's first word (nor common words)."""
+    flat = _URL.sub(" ", text)
     out = set()
-    for n in _NAME.findall(_URL.sub(" ", text)):
-        words = [w for w in n.split() if w.lower() not in _FREE_NAMES]
+    for m in _NAME.finditer(flat):
+        words = m.group(0).split()
+        before = flat[: m.start()].rstrip()
+        if not before or before[-1] in ".!?:;\n-*#>|([\"'":
+            words = words[1:]  # a sentence start is capitalised anyway
+        words = [w for w in words if w.lower() not in _FREE_NAMES]
         if words:
             out.add(" ".join(words))
     return out
