@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import asdict
 
 import numpy as np
 
@@ -84,16 +85,7 @@ class SupervisorAgent(BaseSupervisor):
         if core.rules is None:
             return
         for f in core.rules.firings[self._written[run.id] :]:
-            run.trace.event(
-                "rule",
-                by=self.name,
-                rule=f.rule,
-                agent=f.agent,
-                subtask=f.subtask,
-                detail=f.detail,
-                before_chars=f.before_chars,
-                after_chars=f.after_chars,
-            )
+            run.trace.event("rule", by=self.name, **asdict(f))  # the fields of RuleFiring
         self._written[run.id] = len(core.rules.firings)
 
     async def before_tool(self, interaction: Interaction, run: Run) -> Verdict | None:
