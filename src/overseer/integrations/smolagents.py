@@ -1,77 +1,69 @@
-"""SupervisorAgent for smolagents: a step callback that reviews every ActionStep.
+"""SupervisorAgent for smolagents: a step callback plus hooks before each tool call.
 
-smolagents calls step callbacks after a step ran and before the next prompt is built from
-memory, so changing `step.observations` in place changes what the agent reads next. The
-callback turns the step into an overseer `Step`, lets `SupervisorCore` filter it (no LLM for
-ordinary steps) and, when flagged, applies the supervisor's decision: guidance and verifier
-results are appended to the observation, a correction replaces it. The supervisor's tokens
-are added to the step's `token_usage`, so smolagents' own totals include them.
+Modes as in `overseer.supervise.configs`: `llm` (the seed: the LLM-free filter, then the
+supervisor model), `rules` (the rule tier alone, no model needed), `rules+llm` (rules first,
+the model only on what they cannot settle). The rule tier acts where smolagents lets it:
+the loop breaker and the step budget before a tool runs (wrapped `execute_tool_call` /
+`python_executor`), extractive purification and the supervisor's decision in the step
+callback (smolagents calls it before the next prompt is built from memory, so editing
+`step.observations` changes what the agent reads next), masking on the agent's older steps.
+The supervisor's tokens are added to the step's `token_usage` and, once, to smolagents'
+monitor. History, caps, rule counts and usage are per top-level run.
 
-    sup = OverseerSupervisor(load_model("qwen2.5-coder-0.5b"))
-    agent = ToolCallingAgent(tools=[...], model=..., step_callbacks=[sup])
-    sup.attach(manager)  # or: register on a manager and all its managed agents
+    sup = OverseerSupervisor(mode="rules")  # or OverseerSupervisor(model, mode="rules+llm")
+    sup.attach(manager)  # the manager and, recursively, its managed agents
 """
 
 from __future__ import annotations
 
-import json
+import logging
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
-from overseer.integrations._guard import run_sync
-from overseer.models import Model, Usage
-from overseer.supervise import Review, Step, SupervisorCore, SupervisorSettings
+import numpy as np
 
 try:
     from smolagents.memory import ActionStep
-    from smolagents.monitoring import TokenUsage
+    from smolagents.utils import AgentMaxStepsError
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         "overseer.integrations.smolagents needs smolagents: pip install 'overseer[smolagents]'"
     ) from exc
 
+from overseer.integrations._guard import run_sync
+from overseer.integrations._smol_hooks import hooked, install
+from overseer.integrations._smol_steps import (
+    NO_MODEL,
+    book_tokens,
+    mask_memory,
+    own_tokens,
+    step_from_smolagents,
+    unexecuted,
+)
+from overseer.models import Model, Usage
+from overseer.supervise import Review, Step, SupervisorCore, SupervisorSettings, preset
+from overseer.supervise.configs import mode_settings
+from overseer.supervise.rules import RuleSettings, ToolRecord
+
+__all__ = [
+    "OverseerSupervisor",
+    "QuestionVerifier",
+    "SmolagentsSupervisionLog",
+    "step_from_smolagents",
+]
+
+log = logging.getLogger(__name__)
+
 #: question -> answer; runs the check a `run_verification` decision asks for.
 QuestionVerifier = Callable[[str], str]
 
 
-def _text(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def step_from_smolagents(memory_step: ActionStep, agent_name: str, subtask: str) -> Step:
-    """The overseer view of one smolagents ActionStep (first tool call, code, output, error)."""
-    calls = memory_step.tool_calls or []
-    first = calls[0] if calls else None
-    tool = first.name if first is not None else None
-    args = _text(first.arguments) if first is not None else ""
-    if tool == "python_interpreter" and memory_step.code_action:
-        args = ""
-    error = str(memory_step.error) if memory_step.error is not None else None
-    observation = memory_step.observations or ""
-    return Step(
-        agent=agent_name,
-        subtask=subtask,
-        kind="tool" if first is not None else "message",
-        tool=tool,
-        args=args,
-        code=memory_step.code_action or "",
-        observation=observation,
-        error=error,
-        thought=_text(memory_step.model_output),
-    )
-
-
 @dataclass
 class SmolagentsSupervisionLog:
-    """One flagged step: what fired, what was decided, for reports and tests."""
+    """One thing the supervisor did at a step: a flagged step (its context, decision) or a
+    rule firing (context "rule", action = the rule's name)."""
 
     agent: str
     step: int
@@ -81,53 +73,201 @@ class SmolagentsSupervisionLog:
     note: str = ""
 
 
-@dataclass
 class OverseerSupervisor:
-    """A smolagents step callback running the SupervisorAgent on each ActionStep.
+    """A smolagents step callback running the SupervisorAgent (rules and/or LLM) on each step.
 
-    One instance keeps one history (loops are found across steps); register it on a manager
-    and its managed agents with `attach` so sub-agent reports are seen in context.
+    `model`: the supervisor's model (not needed in mode `rules`); `settings`: the filter,
+    caps and window (the mode decides `rules` and `llm`); `rules`: the rule tier's switches;
+    `filter_preset`: the filter's thresholds by name (e.g. "gaia"); `verifier`: question ->
+    answer, else `run_verification` is never offered; `embed`: texts -> vectors for
+    extractive purification (None: TF-IDF). Register with `attach(agent)`.
     """
 
-    model: Model
-    settings: SupervisorSettings = field(default_factory=SupervisorSettings)
-    verifier: QuestionVerifier | None = None
-    core: SupervisorCore = field(init=False)
-    usage: Usage = field(default_factory=Usage)
-    log: list[SmolagentsSupervisionLog] = field(default_factory=list)
-    _root: Any = field(default=None, init=False, repr=False)
+    def __init__(
+        self,
+        model: Model | None = None,
+        settings: SupervisorSettings | None = None,
+        verifier: QuestionVerifier | None = None,
+        *,
+        mode: str = "llm",
+        rules: RuleSettings | None = None,
+        filter_preset: str | None = None,
+        embed: Callable[[list[str]], np.ndarray] | None = None,
+    ) -> None:
+        base = settings or SupervisorSettings()
+        if filter_preset:
+            base = replace(base, filter=preset(filter_preset))
+        self.settings = mode_settings(mode, base=base, rules=rules, verifier=verifier is not None)
+        if self.settings.llm and model is None:
+            raise ValueError(
+                f"OverseerSupervisor mode {mode!r}: expected a supervisor model "
+                "(mode 'rules' runs without one)"
+            )
+        self.mode = mode
+        self.model = model
+        self.verifier = verifier
+        self.embed = embed
+        self.runs = 0
+        self._lock = threading.RLock()
+        self._depth = 0  # nested runs in progress (a managed agent's run inside its manager's)
+        self._open = False  # a run's state is in use (reset before the next top-level run)
+        self._root: Any = None
+        self.reset()
 
-    def __post_init__(self) -> None:
-        self.core = SupervisorCore(self.settings)
+    # -- per-run state -------------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget the last run: history, caps, rule state, stats, log and usage."""
+        with self._lock:
+            self.core = SupervisorCore(self.settings, embed=self.embed)
+            self.usage = Usage()
+            self.log: list[SmolagentsSupervisionLog] = []
+            self._done: set[int] = set()  # ids of steps reviewed (a callback registered twice)
+            self._blocked: set[tuple[int, int]] = set()  # (agent id, step) with a refused call
+            self._originals: dict[int, ToolRecord] = {}  # step id -> its unmasked record
+            self._logged = 0  # rule firings already in `log`
 
+    def run_started(self, agent: Any, max_steps: int | None) -> None:
+        """A hooked agent's `run` began: a new top-level run resets the per-run state."""
+        with self._lock:
+            if self._depth == 0:
+                self.reset()
+                self.runs += 1
+                self._root, self._open = agent, True
+            self._depth += 1
+
+    def run_ended(self, agent: Any) -> None:
+        with self._lock:
+            self._depth = max(0, self._depth - 1)
+            self._open = self._depth > 0
+
+    # -- registration --------------------------------------------------------------------
     def attach(self, agent: Any) -> Any:
-        """Register on `agent` and, recursively, its managed agents; `agent`'s task is global."""
-        self._root = agent
-        self._register(agent)
+        """Register on `agent` and, recursively, its managed agents (each once), and hook their
+        tool calls and runs; `agent`'s task is the global task."""
+        with self._lock:
+            self._root = agent
+            self._adopt(agent)
         return agent
 
-    def _register(self, agent: Any) -> None:
-        agent.step_callbacks.register(ActionStep, self)
+    def _adopt(self, agent: Any) -> None:
+        callbacks = getattr(agent.step_callbacks, "_callbacks", {}).get(ActionStep, [])
+        if not any(cb is self for cb in callbacks):
+            agent.step_callbacks.register(ActionStep, self)
+        install(agent, self)
         for sub in (getattr(agent, "managed_agents", None) or {}).values():
-            self._register(sub)
+            self._adopt(sub)
+
+    def _adopt_late(self, agent: Any) -> None:
+        """An agent registered through `step_callbacks=[sup]`: hook it from now on. Its first
+        run began unhooked, so a state left by an earlier run is dropped here."""
+        if self._depth == 0 and not self._open:
+            self.reset()
+            self.runs += 1
+            self._root, self._open = agent, True
+        self._adopt(agent)
+
+    @staticmethod
+    def _where(agent: Any) -> tuple[str, str, str]:
+        name = str(getattr(agent, "name", None) or "agent")
+        local = str(getattr(agent, "task", "") or "")
+        return name, local, local[:200]
 
     def _global_task(self, agent: Any) -> str:
         task = getattr(self._root, "task", None) if self._root is not None else None
         return str(task or getattr(agent, "task", "") or "")
 
+    # -- before a tool runs --------------------------------------------------------------
+    def gate(self, agent: Any, tool: str, args: str, code: str) -> str | None:
+        """The rule tier's refusal of a call (a repeat, a spent budget), before it runs."""
+        rules = self.core.rules
+        if rules is None:
+            return None
+        with self._lock:
+            name, _, subtask = self._where(agent)
+            step = Step(name, subtask, "tool", tool=tool, args=args, code=code)
+            blocked = rules.before_action(step)
+            number = int(getattr(agent, "step_number", 0))
+            self._log_firings(number)
+            if blocked is None:
+                return None
+            self._blocked.add((id(agent), number))
+            return blocked.note
+
+    # -- after a step --------------------------------------------------------------------
     def __call__(self, memory_step: ActionStep, agent: Any = None) -> None:
-        """The callback smolagents calls after each step (other memory steps are ignored)."""
+        """The callback smolagents calls after each step (other memory steps are ignored).
+
+        The final answer and the step smolagents adds when `max_steps` is reached are not
+        reviewed: nothing reads a decision about them.
+        """
         if not isinstance(memory_step, ActionStep) or memory_step.is_final_answer:
             return
-        name = str(getattr(agent, "name", None) or "agent")
-        local = str(getattr(agent, "task", "") or "")
-        step = step_from_smolagents(memory_step, name, subtask=local[:200])
-        review = run_sync(
-            self.core.review(
-                step, global_task=self._global_task(agent), local_task=local, model=self.model
+        if isinstance(memory_step.error, AgentMaxStepsError):
+            return
+        with self._lock:
+            if agent is not None and not hooked(agent, self):
+                self._adopt_late(agent)
+            if id(memory_step) in self._done:
+                return
+            self._done.add(id(memory_step))
+            self._step(memory_step, agent)
+
+    def _step(self, memory_step: ActionStep, agent: Any) -> None:
+        name, local, subtask = self._where(agent)
+        n = memory_step.step_number
+        step = step_from_smolagents(memory_step, name, subtask)
+        self._charge(memory_step, name, subtask)
+        if (id(agent), n) not in self._blocked:
+            if unexecuted(memory_step):
+                self._count_unexecuted(memory_step, step)
+            review = run_sync(
+                self.core.review(
+                    step,
+                    global_task=self._global_task(agent),
+                    local_task=local,
+                    model=self.model or NO_MODEL,
+                )
             )
-        )
-        self._apply(review, memory_step, name, agent)
+            self._log_firings(n)
+            self._apply(review, memory_step, name, agent)
+        if self.core.rules is not None and agent is not None:
+            mask_memory(self.core.rules, agent, memory_step, name, subtask, self._originals)
+        self._log_firings(n)
+
+    def _charge(self, memory_step: ActionStep, name: str, subtask: str) -> None:
+        """Book the agent's own tokens; the step that spends its budget tells it to answer."""
+        rules = self.core.rules
+        if rules is None:
+            return
+        fired = rules.counts["budget"]
+        blocked = rules.charge(name, subtask, own_tokens(memory_step))
+        if blocked is not None and rules.counts["budget"] > fired:
+            memory_step.observations = f"{memory_step.observations or ''}\n\n{blocked.note}".strip()
+
+    def _count_unexecuted(self, memory_step: ActionStep, step: Step) -> None:
+        """A reply smolagents could not parse never reached a tool: the loop breaker counts it
+        here, and at the repeat it refuses it tells the agent to write something else."""
+        rules = self.core.rules
+        if rules is None:
+            return
+        blocked = rules.before_action(replace(step, observation=""))
+        if blocked is not None:
+            note = (
+                "[overseer] Your last replies were the same and could not be run as a tool "
+                "call. Write a different reply: one valid tool call."
+            )
+            memory_step.observations = f"{memory_step.observations or ''}\n\n{note}".strip()
+
+    def _log_firings(self, step_number: int) -> None:
+        rules = self.core.rules
+        if rules is None:
+            return
+        for f in rules.firings[self._logged :]:
+            self.log.append(
+                SmolagentsSupervisionLog(f.agent, step_number, "rule", f.detail, f.rule)
+            )
+            log.info("overseer rule %s (%s): %s", f.rule, f.agent, f.detail)
+        self._logged = len(rules.firings)
 
     def _apply(self, r: Review, memory_step: ActionStep, agent: str, agent_obj: Any) -> None:
         if r.trigger is None:
@@ -143,41 +283,29 @@ class OverseerSupervisor:
                 note=r.note or (d.fallback if d else ""),
             )
         )
-        if d is None:
-            return
-        self._book(memory_step, d.usage, agent_obj)
-        if r.note or d.action == "approve":
-            return
+        if d is not None:
+            self.usage = self.usage + d.usage
+            book_tokens(memory_step, d.usage, agent_obj, self)
+        if r.purified is not None:  # the rule tier's extract, unless the decision replaces it
+            memory_step.observations = r.purified
         obs = memory_step.observations or ""
+        if d is None or r.note or d.action == "approve":
+            return
         if d.action == "provide_guidance":
             memory_step.observations = f"{obs}\n\n[Supervisor guidance] {d.parameter}".strip()
         elif d.action == "correct_observation":
             memory_step.observations = d.parameter
-        elif d.action == "run_verification":
-            if self.verifier is None:
-                result = "no verifier is configured; check this yourself before going on"
-            else:
-                result = self.verifier(d.parameter)
+        elif d.action == "run_verification" and self.verifier is not None:
+            result = self.verifier(d.parameter)
             memory_step.observations = (
                 f"{obs}\n\n[Supervisor verification] {d.parameter}\n{result}".strip()
             )
 
-    def _book(self, memory_step: ActionStep, used: Usage, agent: Any) -> None:
-        """Add the supervisor's tokens to the step, and to smolagents' totals."""
-        self.usage = self.usage + used
-        before = memory_step.token_usage
-        memory_step.token_usage = TokenUsage(
-            input_tokens=(before.input_tokens if before else 0) + used.prompt_tokens,
-            output_tokens=(before.output_tokens if before else 0) + used.completion_tokens,
-        )
-        monitor = getattr(agent, "monitor", None)
-        # Registered after the agent's monitor (attach() on a built agent), the monitor has
-        # already counted this step: it appends one duration per action step it counts.
-        if monitor is not None and len(monitor.step_durations) >= memory_step.step_number:
-            monitor.total_input_token_count += used.prompt_tokens
-            monitor.total_output_token_count += used.completion_tokens
-
     @property
     def stats(self) -> dict[str, object]:
-        """Steps seen, filter triggers by context, decisions by action, fallbacks."""
-        return self.core.stats.as_dict()
+        """This run's counts: steps seen, triggers by context, decisions by action, skips,
+        fallbacks, rule firings by rule, refused rewrites; plus the supervisor's tokens."""
+        out = self.core.stats.as_dict()
+        out["supervisor_tokens"] = self.usage.prompt_tokens + self.usage.completion_tokens
+        out["mode"] = self.mode
+        return out
