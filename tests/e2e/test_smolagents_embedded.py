@@ -3,12 +3,18 @@ embedded llama.cpp server, and the real embedded model supervises it."""
 
 from __future__ import annotations
 
+import re
+import runpy
+from pathlib import Path
+
 import pytest
 from smolagents import OpenAIServerModel, ToolCallingAgent, tool
+from smolagents.memory import ActionStep
 
 from overseer.integrations.smolagents import OverseerSupervisor
 from overseer.models import LlamaCppModel
-from overseer.supervise import FilterConfig, SupervisorSettings
+from overseer.supervise import FilterConfig, SupervisorSettings, preset
+from overseer.supervise.rules import RuleSettings
 
 pytestmark = pytest.mark.e2e
 
@@ -53,3 +59,49 @@ def test_supervisor_reviews_a_real_smolagents_run(embedded_model: LlamaCppModel)
     assert sup.usage.prompt_tokens > 0 and sup.usage.completion_tokens > 0
     # smolagents' own totals include the supervisor's tokens
     assert agent.monitor.get_total_token_counts().input_tokens >= sup.usage.prompt_tokens
+
+
+def readme_snippet() -> str:
+    """The README's smolagents example (the one python block that builds the supervisor)."""
+    text = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    found = [b for b in blocks if "OverseerSupervisor(" in b and "load_model(" in b]
+    assert len(found) == 1, "expected one README block with the smolagents example"
+    return found[0]
+
+
+def test_readme_snippet_runs_as_written(tmp_path: Path) -> None:
+    # only the model differs: tests run the embedded SmolLM2, the README names qwen 0.5B
+    src = readme_snippet()
+    assert '"qwen2.5-coder-0.5b"' in src
+    path = tmp_path / "readme_smolagents.py"
+    path.write_text(src.replace('"qwen2.5-coder-0.5b"', '"smollm2-135m"'), encoding="utf-8")
+    ns = runpy.run_path(str(path))  # a file: smolagents' @tool reads the function's source
+    sup, agent = ns["sup"], ns["agent"]
+    assert isinstance(sup, OverseerSupervisor) and sup.mode == "rules+llm"
+    assert sup.runs == 1 and sup.stats["steps"] >= 1
+    assert sup.settings.filter == preset("gaia") and sup.settings.verify
+    assert isinstance(ns["answer"], str | int | float)
+    # the supervisor's real tokens are in smolagents' own totals
+    assert agent.monitor.get_total_token_counts().input_tokens >= sup.usage.prompt_tokens
+
+
+def test_rules_mode_budget_on_real_token_counts(embedded_model: LlamaCppModel) -> None:
+    agent_model = OpenAIServerModel(
+        model_id=embedded_model.name,
+        api_base=embedded_model.base_url,
+        api_key="none",
+        max_tokens=48,
+        temperature=0.0,
+    )
+    sup = OverseerSupervisor(mode="rules", rules=RuleSettings(budget_tokens=400))
+    agent = sup.attach(
+        ToolCallingAgent(tools=[visit], model=agent_model, max_steps=2, verbosity_level=0)
+    )
+    agent.run("What is the aperture of the Tinbel telescope? Visit https://wiki.local/Tinbel")
+    first = next(s for s in agent.memory.steps if isinstance(s, ActionStep))
+    # smolagents' prompt alone is over 400 tokens as the server counts them: spent at step 1
+    assert first.token_usage is not None and first.token_usage.input_tokens > 400
+    assert "token budget of 400 tokens spent" in (first.observations or "")
+    assert sup.stats["rules"]["budget"] >= 1 and sup.stats["supervisor_tokens"] == 0
+    assert any(e.context == "rule" and e.action == "budget" for e in sup.log)
