@@ -12,6 +12,7 @@ from smolagents.memory import ActionStep
 
 from overseer.integrations.smolagents import OverseerSupervisor
 from overseer.models import ScriptedModel
+from overseer.supervise._decide import reply_template
 from overseer.supervise.rules import RuleSettings
 
 from .smol_scripted import ScriptedSmolModel, code, prompt_text
@@ -167,3 +168,24 @@ def test_rules_plus_llm_leaves_loops_to_the_rules() -> None:
     assert sup_model.calls == []
     assert sup.stats["rules"]["loop_breaker"] == 3
     assert sup.stats["fallbacks"] == 0
+
+
+def test_a_managed_agents_error_is_reviewed_with_the_managers_task() -> None:
+    sup_model = ScriptedModel(lambda msgs: reply_template("approve", "fine"))
+    sup = OverseerSupervisor(sup_model, mode="rules+llm", rules=RuleSettings(masking=False))
+    manager = manager_with_helper(sup, [("nosuch", {"q": "x"}), ("final_answer", {"answer": "1"})])
+    manager.run("How tall is the Tinbel tower?")
+    # the helper's failed call, then its report as the manager reads it
+    assert [(e.agent, e.context) for e in sup.log] == [("helper", "error"), ("agent", "synthesis")]
+    asked = "\n".join(m["content"] for m in sup_model.calls[0]["messages"])
+    assert "How tall is the Tinbel tower?" in asked and "Fetch the tower pages." in asked
+
+
+def test_a_streamed_run_is_one_run() -> None:
+    sup = OverseerSupervisor(mode="rules", rules=RuleSettings(masking=False))
+    agent = sup.attach(tool_agent([("fetch", {"url": "https://x/a"})] * 3, 3))
+    for _ in range(2):
+        list(agent.run("Find it.", stream=True))
+        assert sup.runs == 1 or sup.stats["rules"] == {"loop_breaker": 1}
+    assert sup.runs == 2 and sup.stats["rules"] == {"loop_breaker": 1}  # counts of run 2 only
+    assert sup._depth == 0
