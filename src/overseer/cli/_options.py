@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from overseer.cli._app import InputError
+from overseer.cli._otlp import with_otlp
 
 if TYPE_CHECKING:
     from overseer.models import Model
     from overseer.runtime import Budget
 
 R = TypeVar("R")
-
 Env = Annotated[str, typer.Option(help="whodunit-asym, whodunit-sym, govsim or codegen.")]
 ModelOpt = Annotated[str, typer.Option(help="Local model name or openai:MODEL.")]
 Seed = Annotated[int, typer.Option(help="Sampling seed of the games.")]
@@ -163,8 +163,8 @@ _MODEL_TYPES: dict[str, Any] = {
     "temperature": Annotated[float | None, typer.Option(help="Temperature of every model call.")],
 }
 # --base-url, --api-key, --timeout, --retries, --n-ctx, --temperature after a command's own
-# options, received as one `mopts: ModelOpts` argument.
-model_options = _group("mopts", ModelOpts, _MODEL_TYPES, (), tuple(_MODEL_TYPES))
+# options, received as one `mopts: ModelOpts` argument; then --otlp-endpoint (cli/_otlp.py).
+model_options = with_otlp(_group("mopts", ModelOpts, _MODEL_TYPES, (), tuple(_MODEL_TYPES)))
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,12 @@ are added to the step's `token_usage`, so smolagents' own totals include them.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
+from overseer.integrations._guard import run_sync
 from overseer.models import Model, Usage
 from overseer.supervise import Review, Step, SupervisorCore, SupervisorSettings
 
@@ -32,20 +31,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "overseer.integrations.smolagents needs smolagents: pip install 'overseer[smolagents]'"
     ) from exc
 
-T = TypeVar("T")
-
 #: question -> answer; runs the check a `run_verification` decision asks for.
 QuestionVerifier = Callable[[str], str]
-
-
-def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine from sync code, also when the caller already runs an event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 def _text(value: object) -> str:
@@ -135,7 +122,7 @@ class OverseerSupervisor:
         name = str(getattr(agent, "name", None) or "agent")
         local = str(getattr(agent, "task", "") or "")
         step = step_from_smolagents(memory_step, name, subtask=local[:200])
-        review = _run_sync(
+        review = run_sync(
             self.core.review(
                 step, global_task=self._global_task(agent), local_task=local, model=self.model
             )

@@ -7,12 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from overseer.models._openai_shape import (
-    backend_temperature,
-    build_request,
-    is_context_overflow,
-    parse_response,
-)
+from overseer.models import _openai_shape as shape
 from overseer.models._types import (
     Completion,
     ContextWindowError,
@@ -86,7 +81,7 @@ class LlamaCppModel(Model):
         self.path = path
         self.n_ctx = n_ctx
         self.prompt_cache = prompt_cache
-        self.temperature = backend_temperature(temperature)
+        self.temperature = shape.backend_temperature(temperature)
         self._server: Any = xllamacpp.Server(params)
 
     @property
@@ -97,7 +92,7 @@ class LlamaCppModel(Model):
     def _complete(self, request: Request) -> Completion:
         if self._server is None:
             raise ModelRequestError(f"model {self.name}: used after close()")
-        body = build_request(request, self.temperature)
+        body = shape.build_request(request, self.temperature)
         if not self.prompt_cache:
             body["cache_prompt"] = False  # llama.cpp's own request field
         start = time.perf_counter()
@@ -112,12 +107,12 @@ class LlamaCppModel(Model):
         if "error" in data:
             err = data["error"]
             msg = err.get("message", err) if isinstance(err, dict) else err
-            if is_context_overflow(err):
+            if shape.is_context_overflow(err):
                 raise ContextWindowError(
                     f"model {self.name}: prompt over the context window (n_ctx {self.n_ctx}): {msg}"
                 )
             raise ModelRequestError(f"model {self.name}: llama.cpp error: {msg}")
-        return parse_response(data, latency_s=latency, model=self.name)
+        return shape.parse_response(data, latency_s=latency, model=self.name)
 
     def close(self) -> None:
         self._server = None

@@ -238,22 +238,7 @@ class Bus:
             await self.chain.run_end(run, result)
         finally:
             result = run.result(stop, answer, error)
-            t = result.total
-            run.trace.event(
-                "run_end",
-                answer=answer,
-                stop_reason=stop,
-                error=error,
-                usage={
-                    "input_tokens": t.prompt_tokens,
-                    "output_tokens": t.completion_tokens,
-                    "cached_input_tokens": t.cached_prompt_tokens,
-                },
-                by_actor={
-                    k: [u.prompt_tokens, u.cached_prompt_tokens, u.completion_tokens]
-                    for k, u in result.usage_by_actor.items()
-                },
-            )
+            run.trace.run_end(answer, stop, error, result.total, result.usage_by_actor)
             run.trace.close()
         return result
 

@@ -206,6 +206,18 @@ class MonitorFeatures(_Strict):
     tau: float | None
 
 
+class RuleEvent(_Strict):
+    """A rule of the LLM-free rule tier acted (`overseer.supervise.rules.RuleFiring`)."""
+
+    event: Literal["rule"]
+    rule: Literal["loop_breaker", "masking", "purification", "budget"]
+    agent: str
+    subtask: str
+    detail: str
+    before_chars: int
+    after_chars: int
+
+
 class PluginEvent(Event):
     """Events a plug-in or a game writes about its own work (free fields)."""
 
@@ -242,12 +254,11 @@ AnyEvent = (
     | GameTurn
     | InvalidMove
     | MonitorFeatures
+    | RuleEvent
     | PluginEvent
 )
 _MODELS: dict[str, type[Event]] = {
-    name: cls
-    for cls in AnyEvent.__args__
-    for name in cls.model_fields["event"].annotation.__args__
+    name: cls for cls in AnyEvent.__args__ for name in cls.model_fields["event"].annotation.__args__
 }
 EVENT_NAMES: frozenset[str] = frozenset(_MODELS)
 
@@ -277,29 +288,44 @@ def _short(text: Any, n: int = 160) -> str:
 
 
 _LINES: dict[str, Any] = {
-    "run_start": lambda e: f"run {e['run']} model={e['model']} "
-    f"agents={[a['name'] for a in e['team']['agents']]} query: {_short(e['query'])}",
+    "run_start": lambda e: (
+        f"run {e['run']} model={e['model']} "
+        f"agents={[a['name'] for a in e['team']['agents']]} query: {_short(e['query'])}"
+    ),
     "round_start": lambda e: f"-- round start {e['round']}",
     "round_end": lambda e: f"-- round end {e['round']}",
-    "model_call": lambda e: f"   call {e['overseer.actor.kind']}:{e['gen_ai.agent.name']} "
-    f"in={e['gen_ai.usage.input_tokens']} cached={e['gen_ai.usage.cache_read_input_tokens']} "
-    f"out={e['gen_ai.usage.output_tokens']} {e['latency_s']}s",
-    "interaction": lambda e: f"   {e['agent']} {e['kind']}"
-    + (f"({e['tool']})" if e.get("tool") else "")
-    + f" r{e['round']}s{e['step']}: {_short(e['observation'])}"
-    + (f" ERROR {e['error']}" if e.get("error") else ""),
+    "model_call": lambda e: (
+        f"   call {e['overseer.actor.kind']}:{e['gen_ai.agent.name']} "
+        f"in={e['gen_ai.usage.input_tokens']} cached={e['gen_ai.usage.cache_read_input_tokens']} "
+        f"out={e['gen_ai.usage.output_tokens']} {e['latency_s']}s"
+    ),
+    "interaction": lambda e: (
+        f"   {e['agent']} {e['kind']}"
+        + (f"({e['tool']})" if e.get("tool") else "")
+        + f" r{e['round']}s{e['step']}: {_short(e['observation'])}"
+        + (f" ERROR {e['error']}" if e.get("error") else "")
+    ),
     "message": lambda e: f"   message {e['sender']} -> channel: {_short(e['content'])}",
-    "turn": lambda e: f"   turn {e['agent']} ({e['role']}) r{e['round']} attempt {e['attempt']}: "
-    f"{_short(e['message'] or e['output'])}" + (f" ERROR {e['error']}" if e["error"] else ""),
-    "verdict": lambda e: f"   VERDICT {e['action']} by {e['by']} on {e.get('agent')}: "
-    f"{_short(e['reason'])}",
-    "rollback": lambda e: f"   ROLLBACK by {e['by']} in round {e['round']}: {_short(e['reason'])}"
-    f" ({e['removed']} messages removed, rollback {e['count']})",
-    "monitor_features": lambda e: f"   monitor {e['agent']} ({e['role']}) turn {e['turn']}: "
-    f"entropy={e['entropy']:.3f} varentropy={e['varentropy']:.3f} "
-    f"kurtosis={e['kurtosis']:.3f} estimate={e['estimate']} tau={e['tau']}",
-    "run_end": lambda e: f"end {e['stop_reason']}: answer {_short(e['answer'])!r} tokens in="
-    f"{e['usage']['input_tokens']} out={e['usage']['output_tokens']}",
+    "turn": lambda e: (
+        f"   turn {e['agent']} ({e['role']}) r{e['round']} attempt {e['attempt']}: "
+        f"{_short(e['message'] or e['output'])}" + (f" ERROR {e['error']}" if e["error"] else "")
+    ),
+    "verdict": lambda e: (
+        f"   VERDICT {e['action']} by {e['by']} on {e.get('agent')}: {_short(e['reason'])}"
+    ),
+    "rollback": lambda e: (
+        f"   ROLLBACK by {e['by']} in round {e['round']}: {_short(e['reason'])}"
+        f" ({e['removed']} messages removed, rollback {e['count']})"
+    ),
+    "monitor_features": lambda e: (
+        f"   monitor {e['agent']} ({e['role']}) turn {e['turn']}: "
+        f"entropy={e['entropy']:.3f} varentropy={e['varentropy']:.3f} "
+        f"kurtosis={e['kurtosis']:.3f} estimate={e['estimate']} tau={e['tau']}"
+    ),
+    "run_end": lambda e: (
+        f"end {e['stop_reason']}: answer {_short(e['answer'])!r} tokens in="
+        f"{e['usage']['input_tokens']} out={e['usage']['output_tokens']}"
+    ),
 }
 
 

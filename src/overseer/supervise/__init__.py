@@ -5,7 +5,9 @@ Exported is what a user needs to attach the supervisor (`SupervisorAgent`, `Supe
 `tool_verifier`), drive it from another framework (`SupervisorCore`, `Step`, `Review`,
 `SupervisorStats`) and tune its filter (`FilterConfig`, `FILTER_PRESETS`, `preset`,
 `STRATEGIES`). The LLM-free filter is usable alone from its own module,
-`overseer.supervise.filters` (`classify`, `StepHistory`, `Trigger`, `Context`). Prompts, the
+`overseer.supervise.filters` (`classify`, `StepHistory`, `Trigger`, `Context`); the LLM-free
+rule tier (loop breaker, masking, extractive purification, budgets) from
+`overseer.supervise.rules` (`RuleTier`, `RuleSettings`, `extract`, `mask_stub`). Prompts, the
 decision call and the context window are internals of the private modules; ready-made
 configurations are in `overseer.supervise.configs`.
 """

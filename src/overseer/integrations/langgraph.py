@@ -1,0 +1,275 @@
+"""overseer for LangChain v1 / LangGraph agents: one middleware for `create_agent`.
+
+    from overseer.integrations.langgraph import OverseerMiddleware, GuardSettings
+    guard = OverseerMiddleware(GuardSettings(budget_tokens=50_000))
+    agent = create_agent(model, tools, middleware=[guard])   # the agent itself is unchanged
+
+Hooks used and what overseer does there (the engine is `integrations._guard.Guard`):
+
+- `wrap_tool_call`: before a tool runs, the loop breaker (an identical call beyond
+  `RuleSettings.loop_limit` is not run; the model reads a short note instead) and the step
+  budget; after it ran, an over-long output is purified extractively, then the LLM supervisor
+  (when a `supervisor_model` is given) may correct it or add guidance.
+- `wrap_model_call`: before each model call the team budget is checked and older tool outputs
+  are masked in the model's input; after it, the call is booked in the ledger under the
+  agent's name with the tokens LangChain reports (`AIMessage.usage_metadata`).
+- `before_agent` / `after_agent`: start and end a guard run (trace `run_start`/`run_end`).
+
+What these hooks cannot do:
+
+- Masking edits only what the model is sent; the graph state (and a checkpointer) keeps the
+  tool messages as they were returned (purified, but not masked).
+- A tool that returns a `Command` instead of a `ToolMessage` is passed through: counted by the
+  loop breaker, but neither purified nor supervised.
+- The budget is checked between model calls: a call under way finishes, so the team budget can
+  be overshot by one call. On a spent budget the run stops with `BudgetExceeded` raised out of
+  `invoke` (`on_budget="raise"`), or ends with a final AI message saying so (`"end"`).
+- A model that reports no `usage_metadata` is booked with 0 tokens (counted in
+  `stats["unreported_usage"]`); the budget cannot see those calls' tokens.
+- The supervisor's `run_verification` has no verifier here: the model is told to verify.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from overseer.integrations._guard import (
+    BudgetExceeded,
+    Guard,
+    GuardSettings,
+    ToolRecord,
+    args_text,
+)
+from overseer.models import Model
+
+try:
+    from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+    from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+    from langgraph.types import Command
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "overseer.integrations.langgraph needs LangChain v1: pip install 'overseer[langgraph]'"
+    ) from exc
+
+__all__ = ["BudgetExceeded", "Guard", "GuardSettings", "OverseerMiddleware"]
+
+OnBudget = Literal["raise", "end"]
+ToolResult = ToolMessage | Command[Any]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p if isinstance(p, str) else p.get("text", "") for p in content]
+        if all(isinstance(p, str) for p in parts):
+            return "".join(parts)
+    return json.dumps(content, ensure_ascii=False, default=str)
+
+
+def _role(m: BaseMessage) -> str:
+    return {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}.get(
+        m.type, m.type
+    )
+
+
+def _plain(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
+    """Chat messages as the trace stores them (role, text)."""
+    return [{"role": _role(m), "content": _text(m.content)} for m in messages]
+
+
+def _task(messages: Sequence[BaseMessage]) -> str:
+    """The run's task: the first human message."""
+    return next((_text(m.content) for m in messages if m.type == "human"), "")
+
+
+class OverseerMiddleware(AgentMiddleware):
+    """overseer attached to one `create_agent` agent (see the module docstring for the hooks).
+
+    Pass `guard` to share one guard (one ledger, one budget) across the agents of a team, one
+    middleware per agent with its `agent` name; the caller then starts runs with
+    `guard.start_run(task)` (the first agent starts the first one). Without `guard`, the
+    middleware makes its own from `settings`, `supervisor_model` and `trace_dir`, and starts a
+    run at every `invoke`.
+    """
+
+    def __init__(
+        self,
+        settings: GuardSettings | None = None,
+        *,
+        guard: Guard | None = None,
+        agent: str | None = None,
+        supervisor_model: Model | None = None,
+        trace_dir: str | Path | None = None,
+        on_budget: OnBudget = "raise",
+    ) -> None:
+        super().__init__()
+        if on_budget not in ("raise", "end"):
+            raise ValueError(f"on_budget: expected 'raise' or 'end', got {on_budget!r}")
+        if guard is not None and (settings or supervisor_model or trace_dir):
+            raise ValueError("OverseerMiddleware: give either guard or its settings, not both")
+        self.owns_guard = guard is None
+        self.guard = guard or Guard(
+            settings, supervisor_model=supervisor_model, trace_dir=trace_dir, run_name=agent or ""
+        )
+        self.agent = agent
+        self.on_budget: OnBudget = on_budget
+
+    @property
+    def name(self) -> str:
+        return f"OverseerMiddleware[{self.agent}]" if self.agent else "OverseerMiddleware"
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        return self.guard.stats
+
+    def _who(self, messages: Sequence[BaseMessage]) -> str:
+        if self.agent:
+            return self.agent
+        named = next((m.name for m in reversed(messages) if m.type == "ai" and m.name), None)
+        return named or "agent"
+
+    # -- run lifecycle -------------------------------------------------------------------
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        if self.owns_guard or self.guard.runs == 0:
+            self.guard.start_run(_task(state["messages"]))
+        return None
+
+    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.before_agent(state, runtime)
+
+    def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        if self.owns_guard:
+            last = state["messages"][-1] if state["messages"] else None
+            self.guard.end_run(_text(last.content) if last is not None else "")
+        return None
+
+    async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.after_agent(state, runtime)
+
+    # -- model calls ---------------------------------------------------------------------
+    def _prepare(self, request: ModelRequest) -> tuple[ModelRequest, AIMessage | None]:
+        """Budget check and masking; an AIMessage when the run must end instead of calling."""
+        try:
+            self.guard.check_budget(self._who(request.messages))
+        except BudgetExceeded as exc:
+            if self.on_budget == "raise":
+                raise
+            return request, AIMessage(content=f"[overseer] stopped: {exc}")
+        return request.override(messages=self._masked(request.messages)), None
+
+    def _masked(self, messages: list[Any]) -> list[Any]:
+        """The messages with older tool outputs replaced by one-line stubs."""
+        calls = {c["id"]: c for m in messages if isinstance(m, AIMessage) for c in m.tool_calls}
+        where = [i for i, m in enumerate(messages) if isinstance(m, ToolMessage)]
+        if not where:
+            return messages
+        records = []
+        for i in where:
+            call: Mapping[str, Any] = calls.get(messages[i].tool_call_id, {})
+            name = call.get("name") or messages[i].name or "tool"
+            records.append(
+                ToolRecord(name, args_text(call.get("args")), _text(messages[i].content))
+            )
+        shown = self.guard.model_input(self._who(messages), records)
+        out = list(messages)
+        for i, rec, text in zip(where, records, shown, strict=True):
+            if text != rec.text:
+                out[i] = messages[i].model_copy(update={"content": text})
+        return out
+
+    def _book(self, request: ModelRequest, response: ModelResponse, started: float) -> None:
+        ai = next((m for m in response.result if isinstance(m, AIMessage)), None)
+        if ai is None:
+            return
+        usage = ai.usage_metadata
+        meta = ai.response_metadata or {}
+        try:
+            self.guard.book(
+                self.agent or ai.name or "agent",
+                prompt_tokens=int(usage["input_tokens"]) if usage else 0,
+                completion_tokens=int(usage["output_tokens"]) if usage else 0,
+                model=str(meta.get("model_name") or meta.get("model") or ""),
+                latency_s=time.monotonic() - started,
+                messages=_plain(request.messages) if self.guard.trace is not None else (),
+                output=_text(ai.content),
+                reported=usage is not None,
+            )
+        except BudgetExceeded:
+            if self.on_budget == "raise":
+                raise
+            # "end": keep this answer; the next model call of the run ends it (check_budget).
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse | AIMessage:
+        request, stop = self._prepare(request)
+        if stop is not None:
+            return stop
+        started = time.monotonic()
+        response = handler(request)
+        self._book(request, response, started)
+        return response
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse | AIMessage:
+        request, stop = self._prepare(request)
+        if stop is not None:
+            return stop
+        started = time.monotonic()
+        response = await handler(request)
+        self._book(request, response, started)
+        return response
+
+    # -- tool calls ----------------------------------------------------------------------
+    def _call(self, request: ToolCallRequest) -> tuple[str, str, Mapping[str, Any], str]:
+        call = request.tool_call
+        messages = request.state.get("messages", []) if isinstance(request.state, dict) else []
+        return self._who(messages), call["name"], call.get("args") or {}, call.get("id") or ""
+
+    def _blocked(self, request: ToolCallRequest) -> ToolMessage | None:
+        agent, tool, args, call_id = self._call(request)
+        note = self.guard.before_tool(agent, tool, args)
+        if note is None:
+            return None
+        return ToolMessage(content=note, tool_call_id=call_id, name=tool)
+
+    @staticmethod
+    def _error(result: ToolMessage) -> str | None:
+        return _text(result.content) if result.status == "error" else None
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
+    ) -> ToolResult:
+        blocked = self._blocked(request)
+        if blocked is not None:
+            return blocked
+        result = handler(request)
+        if not isinstance(result, ToolMessage):
+            return result
+        agent, tool, args, _ = self._call(request)
+        text = _text(result.content)
+        shown = self.guard.after_tool(agent, tool, args, text, error=self._error(result))
+        return result if shown == text else result.model_copy(update={"content": shown})
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
+    ) -> ToolResult:
+        blocked = self._blocked(request)
+        if blocked is not None:
+            return blocked
+        result = await handler(request)
+        if not isinstance(result, ToolMessage):
+            return result
+        agent, tool, args, _ = self._call(request)
+        text = _text(result.content)
+        shown = await self.guard.aafter_tool(agent, tool, args, text, error=self._error(result))
+        return result if shown == text else result.model_copy(update={"content": shown})

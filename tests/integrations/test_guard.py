@@ -1,0 +1,168 @@
+"""The framework-neutral guard: rule tier per agent, supervisor, ledger booking, team budget."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from overseer.integrations._guard import BudgetExceeded, Guard, GuardSettings, ToolRecord
+from overseer.models import ScriptedModel
+from overseer.runtime import read_trace
+from overseer.supervise import SupervisorSettings
+from overseer.supervise._decide import reply_template
+from overseer.supervise.rules import RuleSettings
+
+PAGE = "Tinbel Observatory. The aperture is 240 cm. " + "Menu | Home | Shop | Login. " * 2000
+
+
+def test_repeated_tool_call_is_blocked_per_agent() -> None:
+    g = Guard(GuardSettings(rules=RuleSettings(loop_limit=2)))
+    g.start_run("find the aperture")
+    assert g.before_tool("a", "fetch", {"url": "x"}) is None
+    assert g.before_tool("a", "fetch", '{"url": "x"}') is None  # same action as JSON text
+    note = g.before_tool("a", "fetch", {"url": "x"})
+    assert note and "fetch" in note
+    # another agent, or another call, is not blocked
+    assert g.before_tool("b", "fetch", {"url": "x"}) is None
+    assert g.before_tool("a", "fetch", {"url": "y"}) is None
+    assert g.stats["actions"] == 5 and g.stats["blocked"] == 1
+    assert g.stats["rules"]["loop_breaker"] == 1
+
+
+def test_start_run_forgets_the_previous_run() -> None:
+    g = Guard(GuardSettings(rules=RuleSettings(loop_limit=1)))
+    g.start_run("t")
+    g.before_tool("a", "fetch", {"url": "x"})
+    assert g.before_tool("a", "fetch", {"url": "x"}) is not None
+    first = g.ledger
+    g.start_run("t")
+    assert g.before_tool("a", "fetch", {"url": "x"}) is None
+    assert g.ledger is not first and g.ledger.run != first.run
+
+
+def test_long_tool_output_is_purified_short_one_kept() -> None:
+    g = Guard()
+    g.start_run("What is the aperture of the Tinbel telescope?")
+    out = g.after_tool("a", "fetch", {"url": "x"}, PAGE)
+    assert len(out) < len(PAGE) // 10
+    assert g.after_tool("a", "fetch", {"url": "y"}, "short page") == "short page"
+    assert g.stats["rules"]["purification"] == 1
+
+
+def test_purification_off_keeps_the_page() -> None:
+    g = Guard(GuardSettings(rules=RuleSettings(purify=False)))
+    assert g.after_tool("a", "fetch", {}, PAGE) == PAGE
+
+
+def test_model_input_masks_older_outputs() -> None:
+    g = Guard(GuardSettings(rules=RuleSettings(mask_keep=1)))
+    records = [ToolRecord("fetch", '{"url": "1"}', "A" * 5000), ToolRecord("fetch", "{}", "B")]
+    shown = g.model_input("a", records)
+    assert shown[1] == "B" and shown[0] != records[0].text and len(shown[0]) < 200
+    g.model_input("a", records)  # the same record is masked once
+    assert g.stats["rules"]["masking"] == 1
+
+
+def test_book_is_per_agent_and_the_team_budget_stops() -> None:
+    g = Guard(GuardSettings(budget_tokens=100))
+    g.start_run("t")
+    g.book("planner", prompt_tokens=30, completion_tokens=5, model="m")
+    g.book("coder", prompt_tokens=40, completion_tokens=5)
+    assert g.stats["tokens"] == {"agent:planner": 35, "agent:coder": 45}
+    assert g.ledger.total.prompt_tokens == 70
+    with pytest.raises(BudgetExceeded, match="tokens"):
+        g.book("coder", prompt_tokens=30, completion_tokens=1)
+    with pytest.raises(BudgetExceeded):
+        g.check_budget()
+
+
+def test_call_budget_is_checked_before_a_call() -> None:
+    g = Guard(GuardSettings(budget_calls=2))
+    g.check_budget()
+    g.book("a", prompt_tokens=1, completion_tokens=1)
+    g.book("a", prompt_tokens=1, completion_tokens=1)
+    with pytest.raises(BudgetExceeded, match="steps"):
+        g.check_budget()
+
+
+def test_per_agent_rule_budget_raises() -> None:
+    g = Guard(GuardSettings(rules=RuleSettings(budget_tokens=50)))
+    g.book("a", prompt_tokens=20, completion_tokens=1)
+    g.book("b", prompt_tokens=40, completion_tokens=1)  # b's own budget is not a's
+    with pytest.raises(BudgetExceeded):
+        g.book("a", prompt_tokens=40, completion_tokens=1)
+
+
+@pytest.mark.parametrize(
+    ("kw", "msg"),
+    [({"budget_tokens": 0}, "budget_tokens"), ({"budget_calls": -1}, "budget_calls")],
+)
+def test_bad_settings_are_one_clear_line(kw: dict[str, int], msg: str) -> None:
+    with pytest.raises(ValueError, match=msg):
+        GuardSettings(**kw)  # type: ignore[arg-type]
+
+
+def test_supervisor_settings_without_a_model_is_an_error() -> None:
+    with pytest.raises(ValueError, match="supervisor_model"):
+        Guard(GuardSettings(supervisor=SupervisorSettings()))
+
+
+def test_supervisor_reviews_an_error_and_is_booked(tmp_path: Path) -> None:
+    sup = ScriptedModel([reply_template("provide_guidance", "bad url", "use https://ok")])
+    g = Guard(GuardSettings(), supervisor_model=sup, trace_dir=tmp_path, run_name="t1")
+    g.start_run("fetch the page")
+    out = g.after_tool("a", "fetch", {"url": "bad"}, "", error="404 not found")
+    assert "use https://ok" in out
+    assert g.stats["supervisor"]["actions"] == {"provide_guidance": 1}
+    assert "supervisor:supervisor" in g.stats["tokens"]
+    assert g.ledger.by_kind()["supervisor"].prompt_tokens > 0
+    g.book("a", prompt_tokens=3, completion_tokens=2, messages=[{"role": "user", "content": "x"}])
+    g.end_run("answer")
+    events = list(read_trace(tmp_path / "t1-1.jsonl", validate=True))
+    names = [e["event"] for e in events]
+    assert names[0] == "run_start" and names[-1] == "run_end"
+    assert names.count("model_call") == 2 and "supervision" in names
+    assert events[-1]["by_actor"]["agent:a"] == [3, 0, 2]
+
+
+async def test_async_after_tool_in_an_event_loop() -> None:
+    sup = ScriptedModel([reply_template("correct_observation", "clean", "aperture 240 cm")])
+    g = Guard(
+        GuardSettings(rules=RuleSettings(purify=False)),
+        supervisor_model=sup,
+    )
+    g.start_run("aperture?")
+    out = await g.aafter_tool("a", "fetch", {}, PAGE)
+    assert out == "aperture 240 cm"
+    # the sync form also works while a loop runs (the model call goes to a worker thread)
+    assert g.after_tool("a", "fetch", {}, "fine") == "fine"
+
+
+def test_rule_firings_are_traced(tmp_path: Path) -> None:
+    g = Guard(GuardSettings(rules=RuleSettings(loop_limit=1)), trace_dir=tmp_path, run_name="r")
+    g.start_run("aperture?")
+    g.before_tool("a", "fetch", {})
+    g.before_tool("a", "fetch", {})
+    g.after_tool("a", "fetch", {}, PAGE)
+    g.end_run()
+    rules = [e for e in read_trace(tmp_path / "r-1.jsonl", validate=True) if e["event"] == "rule"]
+    assert [e["rule"] for e in rules] == ["loop_breaker", "purification"]
+    assert rules[1]["before_chars"] == len(PAGE) > rules[1]["after_chars"]
+
+
+def test_parallel_tool_calls_are_counted_once_each() -> None:
+    g = Guard(GuardSettings(rules=RuleSettings(loop_limit=3)))
+    g.start_run("t")
+    notes: list[str | None] = []
+
+    def call() -> None:
+        notes.append(g.before_tool("a", "fetch", {"url": "x"}))
+
+    threads = [threading.Thread(target=call) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(n is None for n in notes) == 3 and g.stats["actions"] == 8

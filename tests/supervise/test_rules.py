@@ -1,0 +1,240 @@
+"""The rule tier on scripted steps: loop breaker, extractive purification, masking, budgets."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import numpy as np
+import pytest
+
+from overseer.supervise.filters import Step
+from overseer.supervise.rules import (
+    Blocked,
+    RuleSettings,
+    RuleTier,
+    ToolRecord,
+    extract,
+    mask_stub,
+)
+
+
+def call(args: str = '{"url": "https://a.org/x", "page": 1}', *, agent: str = "a", **kw) -> Step:
+    return Step(agent=agent, subtask="s", kind="tool", tool="web_fetch", args=args, **kw)
+
+
+# --- loop breaker -------------------------------------------------------------------------
+
+
+def test_loop_breaker_blocks_the_next_identical_action_even_with_reordered_json() -> None:
+    tier = RuleTier(RuleSettings(loop_limit=2))
+    assert tier.before_action(call()) is None
+    tier.after_observation(call(observation="Try again later."), local_task="t")
+    assert tier.before_action(call('{"page": 1,  "url": "https://a.org/x"}')) is None
+    blocked = tier.before_action(call('{"page":1,"url":"https://a.org/x"}'))
+    assert isinstance(blocked, Blocked)
+    assert "twice" in blocked.note and "web_fetch" in blocked.note
+    assert "Try again later." in blocked.note  # points to the earlier result
+    assert blocked.firing.rule == "loop_breaker" and blocked.firing.agent == "a"
+    assert tier.counts["loop_breaker"] == 1 and tier.firings == [blocked.firing]
+
+
+def test_loop_breaker_counts_per_agent_and_subtask_and_other_args_pass() -> None:
+    tier = RuleTier(RuleSettings(loop_limit=1))
+    assert tier.before_action(call()) is None
+    assert tier.before_action(call(agent="b")) is None  # another agent
+    assert tier.before_action(call('{"url": "https://a.org/y"}')) is None  # other args
+    other = Step(agent="a", subtask="s2", kind="tool", tool="web_fetch", args=call().args)
+    assert tier.before_action(other) is None  # another sub-task
+    assert tier.before_action(call()) is not None
+
+
+def test_loop_breaker_sees_identical_code_and_can_be_switched_off() -> None:
+    code = Step(agent="a", subtask="s", kind="tool", tool="python", code="print(1)\n")
+    tier = RuleTier(RuleSettings(loop_limit=1))
+    assert tier.before_action(code) is None
+    assert tier.before_action(Step(**{**code.__dict__, "code": "print(1)"})) is not None
+    off = RuleTier(RuleSettings(loop_breaker=False, loop_limit=1))
+    assert all(off.before_action(code) is None for _ in range(5))
+    assert not off.counts
+
+
+def test_reset_forgets_the_run() -> None:
+    tier = RuleTier(RuleSettings(loop_limit=1))
+    tier.before_action(call())
+    assert tier.before_action(call()) is not None
+    tier.reset()
+    assert tier.before_action(call()) is None and not tier.counts and not tier.firings
+
+
+# --- budgets ------------------------------------------------------------------------------
+
+
+def test_step_budget_blocks_the_step_after_the_budget() -> None:
+    tier = RuleTier(RuleSettings(budget_steps=2, loop_breaker=False))
+    assert tier.before_action(call('{"q": 1}')) is None
+    assert tier.before_action(call('{"q": 2}')) is None
+    blocked = tier.before_action(call('{"q": 3}'))
+    assert blocked is not None and blocked.firing.rule == "budget"
+    assert "answer" in blocked.note
+    assert tier.before_action(call('{"q": 1}', agent="b")) is None  # per agent
+
+
+def test_token_budget_fires_once_when_crossed_and_then_blocks_actions() -> None:
+    tier = RuleTier(RuleSettings(budget_tokens=100))
+    assert tier.charge("a", "s", 60) is None
+    first = tier.charge("a", "s", 60)
+    assert first is not None and first.firing.rule == "budget"
+    assert tier.charge("a", "s", 10) is not None
+    assert tier.counts["budget"] == 1
+    assert tier.before_action(call()) is not None
+    assert tier.counts["budget"] == 2
+    assert tier.charge("b", "s", 99) is None
+
+
+def test_no_budget_never_blocks() -> None:
+    tier = RuleTier()
+    assert tier.charge("a", "s", 10**9) is None
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"loop_limit": 0},
+        {"mask_keep": -1},
+        {"purify_keep": 5000},
+        {"budget_tokens": 0},
+        {"budget_steps": "3"},
+    ],
+)
+def test_bad_settings_name_the_setting(bad: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        RuleSettings(**bad)  # type: ignore[arg-type]
+
+
+def test_enabled_lists_switched_on_rules() -> None:
+    assert RuleSettings().enabled() == ("loop_breaker", "masking", "purification")
+    assert RuleSettings(masking=False, budget_steps=3).enabled() == (
+        "loop_breaker",
+        "purification",
+        "budget",
+    )
+
+
+# --- extractive purification --------------------------------------------------------------
+
+
+def _page(n_filler: int = 40) -> str:
+    filler = [
+        f"Section {i}. The weather in the valley was mild and the market sold apples and "
+        f"pears to visitors who came by train every morning of season {i}."
+        for i in range(n_filler)
+    ]
+    answer = (
+        "The Eiffel Tower is 330 metres tall; it was completed in 1889 for the World's Fair, "
+        "see https://en.wikipedia.org/wiki/Eiffel_Tower for details."
+    )
+    body = [*filler[:17], answer, *filler[17:]]
+    return "Title: Paris landmarks\nURL: https://example.org/paris\n\n" + "\n\n".join(body)
+
+
+def test_extract_keeps_the_relevant_passage_metadata_and_numbers_verbatim() -> None:
+    page = _page()
+    out = extract(page, "How tall is the Eiffel Tower, in metres?", 600)
+    assert "Title: Paris landmarks" in out and "URL: https://example.org/paris" in out
+    assert "330 metres tall; it was completed in 1889" in out
+    assert "https://en.wikipedia.org/wiki/Eiffel_Tower" in out
+    assert len(out) < len(page) // 3
+
+
+def test_extract_adds_nothing_but_its_closing_note() -> None:
+    page = _page()
+    out = extract(page, "Eiffel Tower height", 800)
+    body, note = out.rsplit("\n\n", 1)
+    assert re.fullmatch(r"\[overseer: kept \d+ of \d+ passages, [\d,]+ of [\d,]+ chars.*\]", note)
+    for passage in body.split("\n\n"):
+        assert passage in page, passage  # every kept passage is verbatim input
+    assert out == extract(page, "Eiffel Tower height", 800)  # deterministic
+    assert extract("short text", "q", 800) == "short text"
+
+
+def test_extract_keeps_original_order_and_honours_the_budget() -> None:
+    page = _page()
+    out = extract(page, "apples pears Eiffel", 1000)
+    body = out.rsplit("\n\n", 1)[0]
+    positions = [page.index(p) for p in body.split("\n\n")]
+    assert positions == sorted(positions)
+    assert len(body) <= 1000 + 20
+
+
+def test_extract_is_fast_on_a_50000_char_page() -> None:
+    page = _page(360)
+    assert len(page) > 50_000
+    t0 = time.perf_counter()
+    out = extract(page, "Eiffel Tower height", 1500)
+    assert time.perf_counter() - t0 < 2.0
+    assert "330 metres tall" in out and len(out) < 2000
+
+
+def test_extract_uses_the_embedding_hook_when_given() -> None:
+    calls: list[list[str]] = []
+
+    def embed(texts: list[str]) -> np.ndarray:
+        calls.append(texts)
+        # a toy embedding: the passage mentioning "season 3." is closest to the query
+        return np.array(
+            [[1.0, 0.0]] + [[1.0, 0.0] if "season 3." in t else [0.0, 1.0] for t in texts[1:]]
+        )
+
+    out = extract(_page(), "anything", 300, embed=embed)
+    assert calls and calls[0][0] == "anything"
+    assert "season 3." in out and "embedding" in out
+
+
+def test_extract_cuts_one_huge_line_into_verbatim_slices() -> None:
+    text = "word " * 3000 + "needle 42 here " + "word " * 3000
+    out = extract(text, "needle", 400)
+    assert "needle 42 here" in out and len(out) < 600
+
+
+def test_after_observation_purifies_only_long_outputs() -> None:
+    tier = RuleTier(RuleSettings(purify_over=3000, purify_keep=800))
+    page = _page()
+    text, firing = tier.after_observation(call(observation=page), local_task="Eiffel Tower height")
+    assert firing is not None and firing.rule == "purification"
+    assert firing.before_chars == len(page) and firing.after_chars == len(text) < len(page)
+    assert "330 metres" in text
+    short, none = tier.after_observation(call(observation="ok"), local_task="t")
+    assert (short, none) == ("ok", None)
+    off = RuleTier(RuleSettings(purify=False))
+    assert off.after_observation(call(observation=page), local_task="t") == (page, None)
+
+
+# --- masking ------------------------------------------------------------------------------
+
+
+def test_mask_stubs_older_records_and_counts_each_once() -> None:
+    tier = RuleTier(RuleSettings(mask_keep=2))
+    recs = [ToolRecord("web_fetch", f'{{"url": "u{i}"}}', "x" * (500 + i)) for i in range(4)]
+    shown = tier.mask(recs[:3], agent="a")
+    assert shown[0] == mask_stub(recs[0]) and shown[1:] == [recs[1].text, recs[2].text]
+    assert tier.counts["masking"] == 1
+    shown = tier.mask(recs, agent="a")
+    assert shown[:2] == [mask_stub(recs[0]), mask_stub(recs[1])]
+    assert tier.counts["masking"] == 2  # recs[0] is not counted again
+    assert tier.firings[-1].before_chars == 501
+
+
+def test_mask_stub_is_one_line_with_tool_args_and_length() -> None:
+    stub = mask_stub(ToolRecord("web_fetch", '{"url": "https://a.org"}', "y" * 50_000))
+    assert stub == '[older output of web_fetch({"url": "https://a.org"}) hidden: 50,000 chars]'
+    long = mask_stub(ToolRecord("python", "print(1)\n" * 100, "z" * 9000))
+    assert "\n" not in long and len(long) < 160
+
+
+def test_mask_keeps_short_outputs_and_obeys_the_switch() -> None:
+    tier = RuleTier(RuleSettings(mask_keep=0))
+    recs = [ToolRecord("t", "{}", "ok"), ToolRecord("t", "{}", "b" * 300)]
+    assert tier.mask(recs) == ["ok", mask_stub(recs[1])]
+    off = RuleTier(RuleSettings(masking=False, mask_keep=0))
+    assert off.mask(recs) == ["ok", "b" * 300] and not off.counts
