@@ -57,7 +57,7 @@ def run_claim(
 ) -> Path:
     """Run what is not yet stored of a claim at a size, then write its page; the page's path.
     Bad names or sizes raise ValueError naming them."""
-    from overseer.evidence.page import Made, write_page
+    from overseer.evidence.page import write_page
 
     claim = get_claim(name)
     claim.size(size)
@@ -70,8 +70,8 @@ def run_claim(
         ctx.close()
         if ctx.ran:
             log.add(command=command, seconds=time.monotonic() - start, episodes=ctx.ran)
-    made = Made(command, model, size, claim.size(size), log.seconds(), ctx.store)
-    return write_page(claim, parts, made, docs_dir)
+    return write_page(claim, parts, docs_dir, command=command, model=model, size=size,
+                      seconds=log.seconds(), store=ctx.store)  # fmt: skip
 
 
 __all__ = [

@@ -4,8 +4,7 @@ intervals and the paired comparison with the baseline, the plots, and how it was
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
 from overseer.bench import summarize
@@ -20,18 +19,6 @@ def _paired_table(records, baseline: str, configs: Sequence[str]):
     except ModuleNotFoundError:  # the stats module is not merged yet: same contract
         from overseer.evidence._interim_stats import paired_table
     return paired_table(records, baseline, configs)
-
-
-@dataclass(frozen=True)
-class Made:
-    """How the results were made: the command, the model, the size and the run time."""
-
-    command: str
-    model: str
-    size: str
-    knobs: Mapping[str, int]
-    seconds: float
-    store: Path
 
 
 def _md_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -88,16 +75,27 @@ def _paired(part: Part) -> list[str]:
     return [head, "", *_md_table(cols, body)]
 
 
-def write_page(claim: Claim, parts: Sequence[Part], made: Made, docs_dir: Path) -> Path:
-    """Write docs_dir/CLAIM.md and its plots (CLAIM-N.png beside it); the page's path."""
+def write_page(
+    claim: Claim,
+    parts: Sequence[Part],
+    docs_dir: Path,
+    *,
+    command: str,
+    model: str,
+    size: str,
+    seconds: float,
+    store: Path,
+) -> Path:
+    """Write docs_dir/CLAIM.md and its plots (CLAIM-N.png beside it), saying how the results
+    were made (command, model, size, run time, store); the page's path."""
     docs_dir.mkdir(parents=True, exist_ok=True)
     fig = claim.paper
     lines = [f"# {claim.title}", "", f"> {claim.claim}", "", "## The paper's figure", ""]
     lines += _md_table(fig.columns, fig.rows)
     lines += ["", f"Source: {fig.source}." + (f" {fig.note}" if fig.note else ""), ""]
-    knobs = ", ".join(f"{k} = {v}" for k, v in made.knobs.items())
+    knobs = ", ".join(f"{k} = {v}" for k, v in claim.size(size).items())
     lines += ["## Our protocol", "", claim.protocol, "",
-              f"Model: `{made.model}`, temperature 0, seed 0. Size `{made.size}`: {knobs}.",
+              f"Model: `{model}`, temperature 0, seed 0. Size `{size}`: {knobs}.",
               ""]  # fmt: skip
     lines += ["## Our results", ""]
     for i, part in enumerate(parts, 1):
@@ -109,10 +107,10 @@ def write_page(claim: Claim, parts: Sequence[Part], made: Made, docs_dir: Path) 
         lines += [f"![{part.title}: {part.metric} against net tokens]({png.name})", ""]
     if claim.headline:
         lines += [f"Headline: {claim.headline}.", ""]
-    mins = made.seconds / 60
-    lines += ["## How this page was made", "", "```bash", made.command, "```", "",
+    mins = seconds / 60
+    lines += ["## How this page was made", "", "```bash", command, "```", "",
               f"Run time: {mins:.1f} minutes, the wall clock of the runs that produced the "
-              f"stored results. Results: `{made.store}`; a rerun resumes, and a finished "
+              f"stored results. Results: `{store}`; a rerun resumes, and a finished "
               "claim only rewrites this page.", ""]  # fmt: skip
     if claim.timing:
         lines += [claim.timing, ""]
