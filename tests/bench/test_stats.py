@@ -93,9 +93,7 @@ def test_bootstrap_is_seeded_and_checks_input() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.lists(
-        st.tuples(st.integers(1, 5000), st.integers(0, 5000)), min_size=1, max_size=40
-    ),
+    st.lists(st.tuples(st.integers(1, 5000), st.integers(0, 5000)), min_size=1, max_size=40),
     st.integers(0, 2**31),
 )
 def test_bootstrap_interval_contains_the_ratio(pairs: list[tuple[int, int]], seed: int) -> None:

@@ -10,12 +10,12 @@ from typing import Any
 
 from overseer.adapt.embed import Embedder, TextEmbedder
 from overseer.adapt.experience import ExperiencePool
-from overseer.adapt.masfly import MASFly, MASFlyConfig
+from overseer.adapt.masfly import BusExtras, MASFly, MASFlyConfig
 from overseer.adapt.repository import Repository
 from overseer.adapt.starter import starter_cases
-from overseer.bench import Solver, SolverConfig, SolverOutput
+from overseer.bench import Solver, SolverConfig, SolverOutput, TeamConfig
 from overseer.bench._factory import task_run_id
-from overseer.bench._solvers import team_query
+from overseer.bench._solvers import PluginFactory, plugin_verifier, team_query
 from overseer.models import Model
 from overseer.runtime import PythonTool, Tool
 from overseer.tasks import Task, open_environment
@@ -69,19 +69,28 @@ def masfly_solver(
     name: str = "masfly",
     trace_dir: str | Path = "runs/bench",
     embedder: TextEmbedder | None = None,
+    plugins: PluginFactory | None = None,
+    top_logprobs: int = 0,
 ) -> Solver:
-    """A solver that sees only the task's prompt (never its answer or tests)."""
+    """A solver that sees only the task's prompt (never its answer or tests); `plugins` go on
+    each run's bus after the Watcher (composed configurations like `masfly+monitor:FILE`)."""
     repo, pool = open_stores(store, embedder or Embedder())
     fly = MASFly(model, repo, pool, config=config, trace_dir=Path(trace_dir) / name)
 
     async def solve(task: Task, seed: int) -> SolverOutput:
         tools, finish = task_tools(task)
+        extra = BusExtras(
+            list(plugins(model)) if plugins else (),
+            plugin_verifier(plugins, tools),
+            top_logprobs,
+        )
         out = await fly.solve(
             team_query(task),
             tools=tools,
             domain=task.kind if task.suite != "travel" else "travel",
             seed=seed,
             run_id=task_run_id(task, seed),
+            extra=extra,
         )
         res = out.result
         return SolverOutput(
@@ -106,16 +115,26 @@ def masfly_solver(
 def masfly_configs(
     store: str | Path = DEFAULT_STORE, names: Iterable[str] | None = None, **overrides: Any
 ) -> list[SolverConfig]:
-    """`masfly` and its ablation/retriever/attack variants as runner configurations."""
-    out = []
+    """`masfly` and its ablation/retriever/attack variants as team configurations, so bus
+    plug-ins compose onto them (those with the Watcher have the `watcher` kind already)."""
+    out: list[SolverConfig] = []
     for n in names or VARIANTS:
         desc, knobs = VARIANTS[n]
         cfg = replace(MASFlyConfig(**overrides), **knobs)
 
-        def build(model: Model, n: str = n, cfg: MASFlyConfig = cfg) -> Solver:
-            return masfly_solver(model, store=store, config=cfg, name=n)
+        def make(
+            model: Model,
+            plugins: PluginFactory | None,
+            top_logprobs: int,
+            n: str = n,
+            cfg: MASFlyConfig = cfg,
+        ) -> Solver:
+            return masfly_solver(
+                model, store=store, config=cfg, name=n, plugins=plugins, top_logprobs=top_logprobs
+            )
 
-        out.append(SolverConfig(n, desc, build))
+        kinds = ("watcher",) if cfg.watcher else ()
+        out.append(TeamConfig.of(n, desc, make, kinds=kinds))
     return out
 
 

@@ -100,9 +100,7 @@ def _by_pair(records: Iterable[ResultRecord], config: str) -> dict[_Pair, Result
     }
 
 
-def paired(
-    records: Iterable[ResultRecord], baseline: str, config: str, *, seed: int = 0
-) -> Paired:
+def paired(records: Iterable[ResultRecord], baseline: str, config: str, *, seed: int = 0) -> Paired:
     """`config` against `baseline` on their common (model, suite, task, seed) pairs."""
     recs = list(records)
     base, conf = _by_pair(recs, baseline), _by_pair(recs, config)
