@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -139,7 +140,9 @@ def masfly_configs(
 
 
 def travel_table(records: Iterable[Any], order: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """Per configuration: success rate, delivery rate, micro pass rate, mean tokens."""
+    """Per configuration: success rate, delivery rate, micro pass rate, mean tokens, errors.
+    The rates are over the runs that ended without error (NaN when none did): an errored run
+    is counted apart, not as a failure; tokens are over every run."""
     groups: dict[str, list[Any]] = defaultdict(list)
     for r in records:
         groups[r.key.config].append(r)
@@ -147,15 +150,17 @@ def travel_table(records: Iterable[Any], order: Sequence[str] = ()) -> list[dict
     rows = []
     for cfg in sorted(groups, key=lambda c: (rank.get(c, len(rank)), c)):
         recs = groups[cfg]
-        n = len(recs)
+        ok = [r for r in recs if r.error is None]
+        m = len(ok) or math.nan
         rows.append(
             {
                 "config": cfg,
-                "n": n,
-                "success": sum(r.correct for r in recs) / n,
-                "delivery": sum(r.parsed is not None and r.error is None for r in recs) / n,
-                "micro": sum(r.score for r in recs) / n,
-                "tokens": sum(r.usage.total_tokens for r in recs) / n,
+                "n": len(recs),
+                "success": sum(r.correct for r in ok) / m,
+                "delivery": sum(r.parsed is not None for r in ok) / m,
+                "micro": sum(r.score for r in ok) / m,
+                "tokens": sum(r.usage.total_tokens for r in recs) / len(recs),
+                "errors": len(recs) - len(ok),
             }
         )
     return rows
@@ -166,15 +171,15 @@ def travel_report(console: Any, records: Iterable[Any], order: Sequence[str] = (
     from rich.table import Table
 
     t = Table(title="travel (AgentDojo travel suite; success = the task's own utility check)")
-    for col in ("config", "n", "success", "delivery", "micro", "tok mean"):
+    for col in ("config", "n", "err", "success", "delivery", "micro", "tok mean"):
         t.add_column(col, justify="left" if col == "config" else "right")
     for row in travel_table(records, order):
+        rates = [row[k] for k in ("success", "delivery", "micro")]
         t.add_row(
             row["config"],
             str(row["n"]),
-            f"{row['success']:.3f}",
-            f"{row['delivery']:.3f}",
-            f"{row['micro']:.3f}",
+            str(row["errors"]),
+            *("-" if math.isnan(x) else f"{x:.3f}" for x in rates),
             f"{row['tokens']:.0f}",
         )
     console.print(t)
