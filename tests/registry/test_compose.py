@@ -7,7 +7,6 @@ import re
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from overseer.adapt.instantiate import OP_PROMPT
@@ -16,7 +15,6 @@ from overseer.adapt.watcher import WATCH_PROMPT
 from overseer.bench import ResultRecord, ResultStore, SolverConfig, TeamConfig, run_experiment
 from overseer.bench._compose import split_config
 from overseer.models import ScriptedModel, TokenLogprob
-from overseer.monitor import train_monitors
 from overseer.registry import bench_configs
 from overseer.runtime import TeamSpec, make_team, read_trace
 from overseer.supervise._decide import reply_template
@@ -25,24 +23,6 @@ from overseer.tasks import Task
 
 MC = Task("toy", "toy/1", "Which is prime?\n\nA. 4\nB. 6\nC. 7\nD. 9", "C", "mc", ("4", "6", "7"))
 REPORT = "It is C. <summary_of_work> checked 4, 6, 7 and 9. Answer: C"
-
-
-def rows(n_games: int, seed: int, prefix: str) -> list[dict]:
-    rng = np.random.default_rng(seed)
-    out = []
-    for g in range(n_games):
-        fails = rng.random() < 0.4
-        for t in range(1, 4):
-            var = rng.uniform(0.8, 1.0) if fails and t == 2 else rng.uniform(0.0, 0.3)
-            out.append({"game": f"{prefix}{g}", "role": "a1", "turn": t, "entropy": 1.0,
-                        "varentropy": var, "kurtosis": 1.0, "success": not fails})  # fmt: skip
-    return out
-
-
-@pytest.fixture
-def monitor_file(tmp_path: Path) -> Path:
-    ms = train_monitors(rows(60, 0, "t"), rows(40, 1, "v"), env="toy", model="scripted")
-    return ms.save(tmp_path / "mon")
 
 
 def logprobs(i: int, token: str) -> TokenLogprob:
@@ -110,8 +90,8 @@ def test_split_keeps_plus_inside_arguments() -> None:
     assert split_config("pruned:x+y.json", starts) == ["pruned:x+y.json"]
 
 
-def test_composed_name_resolves_to_the_ordered_chain(monitor_file: Path) -> None:
-    name = f"complete+supervise:llm+monitor:{monitor_file}+watcher"
+def test_composed_name_resolves_to_the_ordered_chain(toy_monitor: Path) -> None:
+    name = f"complete+supervise:llm+monitor:{toy_monitor}+watcher"
     (cfg,) = bench_configs().resolve([name])
     assert isinstance(cfg, TeamConfig) and cfg.name == name
     assert cfg.kinds == ("supervise", "monitor", "watcher") and cfg.top_logprobs == 10
@@ -147,13 +127,13 @@ def test_supervise_plugin_llm_brings_the_tool_verifier() -> None:
 
 
 async def test_supervisor_and_monitor_compose_on_a_preset_team(
-    monitor_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    toy_monitor: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    name = f"complete+supervise:llm+monitor:{monitor_file}"
+    name = f"complete+supervise:llm+monitor:{toy_monitor}"
     (cfg,) = bench_configs(agents=2, rounds=1).resolve([name])
     rec = await run_one(cfg, tmp_path)
-    trace = read_trace(str(rec.extra["trace"]))
+    trace = list(read_trace(str(rec.extra["trace"])))
     start = next(e for e in trace if e["event"] == "run_start")
     assert start["supervisors"] == ["supervisor", "rogue-monitor"]
     assert any(e["event"] == "supervision" for e in trace)
@@ -161,11 +141,11 @@ async def test_supervisor_and_monitor_compose_on_a_preset_team(
 
 
 async def test_monitor_composes_with_masfly(
-    monitor_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    toy_monitor: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     reg = bench_configs(adapt_store=tmp_path / "adapt.sqlite")
-    (cfg,) = reg.resolve([f"masfly+monitor:{monitor_file}"])
+    (cfg,) = reg.resolve([f"masfly+monitor:{toy_monitor}"])
     assert isinstance(cfg, TeamConfig) and cfg.kinds == ("watcher", "monitor")
     rec = await run_one(cfg, tmp_path)
     start = next(e for e in read_trace(str(rec.extra["trace"])) if e["event"] == "run_start")
@@ -183,7 +163,7 @@ async def test_a_pruned_spec_is_a_source_plugins_compose_on(
     (cfg,) = bench_configs().resolve([f"pruned:{spec}+watcher"])
     assert cfg.kinds == ("watcher",)  # type: ignore[attr-defined]
     rec = await run_one(cfg, tmp_path)
-    trace = read_trace(str(rec.extra["trace"]))
+    trace = list(read_trace(str(rec.extra["trace"])))
     team_ev = next(e for e in trace if e["event"] == "run_start")
     assert team_ev["supervisors"] == ["watcher"]
     assert {"agent", "watcher"} <= assert_books_balance(rec)
