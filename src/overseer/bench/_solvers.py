@@ -1,4 +1,5 @@
-"""What the runner runs: solver configurations, and the single-call `direct` baseline."""
+"""What the runner runs: solver configurations (team ones compose with bus plug-ins, see
+`ConfigRegistry`), and the single-call `direct` baseline."""
 
 from __future__ import annotations
 
