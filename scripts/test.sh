@@ -3,6 +3,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The report test opens a generated page in a real headless browser: Debian's chromium.
+if ! command -v chromium >/dev/null 2>&1; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "test.sh: chromium is missing and apt-get is not available here; install Debian's" \
+      "chromium (the report test opens a page in it) and run again" >&2
+    exit 1
+  fi
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || {
+      echo "test.sh: chromium is missing; run 'apt-get install chromium' as root" >&2
+      exit 1
+    }
+    SUDO="sudo"
+  fi
+  echo "test.sh: installing Debian's chromium (the report test opens a page in it)"
+  $SUDO apt-get install -y --no-install-recommends chromium \
+    || { $SUDO apt-get update && $SUDO apt-get install -y --no-install-recommends chromium; }
+fi
 .venv/bin/ruff check src tests benchmarks
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"

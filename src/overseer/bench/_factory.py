@@ -98,6 +98,8 @@ async def run_team(
         stats = getattr(s, "finished", None)
         if stats:
             extra[f"stats:{s.name}"] = stats[-1]
+    for name, st in res.plugin_stats.items():  # stats a plug-in left in the run's result
+        extra[f"stats:{name}"] = st
     out = SolverOutput(
         setup.finish(res.answer) if setup.finish else res.answer,
         res.usage_by_actor,

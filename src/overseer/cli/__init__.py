@@ -14,6 +14,7 @@ from overseer.cli import (  # noqa: F401 (commands)
     _models,
     _monitor,
     _prune,
+    _report,
     _run,
     _trace,
     _trace_list,

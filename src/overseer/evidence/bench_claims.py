@@ -19,11 +19,12 @@ def supervise_parts(ctx: Context) -> list[Part]:
     reg = bench_configs(agents=2, rounds=1, suite="humaneval")
     for c in supervise_configs("humaneval"):
         reg.replace(c)
-    names = ["direct", "baseline", "supervised"]
+    names = ["direct", "baseline", "baseline+supervise:rules", "supervised"]
     tasks = suite_tasks("humaneval", "test", ctx.size["limit"], ctx.seed)
     recs = run_configs(ctx, reg.resolve(names), tasks)
     labels = {"baseline": "team (coder + reviewer, Python tool)",
-              "supervised": "team + SupervisorAgent"}  # fmt: skip
+              "baseline+supervise:rules": "team + rule tier (no LLM)",
+              "supervised": "team + SupervisorAgent (LLM)"}  # fmt: skip
     return [Part("HumanEval (test split)", recs, names, "baseline", labels, "pass@1")]
 
 

@@ -8,17 +8,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from overseer.bench import summarize
+from overseer.bench._report import SummaryRow
+from overseer.bench.stats import paired_table
 from overseer.evidence.claims import Claim
 from overseer.evidence.plots import part_plot
 from overseer.evidence.runs import Part
-
-
-def _paired_table(records, baseline: str, configs: Sequence[str]):
-    try:
-        from overseer.bench.stats import paired_table
-    except ModuleNotFoundError:  # the stats module is not merged yet: same contract
-        from overseer.evidence._interim_stats import paired_table
-    return paired_table(records, baseline, configs)
 
 
 def _md_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -31,10 +25,11 @@ def _pct(x: float) -> str:
     return "-" if math.isnan(x) else f"{100 * x:.1f}"
 
 
-def _summary(part: Part) -> tuple[list[str], list[tuple[str, float, float, float, float]]]:
+def _summary(part: Part) -> tuple[list[str], list[SummaryRow]]:
     rows = {r.config: r for r in summarize(part.records, baseline=part.baseline)}
     base = rows.get(part.baseline)
-    lines, points = [], []
+    lines: list[str] = []
+    points: list[SummaryRow] = []
     body = []
     for c in part.configs:
         r = rows.get(c)
@@ -47,7 +42,7 @@ def _summary(part: Part) -> tuple[list[str], list[tuple[str, float, float, float
                      f"{_pct(r.accuracy)} ({_pct(r.ci_low)}-{_pct(r.ci_high)})",
                      f"{r.mean_tokens:,.0f}", vs, f"{r.mean_prompt:,.0f}", pvs,
                      f"{r.mean_latency_s:.1f}"])  # fmt: skip
-        points.append((part.label(c), r.mean_tokens, r.accuracy, r.ci_low, r.ci_high))
+        points.append(r)
     cols = ("configuration", "n", "errors", f"{part.metric} % (95% CI)", "net tokens/task",
             "net vs base", "prompt tokens/task", "prompt vs base", "s/task")  # fmt: skip
     lines += _md_table(cols, body)
@@ -56,7 +51,7 @@ def _summary(part: Part) -> tuple[list[str], list[tuple[str, float, float, float
 
 def _paired(part: Part) -> list[str]:
     body = []
-    for p in _paired_table(part.records, part.baseline, part.configs):
+    for p in paired_table(list(part.records), part.baseline, part.configs):
         body.append([part.label(p.config), str(p.n), f"{p.errors_baseline}/{p.errors_config}",
                      f"{100 * p.diff:+.1f}" if not math.isnan(p.diff) else "-",
                      f"{p.wins}/{p.losses}/{p.ties}", f"{p.mcnemar_p:.3f}",

@@ -155,7 +155,7 @@ class Guard:
         if firing is None:
             return
         if self.trace is not None:
-            self.trace.event("rule", **asdict(firing))
+            self.trace.event("rule", by="guard", **asdict(firing))
 
     # -- tools ---------------------------------------------------------------------------
     def before_tool(self, agent: str, tool: str, args: Args) -> str | None:

@@ -291,6 +291,17 @@ def _random_baseline(va: Sequence[Mapping[str, Any]], v: _Validation) -> tuple[f
     return float(ps[j]), float(curve[j])
 
 
+def _validation_roc(m: RoleMonitor, va: Sequence[Mapping[str, Any]], v: _Validation) -> dict:
+    """Each validation game's lowest estimate by the chosen monitor and its outcome (what the
+    report's ROC is drawn from), with the chosen threshold."""
+    gidx = {g: i for i, g in enumerate(v.games)}
+    lowest = np.full(len(v.games), np.inf)
+    est = m.estimate(np.array([[float(r[k]) for k in m.inputs] for r in va]))
+    np.minimum.at(lowest, np.array([gidx[str(r["game"])] for r in va]), est)
+    seen = np.isfinite(lowest)  # games where the role never played have no estimate
+    return {"lowest": lowest[seen].tolist(), "success": v.succ[seen].tolist(), "tau": m.tau}
+
+
 def train_monitors(
     train_rows: Sequence[Mapping[str, Any]],
     val_rows: Sequence[Mapping[str, Any]],
@@ -317,10 +328,12 @@ def train_monitors(
     cands: list[Candidate] = []
     rand_p: dict[str, float] = {}
     rand_gain: dict[str, float] = {}
+    roc: dict[str, dict] = {}
     for role in roles:
         tr = [r for r in train_rows if r["role"] == role]
         va = [r for r in val_rows if r["role"] == role]
         monitors[role] = _role_monitor(*_select(tr, va, role, v, degrees, alpha, cands))
+        roc[role] = _validation_roc(monitors[role], va, v)
         rand_p[role], rand_gain[role] = _random_baseline(va, v)
     meta = {
         "train_games": len(_games(train_rows)[0]),
@@ -330,6 +343,7 @@ def train_monitors(
         "validation_success_rate": rate,
         "alpha": alpha,
         "degrees": list(degrees),
+        "validation_roc": roc,
     }
     return MonitorSet(env, model, monitors, rand_p, rand_gain, meta, cands)
 

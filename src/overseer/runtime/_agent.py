@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from overseer.models import (
@@ -21,7 +21,7 @@ from overseer.models import (
 )
 from overseer.models._positions import decision_positions
 from overseer.runtime._channel import ChannelMessage
-from overseer.runtime._interaction import Interaction
+from overseer.runtime._interaction import Interaction, ToolRecord
 from overseer.runtime._spec import AgentSpec
 from overseer.runtime._tools import Tool
 
@@ -127,6 +127,19 @@ def parse_step(data: Any, tools: Mapping[str, Tool]) -> dict[str, Any]:
 
 
 Judge = Callable[[Interaction], Awaitable[str]]
+#: asked before a tool runs: None lets it run; a text refuses it (the agent reads the text)
+Before = Callable[[Interaction], Awaitable[str | None]]
+#: the texts an agent is shown for its earlier tool observations (one per record, oldest first)
+View = Callable[[str, Sequence[ToolRecord]], list[str]]
+
+
+@dataclass(frozen=True)
+class _Done:
+    """One finished tool step of this turn: the model's reply and what the tool gave back."""
+
+    raw: str
+    record: ToolRecord
+    note: str
 
 
 class Agent:
@@ -178,12 +191,23 @@ class Agent:
             raise AgentStepError("model_error", str(exc)) from exc
         return got.value, got.completion
 
-    async def run(self, ctx: AgentContext, judge: Judge) -> str:
-        """Steps until an answer; every tool call and the answer pass `judge` (the bus)."""
-        messages = build_messages(self.spec, ctx, list(self.tools.values()))
+    async def run(
+        self,
+        ctx: AgentContext,
+        judge: Judge,
+        *,
+        before: Before | None = None,
+        view: View | None = None,
+    ) -> str:
+        """Steps until an answer; every tool call and the answer pass `judge` (the bus).
+
+        `before` may refuse a tool call before it runs; `view` gives the texts shown for the
+        turn's earlier tool observations (e.g. stubs for old ones), rebuilt at each step.
+        """
+        base = build_messages(self.spec, ctx, list(self.tools.values()))
+        done: list[_Done] = []
         for step in range(self.max_steps):
-            data, c = await self._ask(messages)
-            raw, usage = c.text, c.usage
+            data, c = await self._ask(self._messages(base, done, view))
             thought = str(data.get("thought", ""))
             if data["action"] == "answer":
                 message = data["answer"]
@@ -200,40 +224,66 @@ class Agent:
                         input=message,
                         observation=message,
                         thought=thought,
-                        usage=usage,
+                        usage=c.usage,
                         role=self.spec.role,
                         logprobs=c.logprobs,
                         decision_positions=_answer_positions(c),
                     )
                 )
-            tool = self.tools[data["action"]]
-            args = data["args"]
-            result = await tool.call(args)
-            observation = await judge(
-                Interaction(
-                    kind=tool.kind,
-                    agent=self.spec.name,
-                    global_task=ctx.global_task,
-                    local_task=ctx.local_task,
-                    round=ctx.round,
-                    step=step,
-                    input=json.dumps(args, ensure_ascii=False),
-                    observation=result.output,
-                    error=result.error,
-                    tool=tool.name,
-                    thought=thought,
-                    usage=usage,
-                    role=self.spec.role,
-                    logprobs=c.logprobs,
-                )
+            call = Interaction(
+                kind=self.tools[data["action"]].kind,
+                agent=self.spec.name,
+                global_task=ctx.global_task,
+                local_task=ctx.local_task,
+                round=ctx.round,
+                step=step,
+                input=json.dumps(data["args"], ensure_ascii=False),
+                observation="",
+                tool=data["action"],
+                thought=thought,
+                usage=c.usage,
+                role=self.spec.role,
+                logprobs=c.logprobs,
             )
-            note = f"\nError: {result.error}" if result.error else ""
-            messages = [
-                *messages,
-                {"role": "assistant", "content": raw},
-                {"role": "user", "content": f"Observation from {tool.name}:\n{observation}{note}"},
-            ]
+            done.append(await self._tool_step(call, data["args"], c.text, judge, before))
         raise AgentStepError("no_answer", f"no answer after {self.max_steps} steps")
+
+    async def _tool_step(
+        self,
+        call: Interaction,
+        args: dict[str, Any],
+        raw: str,
+        judge: Judge,
+        before: Before | None,
+    ) -> _Done:
+        """Run one tool call (unless `before` refuses it) and pass its result through `judge`."""
+        assert call.tool is not None
+        refused = await before(call) if before is not None else None
+        if refused is not None:
+            return _Done(raw, ToolRecord(call.tool, call.input, refused), "")
+        result = await self.tools[call.tool].call(args)
+        observation = await judge(replace(call, observation=result.output, error=result.error))
+        note = f"\nError: {result.error}" if result.error else ""
+        return _Done(raw, ToolRecord(call.tool, call.input, observation), note)
+
+    def _messages(
+        self, base: list[Message], done: Sequence[_Done], view: View | None
+    ) -> list[Message]:
+        """The prompt of the next step: the base messages, then each earlier tool step with
+        its observation as `view` shows it."""
+        records = [d.record for d in done]
+        texts = (
+            view(self.spec.name, records)
+            if view is not None and done
+            else [r.text for r in records]
+        )
+        messages = list(base)
+        for d, text in zip(done, texts, strict=True):
+            messages += [
+                {"role": "assistant", "content": d.raw},
+                {"role": "user", "content": f"Observation from {d.record.tool}:\n{text}{d.note}"},
+            ]
+        return messages
 
 
 def _answer_positions(c: Completion) -> tuple[int, ...]:

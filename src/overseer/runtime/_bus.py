@@ -13,7 +13,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from overseer.runtime._interaction import ALL_ACTIONS, Interaction, Supervisor, Verdict
+from overseer.runtime._interaction import (
+    ALL_ACTIONS,
+    Interaction,
+    Supervisor,
+    ToolRecord,
+    Verdict,
+)
 from overseer.runtime._run import Run, RunResult, StopReason
 
 if TYPE_CHECKING:
@@ -147,6 +153,45 @@ class Bus:
                 raise ValueError(f"{v.by}: replace_agent must carry a spec named {i.agent!r}")
             return Outcome(i.observation, v)
         raise UnsupportedVerdictError(f"{v.by}: {v.action!r} is a round-end verdict")
+
+    async def before_tool(self, i: Interaction) -> str | None:
+        """Ask the plug-ins with a `before_tool` hook whether the call `i` may run; None: run
+        it. A refusal is recorded (interaction with the note as observation, and the verdict)
+        and its text is what the agent reads instead of a tool output."""
+        for s in self.chain.supervisors:
+            hook = getattr(s, "before_tool", None)
+            if hook is None or i.kind not in s.kinds:
+                continue
+            v = await hook(i, self.run)
+            if v is None or v.action == "approve":
+                continue
+            v = _checked(s, v)
+            if v.action not in ("replace", "guide") or not v.text:
+                raise UnsupportedVerdictError(
+                    f"{v.by}: before_tool may return replace or guide with a text, got {v.action!r}"
+                )
+            blocked = replace(i, observation=v.text, meta={**i.meta, "blocked_by": v.by})
+            self.run.interactions.append(blocked)
+            self.run.trace.event("interaction", **interaction_fields(blocked))
+            self._record(v, agent=i.agent, round=i.round, step=i.step)
+            return v.text
+        return None
+
+    def view(self, agent: str, records: Sequence[ToolRecord]) -> list[str]:
+        """The texts `agent` is shown for its tool observations: the first plug-in with a
+        `view_observations` hook that answers decides; otherwise they stay whole."""
+        for s in self.chain.supervisors:
+            hook = getattr(s, "view_observations", None)
+            texts = hook(agent, records, self.run) if hook is not None else None
+            if texts is None:
+                continue
+            if len(texts) != len(records):
+                raise ValueError(
+                    f"{s.name}: view_observations returned {len(texts)} texts for "
+                    f"{len(records)} records"
+                )
+            return list(texts)
+        return [r.text for r in records]
 
     def _record(self, v: Verdict, **where: object) -> None:
         self.run.verdicts.append(v)

@@ -207,15 +207,16 @@ class MonitorFeatures(_Strict):
 
 
 class RuleEvent(_Strict):
-    """A rule of the LLM-free rule tier acted (`overseer.supervise.rules.RuleFiring`)."""
+    """A rule of a plug-in's rule tier acted (loop breaker, masking, purification, budget)."""
 
     event: Literal["rule"]
-    rule: Literal["loop_breaker", "masking", "purification", "budget"]
+    by: str
+    rule: str
     agent: str
     subtask: str
     detail: str
-    before_chars: int
-    after_chars: int
+    before_chars: int = 0
+    after_chars: int = 0
 
 
 class PluginEvent(Event):
@@ -322,6 +323,7 @@ _LINES: dict[str, Any] = {
         f"entropy={e['entropy']:.3f} varentropy={e['varentropy']:.3f} "
         f"kurtosis={e['kurtosis']:.3f} estimate={e['estimate']} tau={e['tau']}"
     ),
+    "rule": lambda e: f"   RULE {e['rule']} by {e['by']} on {e['agent']}: {_short(e['detail'])}",
     "run_end": lambda e: (
         f"end {e['stop_reason']}: answer {_short(e['answer'])!r} tokens in="
         f"{e['usage']['input_tokens']} out={e['usage']['output_tokens']}"

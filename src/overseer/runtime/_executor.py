@@ -138,7 +138,9 @@ class Executor:
                 ),
             )
             try:
-                text = await self._agent(run, name).run(ctx, lambda i: self._step(bus, i))
+                text = await self._agent(run, name).run(
+                    ctx, lambda i: self._step(bus, i), before=bus.before_tool, view=bus.view
+                )
             except ReplaceAgentSignal as sig:
                 self._replace_agent(run, name, sig)
                 continue

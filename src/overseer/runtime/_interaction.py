@@ -57,6 +57,15 @@ class Interaction:
 
 
 @dataclass(frozen=True)
+class ToolRecord:
+    """One tool observation an agent has read: what a context-editing plug-in may shorten."""
+
+    tool: str
+    args: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Verdict:
     """What a supervisor decided about one interaction, who decided it and why."""
 
@@ -102,7 +111,15 @@ class Verdict:
 @runtime_checkable
 class Supervisor(Protocol):
     """A plug-in on the bus. `kinds`: interaction kinds it is asked about; `actions`: the
-    verdict actions it may return."""
+    verdict actions it may return.
+
+    Two optional hooks, found by name, let a plug-in act before and around tool calls:
+    `async before_tool(interaction, run) -> Verdict | None` is asked before a tool runs (the
+    interaction has no observation yet); a `replace` or `guide` verdict refuses the call and
+    the agent reads the verdict's text instead. `view_observations(agent, records, run) ->
+    list[str] | None` gives the texts an agent is shown for its earlier tool observations
+    (oldest first, one per record), e.g. stubs for old ones; None leaves them whole.
+    """
 
     name: str
     kinds: frozenset[str]

@@ -48,6 +48,7 @@ class Run:
     verdicts: list[Verdict] = field(default_factory=list)
     failures: list[AgentFailure] = field(default_factory=list)
     guidance_count: dict[str, int] = field(default_factory=dict)
+    plugin_stats: dict[str, dict[str, object]] = field(default_factory=dict)  # by plug-in name
 
     def metered(self, actor: str, kind: ActorKind, model: Model | None = None) -> MeteredModel:
         """A model for `actor` whose calls are budget-checked, booked and traced in this run."""
@@ -70,6 +71,7 @@ class Run:
             failures=tuple(self.failures),
             messages=self.channel.snapshot(),
             error=error,
+            plugin_stats={k: dict(v) for k, v in self.plugin_stats.items()},
         )
 
 
@@ -88,6 +90,7 @@ class RunResult:
     failures: tuple[AgentFailure, ...] = ()
     messages: tuple[ChannelMessage, ...] = ()
     error: str | None = None
+    plugin_stats: dict[str, dict[str, object]] = field(default_factory=dict)  # set at run end
 
 
 def open_run(

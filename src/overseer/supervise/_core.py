@@ -6,11 +6,15 @@ apply the `Decision` it returns in their own way.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
 
 from overseer.models import Model
+from overseer.supervise._check import reply_budget, rewrite_problem
 from overseer.supervise._context import WindowBounds, build_window, clip
 from overseer.supervise._decide import Decision, decide
 from overseer.supervise._prompts import ALLOWED, Action
@@ -23,6 +27,7 @@ from overseer.supervise.filters import (
     classify,
     normalize_action,
 )
+from overseer.supervise.rules import RuleSettings, RuleTier, extract
 
 # The seed's ablations switch off one strategy each.
 STRATEGIES: dict[str, tuple[Context, ...]] = {
@@ -43,9 +48,13 @@ class SupervisorSettings:
     max_verifications: int = 1  # verifier runs per (agent, sub-task): each is a whole agent run
     max_same_error: int = 2  # reviews of one identical (action, error) per (agent, sub-task)
     max_reasks: int = 2
-    max_tokens: int = 768
+    max_tokens: int = 768  # the most a decision reply may use; below it the limit follows
+    #                        the length of what the reply must write (`reply_budget`)
     max_observation_chars: int = 24000  # what a purification prompt may carry
     seed: int | None = 0
+    rules: RuleSettings | None = None  # the rule tier, acting before any LLM call (None: off)
+    llm: bool = True  # False: the rule tier alone, the supervisor model is never asked
+    verify: bool = True  # run_verification is offered (False when no verifier is configured)
 
     def __post_init__(self) -> None:
         unknown = set(self.disable) - set(STRATEGIES)
@@ -57,6 +66,10 @@ class SupervisorSettings:
         for name in ("max_guidance", "max_verifications", "max_reasks", "max_same_error"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name}: expected >= 0, got {getattr(self, name)}")
+        if self.max_tokens < 64:
+            raise ValueError(f"max_tokens: expected >= 64, got {self.max_tokens}")
+        if not self.llm and self.rules is None:
+            raise ValueError("llm=False needs rules: a supervisor without both does nothing")
 
     @classmethod
     def ablation(cls, without: Iterable[str] = (), **kw: object) -> SupervisorSettings:
@@ -73,6 +86,8 @@ class SupervisorStats:
     skipped: Counter[str] = field(default_factory=Counter)
     fallbacks: int = 0
     repairs: int = 0
+    rules: Counter[str] = field(default_factory=Counter)  # rule name -> firings
+    rejected: Counter[str] = field(default_factory=Counter)  # LLM rewrites refused, by context
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -82,6 +97,8 @@ class SupervisorStats:
             "skipped": dict(self.skipped),
             "fallbacks": self.fallbacks,
             "repairs": self.repairs,
+            "rules": dict(self.rules),
+            "rejected": dict(self.rejected),
         }
 
 
@@ -92,18 +109,29 @@ class Review:
     trigger: Trigger | None
     decision: Decision | None
     note: str = ""  # why no LLM was asked although the filter fired
+    purified: str | None = None  # the rule tier's extract of the observation, if it made one
 
 
 class SupervisorCore:
-    """State of one supervised run (or one smolagents agent tree): history, caps, stats."""
+    """State of one supervised run (or one smolagents agent tree): history, caps, stats, and
+    the rule tier (`rules`, None when off) that acts before any LLM call."""
 
-    def __init__(self, settings: SupervisorSettings | None = None) -> None:
+    def __init__(
+        self,
+        settings: SupervisorSettings | None = None,
+        *,
+        embed: Callable[[list[str]], np.ndarray] | None = None,
+    ) -> None:
         self.settings = settings or SupervisorSettings()
         self.history = StepHistory()
         self.guidance: Counter[tuple[str, str]] = Counter()
         self.verifications: Counter[tuple[str, str]] = Counter()
         self.errors_seen: Counter[tuple[str, str, str, str]] = Counter()
+        self.failed_purifications: set[str] = set()  # observations the LLM failed to purify
         self.stats = SupervisorStats()
+        r = self.settings.rules
+        self.rules = RuleTier(r, embed=embed) if r is not None else None
+        self.stats.rules = self.rules.counts if self.rules is not None else Counter()
 
     def _allowed(self, trigger: Trigger, step: Step) -> tuple[tuple[Action, ...], str]:
         s = self.settings
@@ -116,13 +144,64 @@ class SupervisorCore:
             self.errors_seen[key] += 1
             if self.errors_seen[key] > s.max_same_error:
                 return (), "same error already reviewed"
-        if self.verifications[(step.agent, step.subtask)] >= s.max_verifications:
-            allowed = tuple(a for a in allowed if a != "run_verification")
+        if trigger.context in ("excessive", "synthesis") and _key(step) in (
+            self.failed_purifications
+        ):
+            return (), "purification failed before"
+        drop = set()
+        if not s.verify or self.verifications[(step.agent, step.subtask)] >= s.max_verifications:
+            drop.add("run_verification")
+        if not step.observation.strip():
+            drop.add("correct_observation")  # nothing to correct: it would be invented
         if self.guidance[(step.agent, step.subtask)] >= s.max_guidance:
-            allowed = tuple(a for a in allowed if a != "provide_guidance")
+            drop.add("provide_guidance")
             if trigger.context == "inefficient":
                 return (), "guidance cap reached"
-        return allowed, ""
+        allowed = tuple(a for a in allowed if a not in drop)
+        return allowed, "" if allowed else "no action can run"
+
+    def _settled(self, step: Step, trigger: Trigger | None, purified: str | None) -> Review | None:
+        """What the rule tier settles without the LLM (None: the LLM may be asked)."""
+        rules = self.settings.rules
+        if rules is None:
+            return None
+        if purified is not None and (trigger is None or trigger.context == "excessive"):
+            why = f"observation of {len(step.observation):,} chars > {rules.purify_over}"
+            t = trigger or Trigger("excessive", f"rules: {why}")
+            d = Decision(
+                t.context,
+                "correct_observation",
+                "extractive purification (rules)",
+                purified,
+                attempts=0,
+            )
+            self.stats.actions["correct_observation"] += 1
+            return Review(t, d, purified=purified)
+        if trigger is None:
+            return None
+        if rules.loop_breaker and trigger.context == "error" and self._repeated_error(step):
+            return self._skip(trigger, "repeated error: left to the loop breaker", purified)
+        if (
+            rules.loop_breaker
+            and trigger.context == "inefficient"
+            and trigger.reason.startswith("loop:")
+        ):
+            return self._skip(trigger, "loop: left to the loop breaker", purified)
+        if not self.settings.llm:
+            return self._skip(trigger, "rules only: no LLM", purified)
+        return None
+
+    def _skip(self, trigger: Trigger, why: str, purified: str | None) -> Review:
+        self.stats.skipped[why] += 1
+        return Review(trigger, None, why, purified=purified)
+
+    def _repeated_error(self, step: Step) -> bool:
+        same = [
+            s
+            for s in self.history.of(step.agent, step.subtask)[:-1]
+            if s.error == step.error and normalize_action(s) == normalize_action(step)
+        ]
+        return bool(same)
 
     def _decision_text(
         self, step: Step, trigger: Trigger, sub: list[Step], global_task: str, local_task: str
@@ -152,41 +231,95 @@ class SupervisorCore:
     async def review(
         self, step: Step, *, global_task: str, local_task: str, model: Model
     ) -> Review:
-        """Filter the step; when it is flagged, ask `model` what to do about it."""
+        """Rules first (purify, settle repeats); when the filter flags what the rules cannot
+        settle, ask `model` what to do about it, and check what it writes."""
         s = self.settings
         sub = self.history.add(step)
         self.stats.steps += 1
         trigger = classify(sub, s.filter)
-        if trigger is None:
-            return Review(None, None)
-        self.stats.triggers[trigger.context] += 1
-        allowed, why = self._allowed(trigger, step)
+        if trigger is not None:
+            self.stats.triggers[trigger.context] += 1
+        purified = None
+        if self.rules is not None and step.kind != "message":
+            text, firing = self.rules.after_observation(step, local_task=local_task or global_task)
+            purified = text if firing is not None else None
+        settled = self._settled(step, trigger, purified)
+        if settled is not None or trigger is None:
+            return settled or Review(None, None)
+        asked = replace(step, observation=purified) if purified is not None else step
+        allowed, why = self._allowed(trigger, asked)
         if not allowed:
-            self.stats.skipped[why] += 1
-            return Review(trigger, None, why)
+            return self._skip(trigger, why, purified)
+        chars = (
+            len(asked.observation)
+            if trigger.context != "excessive"
+            else min(len(asked.observation), s.max_observation_chars)
+        )
         d = await decide(
             model,
             trigger.context,
             allowed,
-            self._decision_text(step, trigger, sub, global_task, local_task),
+            self._decision_text(asked, trigger, sub, global_task, local_task),
             max_reasks=s.max_reasks,
-            max_tokens=s.max_tokens,
+            max_tokens=reply_budget(allowed, trigger.context, chars, s.max_tokens),
+            max_tokens_cap=s.max_tokens,
             seed=s.seed,
         )
+        got = self._vetted(d, asked, trigger, local_task or global_task)
+        return self._booked(asked, trigger, d, got, purified)
+
+    def _vetted(self, d: Decision, step: Step, trigger: Trigger, query: str) -> Decision | str:
+        """The decision to apply, or why it is not applied (an LLM-free check of rewrites)."""
         if d.repaired:
             self.stats.repairs += 1
+        purify = trigger.context in ("excessive", "synthesis")
         if d.fallback:
             self.stats.fallbacks += 1
-        if (
-            d.action == "correct_observation"
-            and trigger.context in ("excessive", "synthesis")
-            and len(d.parameter) >= len(step.observation)
-        ):
-            self.stats.skipped["rewrite not shorter"] += 1
-            return Review(trigger, d, "rewrite not shorter than the original: kept the original")
-        self.stats.actions[d.action] += 1
-        if d.action == "provide_guidance":
+            if purify:
+                self.failed_purifications.add(_key(step))
+        if d.action != "correct_observation":
+            return d
+        if purify and len(d.parameter) >= len(step.observation):
+            self.failed_purifications.add(_key(step))
+            return "rewrite not shorter"
+        source = step.observation if purify else _error_source(step)
+        problem = rewrite_problem(d.parameter, source)
+        if not problem:
+            return d
+        self.stats.rejected[trigger.context] += 1
+        if not purify:
+            return f"correction rejected: {problem}"
+        self.failed_purifications.add(_key(step))
+        keep = self.settings.rules.purify_keep if self.settings.rules else len(source) // 2
+        text = extract(source, query, max(1, min(keep, len(source) - 1)))
+        why = f"LLM rewrite rejected ({problem}); extractive version used"
+        return replace(d, parameter=text, repaired=why)
+
+    def _booked(
+        self, step: Step, trigger: Trigger, d: Decision, got: Decision | str, purified: str | None
+    ) -> Review:
+        """Count an applied decision (and its caps), or record why the reply is not applied."""
+        if isinstance(got, str):
+            key = got.split(":")[0]
+            self.stats.skipped[key] += 1
+            note = _NOTES.get(key, got)
+            return Review(trigger, d, note, purified=purified)
+        self.stats.actions[got.action] += 1
+        if got.action == "provide_guidance":
             self.guidance[(step.agent, step.subtask)] += 1
-        if d.action == "run_verification":
+        if got.action == "run_verification":
             self.verifications[(step.agent, step.subtask)] += 1
-        return Review(trigger, d)
+        return Review(trigger, got, purified=purified)
+
+
+_NOTES = {"rewrite not shorter": "rewrite not shorter than the original: kept the original"}
+
+
+def _key(step: Step) -> str:
+    """A short key of an observation (to remember which ones the LLM failed to purify)."""
+    return hashlib.sha1(step.observation.encode("utf-8", "replace")).hexdigest()
+
+
+def _error_source(step: Step) -> str:
+    """What an error correction may draw on: the step's observation, error and action."""
+    return "\n".join(x for x in (step.observation, step.error or "", step.args, step.code) if x)

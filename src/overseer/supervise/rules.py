@@ -19,6 +19,7 @@ from typing import Literal
 
 import numpy as np
 
+from overseer.runtime._interaction import ToolRecord  # one record type for runtime and rules
 from overseer.supervise._extract import extract
 from overseer.supervise.filters import Step, normalize_action
 
@@ -98,15 +99,6 @@ class Blocked:
 
     note: str
     firing: RuleFiring
-
-
-@dataclass(frozen=True)
-class ToolRecord:
-    """One tool observation an agent has seen (what masking shortens)."""
-
-    tool: str
-    args: str
-    text: str
 
 
 def _short(text: str, n: int) -> str:

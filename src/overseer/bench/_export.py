@@ -1,0 +1,130 @@
+"""Per-result rows of a result store, flat, for CSV and JSON Lines (pandas, spreadsheets, jq).
+
+One row per stored result: its key, outcome (right / wrong / error: an errored result is
+neither right nor wrong), tokens in total and per actor kind, latency, the trace path the run
+wrote, and the solver's `extra` (a JSON text in CSV, an object in JSON Lines).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from overseer.bench._store import ResultRecord
+
+#: The actor kinds a ledger books tokens under, in the order the report stacks them.
+ACTOR_KINDS = (
+    "agent",
+    "decision",
+    "supervisor",
+    "verifier",
+    "monitor",
+    "watcher",
+    "planner",
+    "trainer",
+)
+
+Outcome = Literal["right", "wrong", "error"]
+
+COLUMNS = (
+    "config",
+    "model",
+    "suite",
+    "task_id",
+    "seed",
+    "outcome",
+    "correct",
+    "score",
+    "parsed",
+    "answer",
+    "error",
+    "prompt_tokens",
+    "cached_prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    *(f"tokens_{k}" for k in ACTOR_KINDS),
+    "tokens_other",
+    "latency_s",
+    "trace",
+    "finished_at",
+    "extra",
+)
+
+
+def outcome(rec: ResultRecord) -> Outcome:
+    """right, wrong, or error (no answer at all: kept apart from wrong answers)."""
+    if rec.error is not None:
+        return "error"
+    return "right" if rec.correct else "wrong"
+
+
+def tokens_by_kind(rec: ResultRecord) -> dict[str, int]:
+    """Total tokens per actor kind (usage keys are `kind:actor`); unknown kinds go to other."""
+    out = dict.fromkeys((*ACTOR_KINDS, "other"), 0)
+    for key, usage in rec.usage_by_actor.items():
+        kind = key.split(":", 1)[0]
+        out[kind if kind in out else "other"] += usage.total_tokens
+    return out
+
+
+def stored_trace(rec: ResultRecord) -> str | None:
+    """The trace file the result's run wrote, as stored (None: the solver wrote none)."""
+    value = rec.extra.get("trace")
+    return value if isinstance(value, str) and value else None
+
+
+def result_row(rec: ResultRecord) -> dict[str, Any]:
+    """One flat row of a result (see COLUMNS); `extra` stays a mapping."""
+    k, u = rec.key, rec.usage
+    row: dict[str, Any] = {
+        "config": k.config,
+        "model": k.model,
+        "suite": k.suite,
+        "task_id": k.task_id,
+        "seed": k.seed,
+        "outcome": outcome(rec),
+        "correct": rec.correct and rec.error is None,
+        "score": rec.score,
+        "parsed": rec.parsed,
+        "answer": rec.answer,
+        "error": rec.error,
+        "prompt_tokens": u.prompt_tokens,
+        "cached_prompt_tokens": u.cached_prompt_tokens,
+        "completion_tokens": u.completion_tokens,
+        "total_tokens": u.total_tokens,
+    }
+    row.update({f"tokens_{kind}": n for kind, n in tokens_by_kind(rec).items()})
+    row.update(
+        latency_s=rec.latency_s,
+        trace=stored_trace(rec),
+        finished_at=rec.finished_at,
+        extra=dict(rec.extra),
+    )
+    return row
+
+
+def write_csv(records: Iterable[ResultRecord], path: str | Path) -> int:
+    """Write one CSV row per result (header: COLUMNS); returns the number of rows."""
+    n = 0
+    with Path(path).open("w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=COLUMNS)
+        w.writeheader()
+        for rec in records:
+            row = result_row(rec)
+            row["extra"] = json.dumps(row["extra"], sort_keys=True, default=str)
+            w.writerow(row)
+            n += 1
+    return n
+
+
+def write_jsonl(records: Iterable[ResultRecord], path: str | Path) -> int:
+    """Write one JSON object per line and result; returns the number of lines."""
+    n = 0
+    with Path(path).open("w", encoding="utf-8") as fh:
+        for rec in records:
+            fh.write(json.dumps(result_row(rec), sort_keys=True, default=str) + "\n")
+            n += 1
+    return n

@@ -1,0 +1,183 @@
+"""`overseer report --out DIR`: a self-contained HTML page and its Markdown twin, with plots.
+
+DIR gets `index.html` (every image embedded as a data URI, no network), `report.md` (the same
+sections, images as files in `img/`), `img/*.png`, and `traces/*.html`: one page per run trace
+found, linked from the per-task table of both pages.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+
+from overseer.bench._report import summarize
+from overseer.bench._sections import (
+    Cell,
+    Section,
+    interventions_section,
+    kinds_section,
+    monitor_section,
+    outcomes_section,
+    prune_section,
+    summary_section,
+)
+from overseer.bench._store import ResultKey, ResultRecord
+from overseer.bench._trace_page import CSS, trace_html
+from overseer.bench._traces import Intervention, find_trace, interventions, load_events, trace_roots
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    """What a report wrote, and what it could not read (traces stored but missing or bad)."""
+
+    html: Path
+    markdown: Path
+    images: list[Path]
+    traces: list[Path]
+    warnings: list[str] = field(default_factory=list)
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)[:80]
+
+
+@dataclass
+class _Traces:
+    """The trace pages written so far, their links and the interventions they hold."""
+
+    out: Path
+    links: dict[ResultKey, str] = field(default_factory=dict)
+    pages: list[Path] = field(default_factory=list)
+    per: dict[str, Counter[Intervention]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def add(self, rec: ResultRecord, roots: Sequence[Path]) -> None:
+        counts = self.per.setdefault(rec.key.config, Counter())
+        path = find_trace(rec, roots)
+        k = rec.key
+        if path is None:
+            if rec.extra.get("trace"):
+                self.warnings.append(
+                    f"{k.config} {k.task_id}: trace {rec.extra['trace']} not found"
+                )
+            return
+        try:
+            events = load_events(path)
+        except (OSError, ValueError) as exc:
+            self.warnings.append(f"{k.config} {k.task_id}: {exc}")
+            return
+        counts.update(interventions(events))
+        name = f"traces/{len(self.pages):04d}-{_safe(k.config)}-{_safe(k.task_id)}-s{k.seed}.html"
+        title = f"{k.config} on {k.task_id} (seed {k.seed}, {k.model})"
+        page = self.out / name
+        page.write_text(trace_html(events, title=title), encoding="utf-8")
+        self.pages.append(page)
+        self.links[k] = name
+
+
+def _html_table(s: Section) -> str:
+    if not s.header:
+        return ""
+    head = "".join(f"<th>{escape(h)}</th>" for h in s.header)
+
+    def cell(c: Cell) -> str:
+        text = escape(c.text)
+        inner = f'<a href="{escape(c.href)}">{text}</a>' if c.href else text
+        return f'<td class="{escape(c.text)}">{inner}</td>'
+
+    body = "".join("<tr>" + "".join(cell(c) for c in row) + "</tr>" for row in s.rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _html(title: str, sections: Sequence[Section]) -> str:
+    parts = [f"<h1>{escape(title)}</h1>"]
+    for s in sections:
+        parts.append(f"<h2>{escape(s.title)}</h2><p>{escape(s.text)}</p>")
+        for _, data, alt in s.images:
+            uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+            parts.append(f'<p><img src="{uri}" alt="{escape(alt)}" style="max-width:100%"></p>')
+        parts.append(_html_table(s))
+    style = (
+        CSS + "td.right{background:#d4edda}td.wrong{background:#f8d7da}td.error{background:#ddd}"
+    )
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}'
+        f"</title><style>{style}</style></head><body>{''.join(parts)}</body></html>\n"
+    )
+
+
+def _md_cell(c: Cell) -> str:
+    text = c.text.replace("|", "\\|").replace("\n", " ")
+    return f"[{text}]({c.href})" if c.href else text
+
+
+def _markdown(title: str, sections: Sequence[Section]) -> str:
+    lines = [f"# {title}", ""]
+    for s in sections:
+        lines += [f"## {s.title}", "", s.text, ""]
+        lines += [f"![{alt}](img/{name})" for name, _, alt in s.images]
+        if s.images:
+            lines.append("")
+        if s.header:
+            lines.append("| " + " | ".join(s.header) + " |")
+            lines.append("|" + "---|" * len(s.header))
+            lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in s.rows]
+            lines.append("")
+    return "\n".join(lines)
+
+
+def write_report(
+    records: Sequence[ResultRecord],
+    out: str | Path,
+    *,
+    store: Path | None = None,
+    baseline: str | None = None,
+    order: Sequence[str] = (),
+    prune: Sequence[Path] = (),
+    monitor: Sequence[Path] = (),
+    title: str = "overseer report",
+) -> ReportFiles:
+    """Write the report of `records` into `out` (see the module doc); token ratios are against
+    `baseline` (default: the first of `order`, else `direct` when stored). ValueError naming
+    the input when there is nothing to report or a --prune/--monitor file is unusable."""
+    if not records:
+        raise ValueError("report: no stored results match (check --store, --suite, --configs)")
+    if baseline is None:  # the first named configuration, else the single direct call
+        present = {r.key.config for r in records}
+        baseline = order[0] if order else "direct" if "direct" in present else None
+    rank = {name: i for i, name in enumerate(order)}
+    records = sorted(records, key=lambda r: (rank.get(r.key.config, len(rank)), r.key.config))
+    out = Path(out)
+    (out / "img").mkdir(parents=True, exist_ok=True)
+    (out / "traces").mkdir(exist_ok=True)
+    traces = _Traces(out)
+    for rec in records:
+        traces.add(rec, trace_roots(store))
+    many_models = len({r.key.model for r in records}) > 1
+    sections = [summary_section(summarize(records, baseline=baseline, order=order), baseline)]
+    sections += [
+        kinds_section(records, many_models),
+        interventions_section(traces.per),
+        outcomes_section(records, many_models, lambda r: traces.links.get(r.key)),
+    ]
+    if prune:
+        sections.append(prune_section(prune))
+    mon = monitor_section(records, monitor)
+    if mon is not None:
+        sections.append(mon)
+    if traces.warnings:
+        sections.append(Section("Warnings", "; ".join(traces.warnings)))
+    images = []
+    for s in sections:
+        for name, data, _ in s.images:
+            (out / "img" / name).write_bytes(data)
+            images.append(out / "img" / name)
+    html, md = out / "index.html", out / "report.md"
+    html.write_text(_html(title, sections), encoding="utf-8")
+    md.write_text(_markdown(title, sections), encoding="utf-8")
+    return ReportFiles(html, md, images, traces.pages, traces.warnings)

@@ -1,0 +1,60 @@
+"""What the report reads from run traces: where a result's trace is, and its interventions.
+
+A stored trace path is relative to the directory the bench ran in; the report looks for it
+there (the current directory), beside the store and one level above the store (the default
+layout: `results/results.sqlite` and `runs/bench/...` under one project directory).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from overseer.bench._export import stored_trace
+from overseer.bench._store import ResultRecord
+from overseer.runtime import read_trace
+
+Intervention = tuple[str, str]  # (trigger, action)
+
+
+def trace_roots(store: Path | None) -> list[Path]:
+    """Directories a relative trace path may be relative to, most likely first."""
+    roots = [Path.cwd()]
+    if store is not None:
+        base = store.resolve().parent
+        roots += [base, base.parent]
+    return roots
+
+
+def find_trace(rec: ResultRecord, roots: Sequence[Path]) -> Path | None:
+    """The result's trace file on this machine, or None (none stored, or no longer there)."""
+    stored = stored_trace(rec)
+    if stored is None:
+        return None
+    p = Path(stored)
+    candidates = [p] if p.is_absolute() else [root / p for root in roots]
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def load_events(path: Path) -> list[dict[str, Any]]:
+    """Every event of a trace file; ValueError naming the file and line when one is bad."""
+    return list(read_trace(path))
+
+
+def interventions(events: Iterable[Mapping[str, Any]]) -> Counter[Intervention]:
+    """(trigger, action) counts of the verdicts a run's plug-ins gave (approvals are not
+    written). The trigger is the plug-in that gave it, with the SupervisorAgent's filter
+    context (error, excessive, inefficient, synthesis) when one flagged the same step."""
+    context: dict[tuple[Any, Any, Any], str] = {}
+    out: Counter[Intervention] = Counter()
+    for e in events:
+        where = (e.get("agent"), e.get("round"), e.get("step"))
+        if e.get("event") == "supervision" and e.get("context"):
+            context[where] = str(e["context"])
+        elif e.get("event") == "verdict":
+            by = str(e.get("by", "?"))
+            ctx = context.get(where)
+            out[(f"{by}:{ctx}" if ctx else by, str(e.get("action", "?")))] += 1
+    return out
