@@ -17,4 +17,4 @@ start=$(date +%s)
 .venv/bin/overseer report --store "$STORE" --baseline baseline --out "$REPORT"
 echo
 echo "took $(( ($(date +%s) - start) / 60 )) min; results in $STORE"
-echo "report: $REPORT/index.html (Markdown twin: $REPORT/index.md); open it in a browser"
+echo "report: $REPORT/index.html (Markdown twin: $REPORT/report.md); open it in a browser"
