@@ -1,0 +1,233 @@
+"""overseer for pydantic-ai agents: one capability, per agent or per run.
+
+    from overseer.integrations.pydantic_ai import OverseerCapability, GuardSettings
+    result = await agent.run("task", capabilities=[OverseerCapability()])
+    # or once: Agent(model, ..., capabilities=[OverseerCapability(GuardSettings(...))])
+
+Hooks used and what overseer does there (the engine is `integrations._guard.Guard`):
+
+- `wrap_tool_execute`: before a tool runs, the loop breaker (an identical call beyond
+  `RuleSettings.loop_limit` is not run; the model reads a short note as the tool's return) and
+  the step budget; after it ran, an over-long output is purified extractively, then the LLM
+  supervisor (when a `supervisor_model` is given) may correct it or add guidance.
+- `before_model_request`: the team budget is checked and older tool outputs are masked in the
+  request (the run's message history keeps them);
+- `after_model_request`: the call is booked in the ledger under the agent's name with the
+  tokens pydantic-ai reports (`ModelResponse.usage`);
+- `wrap_run`: start and end a guard run (trace `run_start`/`run_end`).
+
+A `history_processors=[...]` function could only do the masking: it rewrites what the model
+reads next but cannot stop a tool from running or see its output first, which is why this
+adapter is a capability. What these hooks cannot do:
+
+- Tools run by the model provider (native tools such as web search) and output tools (the
+  structured final answer) are not tool executions here: neither blocked nor purified.
+- Masking edits only the request: `result.all_messages()` keeps each tool return as the
+  capability returned it (purified, not masked).
+- The budget is checked between model requests: a request under way finishes, so the team
+  budget can be overshot by one request; `BudgetExceeded` is raised out of `run`. pydantic-ai's
+  own `UsageLimits` still apply beside it. A response without usage is booked with 0 tokens
+  (counted in `stats["unreported_usage"]`).
+- A tool that asks for a retry (`ModelRetry`) or fails is passed through unchanged.
+- The supervisor's `run_verification` has no verifier here: the model is told to verify.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from overseer.integrations._guard import (
+    BudgetExceeded,
+    Guard,
+    GuardSettings,
+    ToolRecord,
+    args_text,
+)
+from overseer.models import Model
+
+try:
+    from pydantic_ai import RunContext
+    from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelRequest,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+    )
+    from pydantic_ai.models import ModelRequestContext
+    from pydantic_ai.tools import ToolDefinition
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "overseer.integrations.pydantic_ai needs pydantic-ai: pip install 'overseer[pydantic-ai]'"
+    ) from exc
+
+__all__ = ["BudgetExceeded", "Guard", "GuardSettings", "OverseerCapability"]
+
+
+def _prompt(ctx: RunContext[Any]) -> str:
+    """The run's task: the user prompt (its text parts when it has several)."""
+    prompt = ctx.prompt
+    if prompt is None or isinstance(prompt, str):
+        return prompt or ""
+    return " ".join(p for p in prompt if isinstance(p, str))
+
+
+def _plain(messages: Sequence[ModelMessage]) -> list[dict[str, str]]:
+    """The request as the trace stores it: one (role, text) per part."""
+    out = []
+    for m in messages:
+        for part in m.parts:
+            content = getattr(part, "content", None) or getattr(part, "args", None) or ""
+            role = "assistant" if isinstance(m, ModelResponse) else part.part_kind
+            out.append(
+                {"role": role, "content": content if isinstance(content, str) else str(content)}
+            )
+    return out
+
+
+class OverseerCapability(AbstractCapability[Any]):
+    """overseer attached to a pydantic-ai agent (see the module docstring for the hooks).
+
+    Pass `guard` to share one guard (one ledger, one budget) across the agents of a team, one
+    capability per agent, with `agent` naming it in the ledger (default: the agent's `name`);
+    the caller then starts runs with `guard.start_run(task)` (the first run starts the first
+    one). Without `guard`, one is made from `settings`, `supervisor_model` and `trace_dir`, and
+    every `run` is a guard run.
+    """
+
+    __eq__ = object.__eq__  # one instance per guard: not equal by its (empty) dataclass fields
+    __hash__ = object.__hash__
+
+    def __init__(
+        self,
+        settings: GuardSettings | None = None,
+        *,
+        guard: Guard | None = None,
+        agent: str | None = None,
+        supervisor_model: Model | None = None,
+        trace_dir: str | Path | None = None,
+    ) -> None:
+        if guard is not None and (settings or supervisor_model or trace_dir):
+            raise ValueError("OverseerCapability: give either guard or its settings, not both")
+        self.owns_guard = guard is None
+        self.guard = guard or Guard(
+            settings, supervisor_model=supervisor_model, trace_dir=trace_dir, run_name=agent or ""
+        )
+        self.agent = agent
+        self._started: dict[str, tuple[float, list[dict[str, str]]]] = {}  # run id -> request
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        return self.guard.stats
+
+    def _who(self, ctx: RunContext[Any]) -> str:
+        named = ctx.agent.name if ctx.agent is not None else None
+        return self.agent or named or "agent"
+
+    # -- run lifecycle -------------------------------------------------------------------
+    async def wrap_run(self, ctx: RunContext[Any], *, handler: Callable[[], Awaitable[Any]]) -> Any:
+        if not (self.owns_guard or self.guard.runs == 0):
+            return await handler()
+        self.guard.start_run(_prompt(ctx))
+        try:
+            result = await handler()
+        except BudgetExceeded as exc:
+            self.guard.end_run(stop_reason="budget", error=str(exc))
+            raise
+        except Exception as exc:
+            self.guard.end_run(stop_reason="error", error=f"{type(exc).__name__}: {exc}")
+            raise
+        self.guard.end_run(str(getattr(result, "output", "")))
+        return result
+
+    # -- model requests ------------------------------------------------------------------
+    async def before_model_request(
+        self, ctx: RunContext[Any], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        who = self._who(ctx)
+        self.guard.check_budget(who)
+        masked = self._masked(who, request_context.messages)
+        traced = _plain(masked) if self.guard.trace is not None else []
+        self._started[ctx.run_id or ""] = (time.monotonic(), traced)
+        return dataclasses.replace(request_context, messages=masked)
+
+    def _masked(self, who: str, messages: list[ModelMessage]) -> list[ModelMessage]:
+        """The messages with older tool returns replaced by one-line stubs (new objects: the
+        run's history keeps the originals)."""
+        calls = {
+            p.tool_call_id: p
+            for m in messages
+            if isinstance(m, ModelResponse)
+            for p in m.parts
+            if isinstance(p, ToolCallPart)
+        }
+        where = [
+            (i, j)
+            for i, m in enumerate(messages)
+            if isinstance(m, ModelRequest)
+            for j, p in enumerate(m.parts)
+            if type(p) is ToolReturnPart  # not its kinds with structured content (tool search)
+        ]
+        if not where:
+            return messages
+        records = []
+        for i, j in where:
+            part = messages[i].parts[j]
+            assert isinstance(part, ToolReturnPart)
+            call = calls.get(part.tool_call_id)
+            args = args_text(call.args_as_dict()) if call is not None else ""
+            records.append(ToolRecord(part.tool_name, args, part.model_response_str()))
+        shown = self.guard.model_input(who, records)
+        out = list(messages)
+        for (i, j), rec, text in zip(where, records, shown, strict=True):
+            if text != rec.text:
+                msg, part = out[i], out[i].parts[j]
+                assert isinstance(msg, ModelRequest) and isinstance(part, ToolReturnPart)
+                parts = list(msg.parts)
+                parts[j] = dataclasses.replace(cast("ToolReturnPart[Any]", part), content=text)
+                out[i] = dataclasses.replace(msg, parts=parts)
+        return out
+
+    async def after_model_request(
+        self, ctx: RunContext[Any], *, request_context: ModelRequestContext, response: ModelResponse
+    ) -> ModelResponse:
+        started, messages = self._started.pop(ctx.run_id or "", (time.monotonic(), []))
+        usage = response.usage
+        text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
+        self.guard.book(
+            self._who(ctx),
+            prompt_tokens=usage.input_tokens,
+            completion_tokens=usage.output_tokens,
+            model=response.model_name or "",
+            latency_s=time.monotonic() - started,
+            messages=messages,
+            output=text,
+            reported=usage.input_tokens + usage.output_tokens > 0,
+        )
+        return response
+
+    # -- tools ---------------------------------------------------------------------------
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: Any,
+        handler: Callable[[Any], Awaitable[Any]],
+    ) -> Any:
+        who, arguments = self._who(ctx), call.args_as_dict()
+        note = self.guard.before_tool(who, call.tool_name, arguments)
+        if note is not None:
+            return note
+        result = await handler(args)
+        text = result if isinstance(result, str) else json.dumps(result, default=str)
+        shown = await self.guard.aafter_tool(who, call.tool_name, arguments, text)
+        return result if shown == text else shown
