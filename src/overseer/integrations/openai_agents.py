@@ -40,19 +40,11 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, Unpack
 
-from overseer.integrations._guard import (
-    BudgetExceeded,
-    Guard,
-    GuardSettings,
-    ToolRecord,
-    args_text,
-    run_sync,
-)
-from overseer.models import Model
+import overseer.integrations._adapter as ad
+from overseer.integrations._adapter import BudgetExceeded, Guard, GuardOptions, GuardSettings
 
 try:
     from agents import (
@@ -72,10 +64,7 @@ try:
     from agents.items import ModelResponse, TResponseInputItem
     from agents.run_config import CallModelData, ModelInputData
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "overseer.integrations.openai_agents needs the OpenAI Agents SDK: "
-        "pip install 'overseer[openai-agents]'"
-    ) from exc
+    raise ad.missing_extra("openai_agents", "the OpenAI Agents SDK", "openai-agents") from exc
 
 __all__ = ["BudgetExceeded", "Guard", "GuardSettings", "Overseer", "OverseerHooks"]
 
@@ -181,25 +170,17 @@ class OverseerHooks(RunHooks[Any]):
 class Overseer:
     """overseer attached to OpenAI Agents SDK runs (see the module docstring for the hooks).
 
-    Pass `guard` to share one guard (one ledger, one budget) with other adapters; without it,
-    one is made from `settings`, `supervisor_model` and `trace_dir`. `run`/`run_sync` start
-    and end a guard run per call; with your own `Runner` call, call `guard.start_run(task)`
-    before each run (else the first model call starts one, and later runs add to it).
+    Options (`GuardOptions`): `guard` to share one guard (one ledger, one budget) with other
+    adapters; without it, one is made from `settings`, `supervisor_model` and `trace_dir`.
+    `run`/`run_sync` start and end a guard run per call; with your own `Runner` call, call
+    `guard.start_run(task)` before each run (else the first model call starts one, and later
+    runs add to it).
     """
 
     def __init__(
-        self,
-        settings: GuardSettings | None = None,
-        *,
-        guard: Guard | None = None,
-        supervisor_model: Model | None = None,
-        trace_dir: str | Path | None = None,
+        self, settings: GuardSettings | None = None, **options: Unpack[GuardOptions]
     ) -> None:
-        if guard is not None and (settings or supervisor_model or trace_dir):
-            raise ValueError("Overseer: give either guard or its settings, not both")
-        self.guard = guard or Guard(
-            settings, supervisor_model=supervisor_model, trace_dir=trace_dir
-        )
+        self.guard = ad.make_guard("Overseer", settings, options)
         self.hooks = OverseerHooks(self.guard)
         self._input_guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(
             self._before_tool, name="overseer"
@@ -266,29 +247,20 @@ class Overseer:
     ) -> RunResult:
         """`Runner.run` with overseer attached, as one guard run: `run_config` and `hooks` are
         yours (overseer's are added to them), other kwargs go to Runner.run as they are."""
-        self.guard.start_run(input if isinstance(input, str) else _task(input))
-        try:
-            result = await Runner.run(
-                self.agent(agent),
-                input,
-                run_config=self.run_config(run_config),
-                hooks=self.hooks.chained(hooks),
-                **kwargs,
-            )
-        except BudgetExceeded as exc:
-            self.guard.end_run(stop_reason="budget", error=str(exc))
-            raise
-        except Exception as exc:
-            self.guard.end_run(stop_reason="error", error=f"{type(exc).__name__}: {exc}")
-            raise
-        self.guard.end_run(_text(result.final_output))
-        return result
+        guarded, config = self.agent(agent), self.run_config(run_config)
+
+        def run() -> Awaitable[RunResult]:
+            hooks_ = self.hooks.chained(hooks)
+            return Runner.run(guarded, input, run_config=config, hooks=hooks_, **kwargs)
+
+        task = input if isinstance(input, str) else _task(input)
+        return await ad.guarded_run(self.guard, task, run, lambda r: _text(r.final_output))
 
     def run_sync(
         self, agent: Agent[Any], input: str | list[TResponseInputItem], **kwargs: Any
     ) -> RunResult:
         """`run` from sync code (its own event loop, as `Runner.run_sync`)."""
-        return run_sync(self.run(agent, input, **kwargs))
+        return ad.run_sync(self.run(agent, input, **kwargs))
 
     # -- hooks ---------------------------------------------------------------------------
     def _before_tool(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
@@ -320,14 +292,10 @@ class Overseer:
         for k in where:
             call = calls.get(_get(items[k], "call_id"))
             name = str(_get(call, "name") or "tool") if call is not None else "tool"
-            args = args_text(_get(call, "arguments")) if call is not None else ""
-            records.append(ToolRecord(name, args, _text(_get(items[k], "output"))))
-        shown = self.guard.model_input(data.agent.name, records)
-        for k, rec, text in zip(where, records, shown, strict=True):
-            if text != rec.text:
-                item = items[k]
-                plain = (
-                    dict(item) if isinstance(item, Mapping) else item.model_dump(exclude_unset=True)
-                )
-                items[k] = {**plain, "output": text}
+            args = ad.args_text(_get(call, "arguments")) if call is not None else ""
+            records.append(ad.ToolRecord(name, args, _text(_get(items[k], "output"))))
+        for n, stub in ad.masked_texts(self.guard, data.agent.name, records).items():
+            item = items[where[n]]
+            plain = dict(item) if isinstance(item, Mapping) else item.model_dump(exclude_unset=True)
+            items[where[n]] = {**plain, "output": stub}
         return ModelInputData(input=items, instructions=data.model_data.instructions)

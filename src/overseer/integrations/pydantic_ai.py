@@ -38,35 +38,19 @@ import dataclasses
 import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
-from typing import Any, cast
+from typing import Any, Unpack, cast
 
-from overseer.integrations._guard import (
-    BudgetExceeded,
-    Guard,
-    GuardSettings,
-    ToolRecord,
-    args_text,
-)
-from overseer.models import Model
+import overseer.integrations._adapter as ad
+from overseer.integrations._adapter import BudgetExceeded, Guard, GuardOptions, GuardSettings
 
 try:
     from pydantic_ai import RunContext
+    from pydantic_ai import messages as pm
     from pydantic_ai.capabilities import AbstractCapability
-    from pydantic_ai.messages import (
-        ModelMessage,
-        ModelRequest,
-        ModelResponse,
-        TextPart,
-        ToolCallPart,
-        ToolReturnPart,
-    )
     from pydantic_ai.models import ModelRequestContext
     from pydantic_ai.tools import ToolDefinition
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "overseer.integrations.pydantic_ai needs pydantic-ai: pip install 'overseer[pydantic-ai]'"
-    ) from exc
+    raise ad.missing_extra("pydantic_ai", "pydantic-ai", "pydantic-ai") from exc
 
 __all__ = ["BudgetExceeded", "Guard", "GuardSettings", "OverseerCapability"]
 
@@ -79,13 +63,13 @@ def _prompt(ctx: RunContext[Any]) -> str:
     return " ".join(p for p in prompt if isinstance(p, str))
 
 
-def _plain(messages: Sequence[ModelMessage]) -> list[dict[str, str]]:
+def _plain(messages: Sequence[pm.ModelMessage]) -> list[dict[str, str]]:
     """The request as the trace stores it: one (role, text) per part."""
     out = []
     for m in messages:
         for part in m.parts:
             content = getattr(part, "content", None) or getattr(part, "args", None) or ""
-            role = "assistant" if isinstance(m, ModelResponse) else part.part_kind
+            role = "assistant" if isinstance(m, pm.ModelResponse) else part.part_kind
             out.append(
                 {"role": role, "content": content if isinstance(content, str) else str(content)}
             )
@@ -95,11 +79,11 @@ def _plain(messages: Sequence[ModelMessage]) -> list[dict[str, str]]:
 class OverseerCapability(AbstractCapability[Any]):
     """overseer attached to a pydantic-ai agent (see the module docstring for the hooks).
 
-    Pass `guard` to share one guard (one ledger, one budget) across the agents of a team, one
-    capability per agent, with `agent` naming it in the ledger (default: the agent's `name`);
-    the caller then starts runs with `guard.start_run(task)` (the first run starts the first
-    one). Without `guard`, one is made from `settings`, `supervisor_model` and `trace_dir`, and
-    every `run` is a guard run.
+    Options (`GuardOptions`): `guard` to share one guard (one ledger, one budget) across the
+    agents of a team, one capability per agent, with `agent` naming it in the ledger (default:
+    the agent's `name`); the caller then starts runs with `guard.start_run(task)` (else the
+    first run starts one). Without `guard`, one is made from `settings`, `supervisor_model`
+    and `trace_dir`, and every `run` is a guard run.
     """
 
     __eq__ = object.__eq__  # one instance per guard: not equal by its (empty) dataclass fields
@@ -109,17 +93,11 @@ class OverseerCapability(AbstractCapability[Any]):
         self,
         settings: GuardSettings | None = None,
         *,
-        guard: Guard | None = None,
         agent: str | None = None,
-        supervisor_model: Model | None = None,
-        trace_dir: str | Path | None = None,
+        **options: Unpack[GuardOptions],
     ) -> None:
-        if guard is not None and (settings or supervisor_model or trace_dir):
-            raise ValueError("OverseerCapability: give either guard or its settings, not both")
-        self.owns_guard = guard is None
-        self.guard = guard or Guard(
-            settings, supervisor_model=supervisor_model, trace_dir=trace_dir, run_name=agent or ""
-        )
+        self.owns_guard = options.get("guard") is None
+        self.guard = ad.make_guard("OverseerCapability", settings, options, run_name=agent or "")
         self.agent = agent
         self._started: dict[str, tuple[float, list[dict[str, str]]]] = {}  # run id -> request
 
@@ -133,19 +111,12 @@ class OverseerCapability(AbstractCapability[Any]):
 
     # -- run lifecycle -------------------------------------------------------------------
     async def wrap_run(self, ctx: RunContext[Any], *, handler: Callable[[], Awaitable[Any]]) -> Any:
-        if not (self.owns_guard or self.guard.runs == 0):
-            return await handler()
-        self.guard.start_run(_prompt(ctx))
-        try:
-            result = await handler()
-        except BudgetExceeded as exc:
-            self.guard.end_run(stop_reason="budget", error=str(exc))
-            raise
-        except Exception as exc:
-            self.guard.end_run(stop_reason="error", error=f"{type(exc).__name__}: {exc}")
-            raise
-        self.guard.end_run(str(getattr(result, "output", "")))
-        return result
+        if self.owns_guard:
+            answer: Callable[[Any], str] = lambda r: str(getattr(r, "output", ""))  # noqa: E731
+            return await ad.guarded_run(self.guard, _prompt(ctx), handler, answer)
+        if self.guard.runs == 0:  # a shared guard: the caller starts runs, else the first one
+            self.guard.start_run(_prompt(ctx))
+        return await handler()
 
     # -- model requests ------------------------------------------------------------------
     async def before_model_request(
@@ -158,49 +129,52 @@ class OverseerCapability(AbstractCapability[Any]):
         self._started[ctx.run_id or ""] = (time.monotonic(), traced)
         return dataclasses.replace(request_context, messages=masked)
 
-    def _masked(self, who: str, messages: list[ModelMessage]) -> list[ModelMessage]:
+    def _masked(self, who: str, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
         """The messages with older tool returns replaced by one-line stubs (new objects: the
         run's history keeps the originals)."""
         calls = {
             p.tool_call_id: p
             for m in messages
-            if isinstance(m, ModelResponse)
+            if isinstance(m, pm.ModelResponse)
             for p in m.parts
-            if isinstance(p, ToolCallPart)
+            if isinstance(p, pm.ToolCallPart)
         }
         where = [
             (i, j)
             for i, m in enumerate(messages)
-            if isinstance(m, ModelRequest)
+            if isinstance(m, pm.ModelRequest)
             for j, p in enumerate(m.parts)
-            if type(p) is ToolReturnPart  # not its kinds with structured content (tool search)
+            if type(p) is pm.ToolReturnPart  # not its kinds with structured content (tool search)
         ]
         if not where:
             return messages
         records = []
         for i, j in where:
             part = messages[i].parts[j]
-            assert isinstance(part, ToolReturnPart)
+            assert isinstance(part, pm.ToolReturnPart)
             call = calls.get(part.tool_call_id)
-            args = args_text(call.args_as_dict()) if call is not None else ""
-            records.append(ToolRecord(part.tool_name, args, part.model_response_str()))
-        shown = self.guard.model_input(who, records)
+            args = ad.args_text(call.args_as_dict()) if call is not None else ""
+            records.append(ad.ToolRecord(part.tool_name, args, part.model_response_str()))
         out = list(messages)
-        for (i, j), rec, text in zip(where, records, shown, strict=True):
-            if text != rec.text:
-                msg, part = out[i], out[i].parts[j]
-                assert isinstance(msg, ModelRequest) and isinstance(part, ToolReturnPart)
-                parts = list(msg.parts)
-                parts[j] = dataclasses.replace(cast("ToolReturnPart[Any]", part), content=text)
-                out[i] = dataclasses.replace(msg, parts=parts)
+        for n, stub in ad.masked_texts(self.guard, who, records).items():
+            i, j = where[n]
+            msg, part = out[i], out[i].parts[j]
+            assert isinstance(msg, pm.ModelRequest) and isinstance(part, pm.ToolReturnPart)
+            parts = list(msg.parts)
+            parts[j] = dataclasses.replace(cast("pm.ToolReturnPart[Any]", part), content=stub)
+            out[i] = dataclasses.replace(msg, parts=parts)
         return out
 
     async def after_model_request(
-        self, ctx: RunContext[Any], *, request_context: ModelRequestContext, response: ModelResponse
-    ) -> ModelResponse:
+        self,
+        ctx: RunContext[Any],
+        *,
+        request_context: ModelRequestContext,
+        response: pm.ModelResponse,
+    ) -> pm.ModelResponse:
         started, messages = self._started.pop(ctx.run_id or "", (time.monotonic(), []))
         usage = response.usage
-        text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
+        text = "".join(p.content for p in response.parts if isinstance(p, pm.TextPart))
         self.guard.book(
             self._who(ctx),
             prompt_tokens=usage.input_tokens,
@@ -218,7 +192,7 @@ class OverseerCapability(AbstractCapability[Any]):
         self,
         ctx: RunContext[Any],
         *,
-        call: ToolCallPart,
+        call: pm.ToolCallPart,
         tool_def: ToolDefinition,
         args: Any,
         handler: Callable[[Any], Awaitable[Any]],
