@@ -42,7 +42,7 @@ from .loopback import (
     scripted,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("loopback_only")]
 
 PAGE = long_page()
 Start = Callable[[Script], LoopbackServer]
