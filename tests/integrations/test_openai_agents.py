@@ -177,13 +177,16 @@ async def test_older_tool_outputs_are_masked_in_the_model_input(loopback: Start)
     ] * 3
 
 
-async def test_team_budget_stops_the_run(loopback: Start) -> None:
+async def test_team_budget_stops_the_run(loopback: Start, tmp_path: Path) -> None:
     srv = loopback(repeat_tool("job_status", {"job": "42"}, times=8))
-    ov = Overseer(GuardSettings(budget_tokens=150))
+    ov = Overseer(GuardSettings(budget_tokens=150), trace_dir=tmp_path)
     with pytest.raises(BudgetExceeded, match="tokens"):
         await ov.run(_repeat_agent(srv, []), "Is job 42 done?", run_config=NO_TRACING)
     assert ov.guard.ledger.total.total_tokens >= 150
     assert len(srv.requests) < 8
+    (trace,) = tmp_path.glob("*.jsonl")
+    end = list(read_trace(trace, validate=True))[-1]
+    assert end["event"] == "run_end" and end["stop_reason"] == "budget"
 
 
 async def test_handoff_target_is_guarded_and_booked_apart(loopback: Start) -> None:
@@ -261,3 +264,21 @@ def test_real_model_call_is_booked_with_the_servers_usage(embedded_model: LlamaC
         [{"role": "user", "content": question}], max_tokens=1
     )
     assert direct.usage.prompt_tokens == booked.prompt_tokens
+
+
+async def test_streamed_run_is_guarded_and_booked(loopback: Start) -> None:
+    srv = loopback(_page_script())
+    ov = Overseer()
+    ov.guard.start_run(PAGE_QUESTION)
+    streamed = Runner.run_streamed(
+        ov.agent(_page_agent(srv)),
+        PAGE_QUESTION,
+        run_config=ov.run_config(NO_TRACING),
+        hooks=ov.hooks,
+    )
+    async for _ in streamed.stream_events():
+        pass
+    assert streamed.final_output == "240 cm"
+    assert [r.get("stream") for r in srv.requests] == [True, True]
+    assert len(messages_text(srv.requests[1], "tool")[0]) <= 3000
+    assert ov.guard.ledger.total.prompt_tokens == srv.prompt_tokens  # usage of the last chunk

@@ -159,13 +159,16 @@ async def test_older_tool_outputs_are_masked_in_the_model_input(loopback: Start)
     assert [len(t) for t in _tool_returns(result)] == [len(PAGE)] * 3
 
 
-async def test_team_budget_stops_the_run(loopback: Start) -> None:
+async def test_team_budget_stops_the_run(loopback: Start, tmp_path: Path) -> None:
     srv = loopback(repeat_tool("job_status", {"job": "42"}, times=8))
-    cap = OverseerCapability(GuardSettings(budget_tokens=150))
+    cap = OverseerCapability(GuardSettings(budget_tokens=150), trace_dir=tmp_path)
     with pytest.raises(BudgetExceeded, match="tokens"):
         await _repeat_agent(srv, []).run("Is job 42 done?", capabilities=[cap])
     assert cap.guard.ledger.total.total_tokens >= 150
     assert len(srv.requests) < 8
+    (trace,) = tmp_path.glob("*.jsonl")
+    end = list(read_trace(trace, validate=True))[-1]
+    assert end["event"] == "run_end" and end["stop_reason"] == "budget"
 
 
 def test_agent_level_capability_makes_each_run_a_guard_run(loopback: Start) -> None:
@@ -224,3 +227,13 @@ def test_real_model_call_is_booked_with_the_servers_usage(embedded_model: LlamaC
         [{"role": "user", "content": question}], max_tokens=1
     )
     assert direct.usage.prompt_tokens == booked.prompt_tokens
+
+
+async def test_streamed_run_is_guarded_and_booked(loopback: Start) -> None:
+    srv = loopback(_page_script())
+    cap = OverseerCapability()
+    async with _page_agent(srv).run_stream(PAGE_QUESTION, capabilities=[cap]) as streamed:
+        assert await streamed.get_output() == "240 cm"
+    assert [r.get("stream") for r in srv.requests] == [True, True]
+    assert len(messages_text(srv.requests[1], "tool")[0]) <= 3000
+    assert cap.guard.ledger.total.prompt_tokens == srv.prompt_tokens  # usage of the last chunk
