@@ -4,7 +4,8 @@ other plug-ins compose with it).
 
 `supervise_plugin(mode)` is the one way to get a SupervisorAgent plug-in by mode: `llm` (the
 seed: filter, then the LLM), `rules` (the rule tier alone, no LLM), `rules+llm` (rules first,
-the LLM on what they cannot settle). New modes are rows of `MODES`.
+the LLM on what they cannot settle). New modes are rows of `MODES`. It is also the
+plug-in the bench term `SOURCE+supervise:MODE` puts on any team's bus.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from overseer.bench import Solver, TeamConfig
-from overseer.bench._solvers import PluginFactory
+from overseer.bench._solvers import BusPlugin, PluginFactory
 from overseer.bench._workloads import workload_solver
 from overseer.models import Model
 from overseer.runtime import Supervisor
@@ -94,7 +95,7 @@ def supervise_plugin(
     def make(model: Model) -> list[Supervisor]:
         return [SupervisorAgent(supervisor_model, final, name=name, embed=embed)]
 
-    return make
+    return BusPlugin(make, verifier=tool_verifier if verifier else None)
 
 
 ABLATIONS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
@@ -104,6 +105,8 @@ ABLATIONS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
     ("supervised-no-guidance", ("guidance",), "SupervisorAgent without guidance"),
     ("supervised-no-purification", ("purification",), "SupervisorAgent without purification"),
 )
+#: The modes `supervise_plugin` knows, in the order error messages list them.
+SUPERVISE_MODES: tuple[str, ...] = tuple(MODES)
 #: workload configurations of the rule-tier modes: name -> mode
 MODE_CONFIGS: dict[str, str] = {"rules": "rules", "rules+llm": "rules+llm"}
 
@@ -130,7 +133,7 @@ def _config(
     def agent(model: Model) -> list[Supervisor]:
         return [SupervisorAgent(settings=settings)]
 
-    return TeamConfig.of(name, what, make, (agent,))
+    return TeamConfig.of(name, what, make, (agent,), kinds=("supervise",))
 
 
 def _mode_config(name: str, mode: str, filter_preset: str | None) -> TeamConfig:
@@ -146,9 +149,8 @@ def _mode_config(name: str, mode: str, filter_preset: str | None) -> TeamConfig:
         )
 
     plugin = supervise_plugin(mode, filter_preset=filter_preset)
-    return TeamConfig.of(
-        name, f"workload team + SupervisorAgent, {MODES[mode][1]}", make, (plugin,)
-    )
+    what = f"workload team + SupervisorAgent, {MODES[mode][1]}"
+    return TeamConfig.of(name, what, make, (plugin,), kinds=("supervise",))
 
 
 def supervise_configs(filter_preset: str | None = None) -> list[TeamConfig]:
