@@ -27,7 +27,8 @@ import asyncio
 import statistics
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
@@ -36,10 +37,8 @@ from scipy.stats import binomtest
 
 from overseer.bench import ResultRecord, ResultStore, TeamConfig, run_experiment
 from overseer.bench.stats import paired
-from overseer.models import Model, load_model, model_card
-from overseer.runtime import Supervisor
-from overseer.supervise import tool_verifier
-from overseer.supervise.configs import MODES, supervise_plugin, workload_solver
+from overseer.models import load_model, model_card
+from overseer.supervise.configs import MODES, SharedModel, mode_config
 from overseer.supervise.learned import (
     LearnedTrigger,
     examples_from_traces,
@@ -99,59 +98,24 @@ def train(args: argparse.Namespace) -> None:
         print(f"  {k}: {v}")
 
 
-class Lazy:
-    """A model loaded at its first use and then shared (each model is loaded once)."""
-
-    def __init__(self, name: str, prompt_cache: bool) -> None:
-        self.name, self.prompt_cache, self.model = name, prompt_cache, None
-
-    def __call__(self) -> Model:
-        if self.model is None:
-            self.model = load_model(self.name, prompt_cache=self.prompt_cache)
-        return self.model
-
-    def close(self) -> None:
-        close = getattr(self.model, "close", None)
-        if close is not None:
-            close()
-
-
 def stored_name(name: str, supervisor: str | None) -> str:
     """The store's config name: supervised configs name their supervisor model when it is set."""
     return name if name == "baseline" or not supervisor else f"{name}@{supervisor}"
 
 
 def configuration(
-    name: str, args: argparse.Namespace, sup: Lazy | None, trigger: LearnedTrigger | None
+    name: str, args: argparse.Namespace, sup: SharedModel | None, trigger: LearnedTrigger | None
 ) -> TeamConfig:
-    """The workload team of `name`: no supervision (baseline) or the SupervisorAgent in that
-    mode, with the tool verifier, its own model if given, the trigger for `learned`."""
-    stored = stored_name(name, sup.name if sup else None)
-    traces = args.traces / args.split
-
-    def make(model: Model, plugins: Callable | None, top_logprobs: int) -> object:
-        return workload_solver(
-            model,
-            supervisors=plugins,
-            verifier=tool_verifier if plugins else None,
-            name=stored,
-            trace_dir=traces,
-            max_steps=args.max_steps,
-        )
-
-    if name == "baseline":
-        return TeamConfig.of(stored, "workload team, no supervision", make)  # type: ignore[arg-type]
-
-    def plugins(model: Model) -> Sequence[Supervisor]:
-        factory = supervise_plugin(
-            name,
-            supervisor_model=sup() if sup else None,
-            filter_preset=args.filter_preset,
-            trigger=trigger if name == "learned" else None,
-        )
-        return factory(model)
-
-    return TeamConfig.of(stored, MODES[name][1], make, (plugins,))  # type: ignore[arg-type]
+    """The workload team of `name` (a mode, or baseline), its traces under --traces/SPLIT."""
+    return mode_config(
+        name,
+        name=stored_name(name, sup.name if sup else None),
+        supervisor_model=sup,
+        trigger=trigger if name == "learned" else None,
+        filter_preset=args.filter_preset,
+        trace_dir=args.traces / args.split,
+        max_steps=args.max_steps,
+    )
 
 
 def stats_of(rec: ResultRecord) -> dict[str, object]:
@@ -250,8 +214,15 @@ def main(argv: Sequence[str]) -> None:
     names = [n.strip() for n in args.configs.split(",") if n.strip()]
     seeds = [int(s) for s in args.seeds.split(",")]
     trigger = check(args, names)
-    agents = Lazy(args.model, not args.no_prompt_cache)
-    sup = Lazy(args.supervisor_model, not args.no_prompt_cache) if args.supervisor_model else None
+    cache = not args.no_prompt_cache
+    agents = SharedModel(args.model, partial(load_model, args.model, prompt_cache=cache))
+    sup = (
+        SharedModel(
+            args.supervisor_model, partial(load_model, args.supervisor_model, prompt_cache=cache)
+        )
+        if args.supervisor_model
+        else None
+    )
     configs = [configuration(n, args, sup, trigger) for n in names]
     stored = [c.name for c in configs]
     console = Console(width=240)
@@ -265,7 +236,7 @@ def main(argv: Sequence[str]) -> None:
                         tasks=tasks,
                         seeds=seeds,
                         model_name=args.model,
-                        load_model=agents,
+                        load_model=lambda: agents,
                         store=store,
                         concurrency=args.concurrency,
                     )

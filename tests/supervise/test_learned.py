@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import pytest
 
-from overseer.models import ScriptedModel
+from overseer.models import ModelError, ScriptedModel
 from overseer.runtime import AgentSpec, Executor, RunResult, TeamSpec, ToolResult, read_trace
 from overseer.supervise import FilterConfig, Step, SupervisorAgent, SupervisorSettings
 from overseer.supervise._decide import reply_template
@@ -257,3 +257,55 @@ def test_supervise_plugin_takes_a_trigger_file(tmp_path: Path) -> None:
     assert isinstance(agent, SupervisorAgent)
     assert agent.settings.learned is not None and agent.settings.rules is not None
     assert agent.settings.llm
+
+
+# -- the supervisor's own model --------------------------------------------------------------
+
+
+async def test_supervisor_model_is_loaded_once_and_booked_apart(tmp_path: Path) -> None:
+    import pickle
+
+    from overseer.cli._supervisor_model import with_supervisor_model
+    from overseer.registry import bench_configs
+    from overseer.supervise.configs import SharedModel
+
+    loads: list[str] = []
+
+    def load(name: str) -> ScriptedModel:
+        loads.append(name)
+        return ScriptedModel(
+            lambda m: reply_template("provide_guidance", "typo", "use q='b'"), name=name
+        )
+
+    shared = SharedModel("big", lambda: load("big"))
+    assert pickle.loads(pickle.dumps(SharedModel("big", str))).name == "big"  # ships unloaded
+    reg = with_supervisor_model(bench_configs, "smollm2-135m", lambda n: shared)()
+    cfg = reg.get("baseline+supervise:rules+llm")
+    [agent] = cfg.plugins[-1](ScriptedModel([]))
+    assert isinstance(agent, SupervisorAgent) and isinstance(agent.model, SharedModel)
+    assert agent.model.name == "smollm2-135m" and loads == []  # not loaded before its first call
+    with pytest.raises(ModelError, match="no-such-model"):
+        with_supervisor_model(bench_configs, "no-such-model", load)
+    # two runs on one shared supervisor model: loaded once, its calls booked under its name
+    for i in range(2):
+        n = {"agent": 0}
+
+        def reply(messages: list, n: dict = n) -> object:
+            n["agent"] += 1
+            if n["agent"] == 1:
+                return {"thought": "", "action": "lookup", "args": {"q": "a"}}
+            return {"thought": "", "action": "answer", "answer": "x"}
+
+        sup = SupervisorAgent(shared, SupervisorSettings(verify=False))
+        ex = Executor(
+            ScriptedModel(reply, name="small"),
+            supervisors=[sup],
+            tools={"lookup": ErrTool()},
+            trace_dir=tmp_path / str(i),
+        )
+        res = await ex.run(TeamSpec(agents=[AgentSpec(name="a", tools=["lookup"])]), "Q")
+        calls = [e for e in read_trace(res.trace_path) if e["event"] == "model_call"]
+        by = {e["gen_ai.agent.name"]: e["gen_ai.request.model"] for e in calls}
+        assert by == {"a": "small", "supervisor": "big"}
+        assert res.usage_by_actor["supervisor:supervisor"].total_tokens > 0
+    assert loads == ["big"]

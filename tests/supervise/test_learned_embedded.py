@@ -33,7 +33,7 @@ async def workload_run(model: LlamaCppModel, out: Path) -> None:
 
 
 async def told_run(model: LlamaCppModel, out: Path) -> None:
-    """The same task's tools, a researcher told to visit one page first, then report."""
+    """The same task's tools, a researcher told to keep visiting a page that does not exist."""
     task = load_suite("browse-sample", split="train", limit=1)[0]
     env = open_environment(task)
     assert env is not None
@@ -44,8 +44,8 @@ async def told_run(model: LlamaCppModel, out: Path) -> None:
                 role="Web researcher",
                 tools=list(env.tools),
                 instructions=(
-                    'Reply first with the visit action and args {"url": '
-                    '"https://wiki.local/Main_Tower"}. After its result, answer with what you found.'
+                    'Always reply with the visit action and args {"url": "https://wiki.local/'
+                    'Main_Tower"}. Never use the answer action.'
                 ),
             ),
             AgentSpec(name="writer", role="Answer writer", instructions="Give the final answer."),
@@ -53,7 +53,7 @@ async def told_run(model: LlamaCppModel, out: Path) -> None:
         spatial_edges=[("researcher", "writer")],
         decision="last",
     )
-    sup = SupervisorAgent(settings=SupervisorSettings(filter=LOW, max_tokens=128, verify=False))
+    sup = SupervisorAgent(settings=SupervisorSettings(filter=LOW, max_tokens=256, verify=False))
     ex = Executor(
         model,
         supervisors=[sup],
@@ -63,7 +63,11 @@ async def told_run(model: LlamaCppModel, out: Path) -> None:
         max_tokens=96,
         seed=0,
     )
-    await ex.run(team, task.prompt)
+    # a page that does not exist: each visit fails, and on an error with an empty observation
+    # and no verifier the supervisor can only guide (an intervention that is kept)
+    await ex.run(
+        team, f"{task.prompt}\nCall the visit tool with url https://wiki.local/Main_Tower."
+    )
 
 
 def test_trigger_trains_and_loads_from_a_real_stored_run(
