@@ -15,6 +15,7 @@ run and replaces it every round, so pruning composes as its result, the `pruned:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,9 @@ def _monitor_maker(arg: str) -> tuple[PluginFactory, str, int]:
     return monitor_plugin(arg), f"rogue-agent monitor {arg}", MONITOR_TOP_LOGPROBS
 
 
-def _supervise_maker(arg: str) -> tuple[PluginFactory, str, int]:
+def _supervise_maker(
+    arg: str, supervisor_model: Model | None = None
+) -> tuple[PluginFactory, str, int]:
     from overseer.supervise.configs import SUPERVISE_MODES, supervise_plugin
 
     if not arg:
@@ -71,7 +74,8 @@ def _supervise_maker(arg: str) -> tuple[PluginFactory, str, int]:
             "supervise: expected a mode, as in NAME+supervise:MODE; known: "
             + ", ".join(SUPERVISE_MODES)
         )
-    return supervise_plugin(arg), f"supervision ({arg})", 0
+    plugin = supervise_plugin(arg, supervisor_model=supervisor_model)
+    return plugin, f"supervision ({arg})", 0
 
 
 class _TeamWatcher(BaseSupervisor):
@@ -146,20 +150,22 @@ def bench_configs(
     rounds: int = 2,
     suite: str | None = None,
     adapt_store: str | Path | None = None,
+    supervisor_model: Model | None = None,
 ) -> ConfigRegistry:
     """Every configuration `overseer bench` can name, for teams of `agents` and `rounds` (MASFly
-    reads its repository from `adapt_store`, default results/adapt.sqlite)."""
+    reads its repository from `adapt_store`, default results/adapt.sqlite; the supervision
+    configurations use `supervisor_model`, when given, as the supervisor's own model)."""
     from overseer.adapt.bench import masfly_configs
     from overseer.supervise.configs import supervise_configs
 
     reg = default_configs(agents=agents, rounds=rounds)
     masfly = masfly_configs(adapt_store) if adapt_store is not None else masfly_configs()
-    for c in [*supervise_configs(), *masfly]:
+    for c in [*supervise_configs(supervisor_model=supervisor_model), *masfly]:
         reg.add(c)
     if suite in SUITE_CONFIGS:
         SUITE_CONFIGS[suite](reg, agents, rounds)
     reg.add_source("pruned", pruned_source)
-    reg.add_plugin("supervise", _supervise_maker)
+    reg.add_plugin("supervise", partial(_supervise_maker, supervisor_model=supervisor_model))
     reg.add_plugin("monitor", _monitor_maker)
     reg.add_plugin("watcher", _watcher_maker)
     return reg

@@ -13,6 +13,7 @@ from overseer.cli import _io, _report
 from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, csv_list, out_console
 from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
+from overseer.cli._supervisor_model import SupervisorModelOpt, with_supervisor_model
 
 if TYPE_CHECKING:
     from overseer.bench import ResultStore
@@ -60,6 +61,7 @@ def bench_cmd(
             "(slower; use its own --store)."
         ),
     ] = True,
+    supervisor_model: SupervisorModelOpt = None,
     mopts: o.ModelOpts = o.MODEL_DEFAULTS,
     limits: o.BudgetOpts = o.NO_LIMITS,
     runner: BackendOpts = LOCAL,
@@ -78,11 +80,14 @@ def bench_cmd(
         raise InputError(f"--baseline: {baseline!r} is not among --configs {names}")
     if not model.startswith("openai:"):
         model_card(model)  # unknown names fail here, before any work
-    chosen, tasks = _resolve(suite, names, agents, rounds, split, seed_list[0], limit)
+    registry = with_supervisor_model(
+        partial(bench_configs, agents=agents, rounds=rounds, suite=suite),
+        supervisor_model, partial(mopts.load, prompt_cache=prompt_cache),
+    )  # fmt: skip
+    chosen, tasks = _resolve(registry, names, suite, split, seed_list[0], limit)
     from overseer.cli._bench_run import BenchJob, run_and_report
 
     loader = partial(mopts.load, model, prompt_cache=prompt_cache)
-    registry = partial(bench_configs, agents=agents, rounds=rounds, suite=suite)
     backend = runner.build(registry, loader)  # Ray workers build the same registry and model
     job = BenchJob(
         suite,
@@ -115,13 +120,12 @@ def _check_sizes(split: str, limit: int | None, concurrency: int, agents: int, r
         raise InputError(f"--agents/--rounds: expected 1..32 and 1..10, got {agents}, {rounds}")
 
 
-def _resolve(suite, names, agents, rounds, split, seed, limit) -> tuple[list, list]:
+def _resolve(registry, names, suite, split, seed, limit) -> tuple[list, list]:
     """The configurations named (from the explicit registry) and the tasks of the split."""
-    from overseer.registry import bench_configs
     from overseer.tasks import load_suite
 
     try:
-        chosen = bench_configs(agents=agents, rounds=rounds, suite=suite).resolve(names)
+        chosen = registry().resolve(names)
         tasks = load_suite(suite, split=split, seed=seed, limit=limit)
     except (ValueError, RuntimeError) as exc:
         raise InputError(str(exc)) from None
