@@ -91,7 +91,80 @@ def langgraph_row(serve: Serve) -> Row:
     )
 
 
-ROWS: dict[str, Callable[[Serve], Row]] = {"langgraph": langgraph_row}
+def openai_agents_row(serve: Serve) -> Row:
+    """OpenAI Agents SDK on OpenAIChatCompletionsModel, without and with Overseer (no tracing)."""
+    from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner, function_tool
+    from openai import AsyncOpenAI
+
+    from overseer.integrations.openai_agents import Overseer
+
+    @function_tool
+    def fetch_page(url: str) -> str:
+        """Open a web page and return its text."""
+        return str(PAGE)
+
+    def run(overseer: Overseer | None) -> int:
+        srv = serve()
+        try:
+            client = AsyncOpenAI(base_url=srv.base_url, api_key="none")
+            model = OpenAIChatCompletionsModel("scripted", client)
+            agent = Agent(name="researcher", model=model, tools=[fetch_page])
+            cfg = RunConfig(tracing_disabled=True)  # never post traces to api.openai.com
+            if overseer is None:
+                Runner.run_sync(agent, lb.PAGE_QUESTION, run_config=cfg)
+            else:
+                overseer.run_sync(agent, lb.PAGE_QUESTION, run_config=cfg)
+            return int(srv.prompt_tokens)
+        finally:
+            srv.close()
+
+    return Row(
+        "OpenAI Agents SDK",
+        "tool input/output guardrails, call_model_input_filter, RunHooks",
+        "blocks repeated calls, purifies long outputs, masks old ones, budget, ledger",
+        run(None),
+        run(Overseer()),
+    )
+
+
+def pydantic_ai_row(serve: Serve) -> Row:
+    """pydantic-ai on OpenAIChatModel, without and with OverseerCapability."""
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from overseer.integrations.pydantic_ai import OverseerCapability
+
+    def run(capabilities: list[Any]) -> int:
+        srv = serve()
+        try:
+            provider = OpenAIProvider(base_url=srv.base_url, api_key="none")
+            agent = Agent(OpenAIChatModel("scripted", provider=provider), name="researcher")
+
+            @agent.tool_plain
+            def fetch_page(url: str) -> str:
+                """Open a web page and return its text."""
+                return str(PAGE)
+
+            agent.run_sync(lb.PAGE_QUESTION, capabilities=capabilities)
+            return int(srv.prompt_tokens)
+        finally:
+            srv.close()
+
+    return Row(
+        "pydantic-ai",
+        "capabilities=[...]: wrap_tool_execute, before/after_model_request",
+        "blocks repeated calls, purifies long outputs, masks old ones, budget, ledger",
+        run([]),
+        run([OverseerCapability()]),
+    )
+
+
+ROWS: dict[str, Callable[[Serve], Row]] = {
+    "langgraph": langgraph_row,
+    "openai-agents": openai_agents_row,
+    "pydantic-ai": pydantic_ai_row,
+}
 
 
 def main() -> None:

@@ -1,13 +1,23 @@
-"""Workload teams with and without the SupervisorAgent (and its ablations), side by side.
+"""Supervision modes side by side on the workload teams, paired with the baseline.
 
-Runs the chosen configurations on each suite through the result store (reruns resume), then
-prints per configuration: accuracy, tokens per task (total, and the supervisor's and the
-verifier's share), tokens vs the baseline, latency, and what the supervisor did: filter
-triggers by context and decisions by action, summed over tasks.
+Runs each configuration (baseline: no supervision; llm: the seed's SupervisorAgent; rules: the
+rule tier alone; rules+llm: rules first, the LLM on what they cannot settle; learned: rules,
+then the learned trigger, then the LLM) on the same tasks and seeds through a resumable result
+store, and prints per workload and configuration: accuracy with its 95% interval, net tokens
+per task (every actor), the supervisor's share, triggers by context, actions by kind, rule
+firings, LLM calls the learned trigger skipped, latency, and the paired comparison with the
+baseline (token ratio with its paired bootstrap 95% interval, exact McNemar p, W/L/T).
 
-    PYTHONPATH=src python benchmarks/supervise_compare.py --suites browse-sample --limit 2
     PYTHONPATH=src python benchmarks/supervise_compare.py --model qwen2.5-coder-0.5b \
-        --suites browse-sample,humaneval --limit 10 --configs baseline,supervised
+        --suites browse-sample,humaneval --configs baseline,llm,rules,rules+llm,learned \
+        --limit 20 --supervisor-model qwen2.5-coder-1.5b --trigger results/trigger.json
+
+The trigger is trained from the traces of supervised runs (collect them with
+`--split train --configs rules+llm --traces runs/supervise` and `--split validation`):
+
+    PYTHONPATH=src python benchmarks/supervise_compare.py train-trigger \
+        --traces runs/supervise/train/rules+llm --val-traces runs/supervise/validation/rules+llm \
+        --out results/trigger.json
 """
 
 from __future__ import annotations
@@ -17,138 +27,235 @@ import asyncio
 import statistics
 import sys
 from collections import Counter
+from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from scipy.stats import binomtest
 
-from overseer.bench import ResultRecord, ResultStore, run_experiment
-from overseer.models import Model, load_model, model_card
-from overseer.supervise.configs import supervise_configs
+from overseer.bench import ResultRecord, ResultStore, TeamConfig, run_experiment
+from overseer.bench.stats import paired
+from overseer.models import load_model, model_card
+from overseer.supervise.configs import MODES, SharedModel, mode_config
+from overseer.supervise.learned import (
+    LearnedTrigger,
+    examples_from_traces,
+    load_trigger,
+    train_trigger,
+)
 from overseer.tasks import load_suite
 
+CONFIGS = ("baseline", *MODES)
 
-def parse() -> argparse.Namespace:
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--suites", default="browse-sample", help="browse-sample,humaneval,mbpp...")
-    ap.add_argument("--model", default="smollm2-135m")
-    ap.add_argument(
-        "--configs",
-        default="baseline,supervised",
-        help="baseline,supervised,supervised-no-correction,-no-guidance,-no-purification",
-    )
+    ap.add_argument("--suites", default="browse-sample", help="browse-sample,humaneval,...")
+    ap.add_argument("--model", default="smollm2-135m", help="the agents' model")
+    ap.add_argument("--configs", default="baseline,rules+llm", help=",".join(CONFIGS))
+    ap.add_argument("--supervisor-model", default=None, help="the supervisor's own model")
+    ap.add_argument("--trigger", default=None, help="learned trigger file or name (learned)")
     ap.add_argument("--filter-preset", default=None, help="gaia|humaneval|mbpp|aime|drop|...")
     ap.add_argument("--limit", type=int, default=5)
-    ap.add_argument("--split", default="test")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--split", default="test", help="train|validation|test|all")
+    ap.add_argument("--seeds", default="0")
+    ap.add_argument("--max-steps", type=int, default=8, help="tool steps per agent")
     ap.add_argument("--store", type=Path, default=Path("results/supervise.sqlite"))
+    ap.add_argument("--traces", type=Path, default=Path("runs/supervise"), help="trace root")
+    ap.add_argument("--concurrency", type=int, default=1)
     ap.add_argument(
         "--no-prompt-cache",
         action="store_true",
-        help="llama.cpp prefix cache off: equal prompts give equal outputs in every config, so "
-        "differences come from supervision alone (slower; give it its own --store)",
+        help="llama.cpp prefix cache off: equal prompts give equal outputs in every config "
+        "(slower; give it its own --store)",
     )
-    return ap.parse_args()
+    return ap.parse_args(argv)
+
+
+def parse_train(argv: Sequence[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="supervise_compare.py train-trigger")
+    ap.add_argument("--traces", type=Path, nargs="+", required=True, help="train-split traces")
+    ap.add_argument("--val-traces", type=Path, nargs="+", required=True, help="validation traces")
+    ap.add_argument("--out", type=Path, default=Path("results/trigger.json"))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--min-recall", type=float, default=0.9, help="of kept interventions")
+    return ap.parse_args(argv)
+
+
+def train(args: argparse.Namespace) -> None:
+    """Label the traces' flagged steps, fit, choose the threshold, save, print a summary."""
+    trig = train_trigger(
+        examples_from_traces(args.traces),
+        examples_from_traces(args.val_traces),
+        seed=args.seed,
+        min_recall=args.min_recall,
+    )
+    path = trig.save(args.out)
+    print(f"trigger {path}: threshold {trig.threshold:.3f}, {len(trig.features)} features")
+    for k, v in trig.meta.items():
+        print(f"  {k}: {v}")
+
+
+def stored_name(name: str, supervisor: str | None) -> str:
+    """The store's config name: supervised configs name their supervisor model when it is set."""
+    return name if name == "baseline" or not supervisor else f"{name}@{supervisor}"
+
+
+def configuration(
+    name: str, args: argparse.Namespace, sup: SharedModel | None, trigger: LearnedTrigger | None
+) -> TeamConfig:
+    """The workload team of `name` (a mode, or baseline), its traces under --traces/SPLIT."""
+    return mode_config(
+        name,
+        name=stored_name(name, sup.name if sup else None),
+        supervisor_model=sup,
+        trigger=trigger if name == "learned" else None,
+        filter_preset=args.filter_preset,
+        trace_dir=args.traces / args.split,
+        max_steps=args.max_steps,
+    )
 
 
 def stats_of(rec: ResultRecord) -> dict[str, object]:
-    for key, value in rec.extra.items():
-        if key.startswith("stats:") and isinstance(value, dict):
-            return value
-    return {}
+    value = rec.extra.get("stats:supervisor")
+    return value if isinstance(value, dict) else {}
 
 
-def share(recs: list[ResultRecord], kind: str) -> int:
-    return sum(
+def counts(recs: Sequence[ResultRecord], key: str) -> str:
+    c: Counter[str] = Counter()
+    for r in recs:
+        c.update(stats_of(r).get(key, {}))  # type: ignore[arg-type]
+    return " ".join(f"{k}={v}" for k, v in sorted(c.items())) or "-"
+
+
+def share(recs: Sequence[ResultRecord], kind: str) -> float:
+    total = sum(r.usage.total_tokens for r in recs) or 1
+    part = sum(
         u.total_tokens for r in recs for a, u in r.usage_by_actor.items() if a.startswith(kind)
     )
+    return part / total
+
+
+def accuracy(recs: Sequence[ResultRecord]) -> str:
+    ok = [r for r in recs if r.error is None]
+    if not ok:
+        return "-"
+    k = sum(r.correct for r in ok)
+    ci = binomtest(k, len(ok)).proportion_ci(method="wilson")
+    errs = f" ({len(recs) - len(ok)} err)" if len(ok) < len(recs) else ""
+    return f"{k}/{len(ok)} [{ci.low:.2f},{ci.high:.2f}]{errs}"
+
+
+def vs_base(recs: Sequence[ResultRecord], base: str, name: str) -> list[str]:
+    if name == base:
+        return ["-", "-", "-"]
+    p = paired(recs, base, name)
+    if p.n == 0:
+        return ["-", "-", "-"]
+    ratio = f"{p.token_ratio:.2f}x [{p.ratio_lo:.2f},{p.ratio_hi:.2f}]"
+    return [ratio, f"{p.mcnemar_p:.2f}", f"{p.wins}/{p.losses}/{p.ties}"]
+
+
+COLUMNS = (
+    "config", "n", "acc [95%]", "tok/task", "supervisor", "verifier", "latency s",
+    "vs base [95%]", "McNemar p", "W/L/T", "triggers", "actions", "rules", "skipped",
+)  # fmt: skip
 
 
 def report(console: Console, suite: str, recs: list[ResultRecord], names: list[str]) -> None:
     by = {n: [r for r in recs if r.key.config == n] for n in names}
-    base = by.get("baseline") or by[names[0]]
-    base_tok = statistics.fmean(r.usage.total_tokens for r in base) if base else 0.0
-    t = Table(title=f"{suite}: SupervisorAgent (model {recs[0].key.model}, n={len(base)})")
-    for col in (
-        "config",
-        "acc",
-        "tok/task",
-        "vs base",
-        "supervisor",
-        "verifier",
-        "latency s",
-        "triggers",
-        "actions",
-    ):
-        t.add_column(col, justify="left" if col in ("config", "triggers", "actions") else "right")
+    base = names[0]
+    t = Table(title=f"{suite}: supervision modes (agents {recs[0].key.model}; baseline {base})")
+    for col in COLUMNS:
+        t.add_column(col, justify="left" if col in COLUMNS[:1] + COLUMNS[-4:] else "right")
     for name in names:
         rs = by[name]
         if not rs:
             continue
-        tok = statistics.fmean(r.usage.total_tokens for r in rs)
-        total = sum(r.usage.total_tokens for r in rs) or 1
-        trig: Counter[str] = Counter()
-        acts: Counter[str] = Counter()
-        for r in rs:
-            s = stats_of(r)
-            trig.update(s.get("triggers", {}))  # type: ignore[arg-type]
-            acts.update(s.get("actions", {}))  # type: ignore[arg-type]
         t.add_row(
             name,
-            f"{sum(r.correct for r in rs)}/{len(rs)}",
-            f"{tok:,.0f}",
-            f"{tok / base_tok:.2f}x" if base_tok else "-",
-            f"{share(rs, 'supervisor') / total:.0%}",
-            f"{share(rs, 'verifier') / total:.0%}",
+            str(len(rs)),
+            accuracy(rs),
+            f"{statistics.fmean(r.usage.total_tokens for r in rs):,.0f}",
+            f"{share(rs, 'supervisor:'):.1%}",
+            f"{share(rs, 'verifier:'):.1%}",
             f"{statistics.fmean(r.latency_s for r in rs):.1f}",
-            " ".join(f"{k}={v}" for k, v in sorted(trig.items())) or "-",
-            " ".join(f"{k}={v}" for k, v in sorted(acts.items())) or "-",
+            *vs_base(recs, base, name),
+            counts(rs, "triggers"),
+            counts(rs, "actions"),
+            counts(rs, "rules"),
+            counts(rs, "skipped"),
         )
     console.print(t)
 
 
-def main() -> None:
-    args = parse()
-    names = [n.strip() for n in args.configs.split(",") if n.strip()]
-    known = {c.name: c for c in supervise_configs(args.filter_preset)}
-    unknown = [n for n in names if n not in known]
+def check(args: argparse.Namespace, names: list[str]) -> LearnedTrigger | None:
+    """Refuse bad input before any work (one line each); the trigger, loaded once."""
+    unknown = [n for n in names if n not in CONFIGS]
     if unknown:
-        sys.exit(f"--configs: unknown {unknown}; expected some of {sorted(known)}")
+        raise ValueError(f"--configs: unknown {unknown}; expected some of {list(CONFIGS)}")
+    if args.limit < 1:
+        raise ValueError(f"--limit: expected >= 1, got {args.limit}")
     model_card(args.model)
-    cached: list[Model] = []
+    if args.supervisor_model:
+        model_card(args.supervisor_model)
+    if "learned" in names:
+        return load_trigger(args.trigger or "results/trigger.json")
+    return None
 
-    def loader() -> Model:
-        if not cached:
-            cached.append(load_model(args.model, prompt_cache=not args.no_prompt_cache))
-        return cached[0]
 
-    console = Console(width=200)
-    args.store.parent.mkdir(parents=True, exist_ok=True)
-    with ResultStore(args.store) as store:
-        for suite in [s.strip() for s in args.suites.split(",") if s.strip()]:
-            tasks = load_suite(suite, split=args.split, seed=args.seed, limit=args.limit)
-            asyncio.run(
-                run_experiment(
-                    configs=[known[n] for n in names],
-                    tasks=tasks,
-                    seeds=[args.seed],
-                    model_name=args.model,
-                    load_model=loader,
-                    store=store,
+def main(argv: Sequence[str]) -> None:
+    if argv[:1] == ["train-trigger"]:
+        train(parse_train(argv[1:]))
+        return
+    args = parse(argv)
+    names = [n.strip() for n in args.configs.split(",") if n.strip()]
+    seeds = [int(s) for s in args.seeds.split(",")]
+    trigger = check(args, names)
+    cache = not args.no_prompt_cache
+    agents = SharedModel(args.model, partial(load_model, args.model, prompt_cache=cache))
+    sup = (
+        SharedModel(
+            args.supervisor_model, partial(load_model, args.supervisor_model, prompt_cache=cache)
+        )
+        if args.supervisor_model
+        else None
+    )
+    configs = [configuration(n, args, sup, trigger) for n in names]
+    stored = [c.name for c in configs]
+    console = Console(width=240)
+    try:
+        with ResultStore(args.store) as store:
+            for suite in [s.strip() for s in args.suites.split(",") if s.strip()]:
+                tasks = load_suite(suite, split=args.split, seed=seeds[0], limit=args.limit)
+                asyncio.run(
+                    run_experiment(
+                        configs=configs,
+                        tasks=tasks,
+                        seeds=seeds,
+                        model_name=args.model,
+                        load_model=lambda: agents,
+                        store=store,
+                        concurrency=args.concurrency,
+                    )
                 )
-            )
-            ids = {t.id for t in tasks}
-            recs = [
-                r
-                for r in store.records(suite=suite, model=args.model, configs=names)
-                if r.key.task_id in ids and r.key.seed == args.seed
-            ]
-            report(console, suite, recs, names)
-    for m in cached:
-        close = getattr(m, "close", None)
-        if close:
-            close()
+                ids = {t.id for t in tasks}
+                recs = [
+                    r
+                    for r in store.records(suite=suite, model=args.model, configs=stored)
+                    if r.key.task_id in ids and r.key.seed in seeds
+                ]
+                report(console, suite, recs, stored)
+    finally:
+        agents.close()
+        if sup is not None:
+            sup.close()
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main(sys.argv[1:])
+    except ValueError as exc:
+        sys.exit(f"error: {exc}")

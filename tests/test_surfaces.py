@@ -11,6 +11,7 @@ PACKAGES = (
     "bench",
     "cli",
     "envs",
+    "evidence",
     "models",
     "monitor",
     "prune",

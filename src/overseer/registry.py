@@ -3,21 +3,36 @@ that knows every plug-in, so the plug-ins stay independent of each other.
 
 `bench_configs` builds the registry `overseer bench --configs` resolves names in: the direct
 baseline, one team per preset, the SupervisorAgent's workload configurations, MASFly and its
-variants, suite-specific teams, and `NAME+monitor:FILE` (team NAME with the trained
-rogue-agent monitor of FILE on its bus). `suite_report` gives a suite's extra table.
+variants, suite-specific teams, the team source `pruned:SPEC`, and the bus plug-ins names
+compose onto a source (`overseer.bench._compose` has the grammar): `supervise:MODE`,
+`monitor:FILE` (the trained rogue-agent monitor of FILE) and `watcher` (MASFly's Watcher,
+watching each run against the OP of its own team). `suite_report` gives a suite's extra table.
+
+AgentPrune's round-end `DialoguePruner` is not a plug-in here: it needs the team before the
+run and replaces it every round, so pruning composes as its result, the `pruned:SPEC` source.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from overseer.bench import ConfigRegistry, default_configs
+from overseer.bench import ConfigRegistry, Solver, TeamConfig, default_configs, team_solver
 from overseer.bench._solvers import PluginFactory
 from overseer.bench._teams import team_configs
 from overseer.models import Model
-from overseer.runtime import PRESETS, Supervisor
+from overseer.runtime import (
+    PRESETS,
+    BaseSupervisor,
+    Interaction,
+    Run,
+    RunResult,
+    Supervisor,
+    TeamSpec,
+    Verdict,
+)
 
 #: Top-k logprobs the agents ask for when the monitor is on the bus (the monitor's features).
 MONITOR_TOP_LOGPROBS = 10
@@ -49,6 +64,73 @@ def _monitor_maker(arg: str) -> tuple[PluginFactory, str, int]:
     return monitor_plugin(arg), f"rogue-agent monitor {arg}", MONITOR_TOP_LOGPROBS
 
 
+def _supervise_maker(
+    arg: str, supervisor_model: Model | None = None
+) -> tuple[PluginFactory, str, int]:
+    from overseer.supervise.configs import SUPERVISE_MODES, supervise_plugin
+
+    if not arg:
+        raise ValueError(
+            "supervise: expected a mode, as in NAME+supervise:MODE; known: "
+            + ", ".join(SUPERVISE_MODES)
+        )
+    plugin = supervise_plugin(arg, supervisor_model=supervisor_model)
+    return plugin, f"supervision ({arg})", 0
+
+
+class _TeamWatcher(BaseSupervisor):
+    """MASFly's Watcher on any team: each run is watched against the OP of its own team
+    (`team_to_sop`), with no experiences; its calls are booked as kind "watcher"."""
+
+    name = "watcher"
+
+    def __init__(self, seed: int | None = 0) -> None:
+        from overseer.adapt.watcher import Watcher
+
+        self.watcher = Watcher(seed=seed)
+        self.kinds = self.watcher.kinds
+        self.actions = self.watcher.actions
+        self._runs: set[str] = set()
+
+    async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
+        from overseer.adapt.sop import team_to_sop
+
+        if run.id not in self._runs:
+            self._runs.add(run.id)
+            self.watcher.watch(run, team_to_sop(run.team))
+        return await self.watcher.on_interaction(interaction, run)
+
+    async def on_run_end(self, run: Run, result: RunResult) -> None:
+        self._runs.discard(run.id)
+        await self.watcher.on_run_end(run, result)
+
+
+def _watcher_maker(arg: str) -> tuple[PluginFactory, str, int]:
+    if arg:
+        raise ValueError(f"watcher: takes no argument, got {arg!r} (write NAME+watcher)")
+
+    def plugins(model: Model) -> list[Supervisor]:
+        return [_TeamWatcher()]
+
+    return plugins, "MASFly's Watcher (OP of the team)", 0
+
+
+def pruned_source(arg: str) -> TeamConfig:
+    """The team source `pruned:SPEC`: the TeamSpec file SPEC (as `overseer prune` writes it)
+    on every task; a missing or invalid file fails now, naming it."""
+    if not arg:
+        raise ValueError("pruned: expected a team spec file, as in pruned:SPEC")
+    spec = TeamSpec.load(arg)
+
+    def make(model: Model, plugins: PluginFactory | None, top_logprobs: int) -> Solver:
+        return team_solver(
+            model, spec=spec, name="pruned", supervisors=plugins, top_logprobs=top_logprobs
+        )
+
+    what = f"pruned team {spec.name} from {arg} ({len(spec.spatial_edges)} spatial edges)"
+    return TeamConfig.of(f"pruned:{arg}", what, make)
+
+
 def _travel_teams(reg: ConfigRegistry, agents: int, rounds: int) -> None:
     """On travel the preset teams hold the environment's tools (replacing the tool-less ones)."""
     presets = [p for p in PRESETS if p != "debate" or rounds >= 2]
@@ -68,19 +150,24 @@ def bench_configs(
     rounds: int = 2,
     suite: str | None = None,
     adapt_store: str | Path | None = None,
+    supervisor_model: Model | None = None,
 ) -> ConfigRegistry:
     """Every configuration `overseer bench` can name, for teams of `agents` and `rounds` (MASFly
-    reads its repository from `adapt_store`, default results/adapt.sqlite)."""
+    reads its repository from `adapt_store`, default results/adapt.sqlite; the supervision
+    configurations use `supervisor_model`, when given, as the supervisor's own model)."""
     from overseer.adapt.bench import masfly_configs
     from overseer.supervise.configs import supervise_configs
 
     reg = default_configs(agents=agents, rounds=rounds)
     masfly = masfly_configs(adapt_store) if adapt_store is not None else masfly_configs()
-    for c in [*supervise_configs(), *masfly]:
+    for c in [*supervise_configs(supervisor_model=supervisor_model), *masfly]:
         reg.add(c)
     if suite in SUITE_CONFIGS:
         SUITE_CONFIGS[suite](reg, agents, rounds)
+    reg.add_source("pruned", pruned_source)
+    reg.add_plugin("supervise", partial(_supervise_maker, supervisor_model=supervisor_model))
     reg.add_plugin("monitor", _monitor_maker)
+    reg.add_plugin("watcher", _watcher_maker)
     return reg
 
 

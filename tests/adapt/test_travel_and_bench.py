@@ -4,14 +4,16 @@ and the masfly solver: prompt only, never the task's answer."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
 from overseer.adapt.bench import masfly_solver, travel_table
 from overseer.adapt.instantiate import OP_PROMPT
 from overseer.adapt.retrieve import NEED_PROMPT
-from overseer.bench import team_solver
-from overseer.models import ScriptedModel
+from overseer.bench import ResultRecord, team_solver
+from overseer.bench._store import ResultKey
+from overseer.models import ScriptedModel, Usage
 from overseer.runtime import read_trace
 from overseer.tasks import Task, score
 from overseer.tasks.travel import TravelSession, gold_transcript, load_travel, score_travel
@@ -132,9 +134,20 @@ def test_travel_table_rates() -> None:
         )
 
     rows = travel_table([rec("chain", 1, False, None, 0.5), rec("chain", 2, True, "x", 1.0)])
-    assert rows == [
-        {"config": "chain", "n": 2, "success": 0.5, "delivery": 0.5, "micro": 0.75, "tokens": 15.0}
-    ]
+    expected = {"config": "chain", "n": 2, "success": 0.5, "delivery": 0.5, "micro": 0.75}
+    assert rows == [{**expected, "tokens": 15.0, "errors": 0}]
+
+
+def test_travel_table_keeps_errors_apart() -> None:
+    def rec(i: int, ok: bool, error: str | None) -> ResultRecord:
+        return ResultRecord(ResultKey("chain", "m", "travel", f"t{i}", 0), "", "x" if ok else None,
+                            ok, float(ok), {"a": Usage(10, 0)}, 0.0, error)  # fmt: skip
+
+    (row,) = travel_table([rec(1, True, None), rec(2, False, None), rec(3, False, "timeout")])
+    assert (row["n"], row["errors"], row["success"], row["delivery"]) == (3, 1, 0.5, 0.5)
+    assert row["tokens"] == 10.0
+    (row,) = travel_table([rec(1, False, "boom")])
+    assert row["errors"] == 1 and math.isnan(row["success"])
 
 
 @pytest.mark.parametrize("split", ["train", "test"])

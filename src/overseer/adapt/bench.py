@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -10,12 +11,12 @@ from typing import Any
 
 from overseer.adapt.embed import Embedder, TextEmbedder
 from overseer.adapt.experience import ExperiencePool
-from overseer.adapt.masfly import MASFly, MASFlyConfig
+from overseer.adapt.masfly import BusExtras, MASFly, MASFlyConfig
 from overseer.adapt.repository import Repository
 from overseer.adapt.starter import starter_cases
-from overseer.bench import Solver, SolverConfig, SolverOutput
+from overseer.bench import Solver, SolverConfig, SolverOutput, TeamConfig
 from overseer.bench._factory import task_run_id
-from overseer.bench._solvers import team_query
+from overseer.bench._solvers import PluginFactory, plugin_verifier, team_query
 from overseer.models import Model
 from overseer.runtime import PythonTool, Tool
 from overseer.tasks import Task, open_environment
@@ -69,19 +70,28 @@ def masfly_solver(
     name: str = "masfly",
     trace_dir: str | Path = "runs/bench",
     embedder: TextEmbedder | None = None,
+    plugins: PluginFactory | None = None,
+    top_logprobs: int = 0,
 ) -> Solver:
-    """A solver that sees only the task's prompt (never its answer or tests)."""
+    """A solver that sees only the task's prompt (never its answer or tests); `plugins` go on
+    each run's bus after the Watcher (composed configurations like `masfly+monitor:FILE`)."""
     repo, pool = open_stores(store, embedder or Embedder())
     fly = MASFly(model, repo, pool, config=config, trace_dir=Path(trace_dir) / name)
 
     async def solve(task: Task, seed: int) -> SolverOutput:
         tools, finish = task_tools(task)
+        extra = BusExtras(
+            list(plugins(model)) if plugins else (),
+            plugin_verifier(plugins, tools),
+            top_logprobs,
+        )
         out = await fly.solve(
             team_query(task),
             tools=tools,
             domain=task.kind if task.suite != "travel" else "travel",
             seed=seed,
             run_id=task_run_id(task, seed),
+            extra=extra,
         )
         res = out.result
         return SolverOutput(
@@ -106,21 +116,33 @@ def masfly_solver(
 def masfly_configs(
     store: str | Path = DEFAULT_STORE, names: Iterable[str] | None = None, **overrides: Any
 ) -> list[SolverConfig]:
-    """`masfly` and its ablation/retriever/attack variants as runner configurations."""
-    out = []
+    """`masfly` and its ablation/retriever/attack variants as team configurations, so bus
+    plug-ins compose onto them (those with the Watcher have the `watcher` kind already)."""
+    out: list[SolverConfig] = []
     for n in names or VARIANTS:
         desc, knobs = VARIANTS[n]
         cfg = replace(MASFlyConfig(**overrides), **knobs)
 
-        def build(model: Model, n: str = n, cfg: MASFlyConfig = cfg) -> Solver:
-            return masfly_solver(model, store=store, config=cfg, name=n)
+        def make(
+            model: Model,
+            plugins: PluginFactory | None,
+            top_logprobs: int,
+            n: str = n,
+            cfg: MASFlyConfig = cfg,
+        ) -> Solver:
+            return masfly_solver(
+                model, store=store, config=cfg, name=n, plugins=plugins, top_logprobs=top_logprobs
+            )
 
-        out.append(SolverConfig(n, desc, build))
+        kinds = ("watcher",) if cfg.watcher else ()
+        out.append(TeamConfig.of(n, desc, make, kinds=kinds))
     return out
 
 
 def travel_table(records: Iterable[Any], order: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """Per configuration: success rate, delivery rate, micro pass rate, mean tokens."""
+    """Per configuration: success rate, delivery rate, micro pass rate, mean tokens, errors.
+    The rates are over the runs that ended without error (NaN when none did): an errored run
+    is counted apart, not as a failure; tokens are over every run."""
     groups: dict[str, list[Any]] = defaultdict(list)
     for r in records:
         groups[r.key.config].append(r)
@@ -128,15 +150,17 @@ def travel_table(records: Iterable[Any], order: Sequence[str] = ()) -> list[dict
     rows = []
     for cfg in sorted(groups, key=lambda c: (rank.get(c, len(rank)), c)):
         recs = groups[cfg]
-        n = len(recs)
+        ok = [r for r in recs if r.error is None]
+        m = len(ok) or math.nan
         rows.append(
             {
                 "config": cfg,
-                "n": n,
-                "success": sum(r.correct for r in recs) / n,
-                "delivery": sum(r.parsed is not None and r.error is None for r in recs) / n,
-                "micro": sum(r.score for r in recs) / n,
-                "tokens": sum(r.usage.total_tokens for r in recs) / n,
+                "n": len(recs),
+                "success": sum(r.correct for r in ok) / m,
+                "delivery": sum(r.parsed is not None for r in ok) / m,
+                "micro": sum(r.score for r in ok) / m,
+                "tokens": sum(r.usage.total_tokens for r in recs) / len(recs),
+                "errors": len(recs) - len(ok),
             }
         )
     return rows
@@ -147,15 +171,15 @@ def travel_report(console: Any, records: Iterable[Any], order: Sequence[str] = (
     from rich.table import Table
 
     t = Table(title="travel (AgentDojo travel suite; success = the task's own utility check)")
-    for col in ("config", "n", "success", "delivery", "micro", "tok mean"):
+    for col in ("config", "n", "err", "success", "delivery", "micro", "tok mean"):
         t.add_column(col, justify="left" if col == "config" else "right")
     for row in travel_table(records, order):
+        rates = [row[k] for k in ("success", "delivery", "micro")]
         t.add_row(
             row["config"],
             str(row["n"]),
-            f"{row['success']:.3f}",
-            f"{row['delivery']:.3f}",
-            f"{row['micro']:.3f}",
+            str(row["errors"]),
+            *("-" if math.isnan(x) else f"{x:.3f}" for x in rates),
             f"{row['tokens']:.0f}",
         )
     console.print(t)

@@ -11,7 +11,7 @@ Watcher, no experience pool. `attack` plants the seed's prompt attack in the cod
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +22,16 @@ from overseer.adapt.retrieve import NeedAnalysis, Retriever, analyse_need
 from overseer.adapt.sop import SOP, sop_to_team
 from overseer.adapt.watcher import Watcher, reviews_of
 from overseer.models import Model, Usage
-from overseer.runtime import AgentSpec, Budget, Executor, Run, RunResult, TeamSpec, Tool
+from overseer.runtime import (
+    AgentSpec,
+    Budget,
+    Executor,
+    Run,
+    RunResult,
+    Supervisor,
+    TeamSpec,
+    Tool,
+)
 from overseer.runtime._executor import last_line
 
 ATTACK = (
@@ -52,6 +61,16 @@ class MASFlyConfig:
     plan_tokens: int = 900
     attack: bool = False
     budget: Budget | None = None  # of each team run (None: unlimited)
+
+
+@dataclass(frozen=True)
+class BusExtras:
+    """Plug-ins a composed configuration adds to a MASFly run's bus after the Watcher: the
+    supervisors, the verifier their verify verdicts use, and the top-k logprobs they need."""
+
+    supervisors: Sequence[Supervisor] = ()
+    verifier: Callable[[str, Run], Awaitable[str]] | None = None
+    top_logprobs: int = 0
 
 
 @dataclass
@@ -246,10 +265,12 @@ class MASFly:
         seed: int | None = 0,
         extract_answer: Callable[[str], str] = last_line,
         run_id: str | None = None,
+        extra: BusExtras | None = None,
     ) -> Outcome:
-        """Plan inside the run and run the team: the test-time path (nothing stored)."""
+        """Plan inside the run and run the team: the test-time path (nothing stored).
+        `extra` adds plug-ins after the Watcher on the run's bus (composed configurations)."""
         build = _TeamFromPlan(self, query, tools, domain, minimal, seed, self._watcher(seed))
-        return await self._execute(build, extract_answer, run_id)
+        return await self._execute(build, extract_answer, run_id, extra or BusExtras())
 
     def _watcher(self, seed: int | None) -> Watcher | None:
         cfg = self.config
@@ -264,12 +285,18 @@ class MASFly:
         )
 
     async def _execute(
-        self, build: _TeamFromPlan, extract_answer: Callable[[str], str], run_id: str | None
+        self,
+        build: _TeamFromPlan,
+        extract_answer: Callable[[str], str],
+        run_id: str | None,
+        extra: BusExtras | None = None,
     ) -> Outcome:
-        cfg = self.config
+        cfg, more = self.config, extra or BusExtras()
         ex = Executor(
             self.model,
-            supervisors=[build.watcher] if build.watcher else [],
+            supervisors=[*([build.watcher] if build.watcher else []), *more.supervisors],
+            verifier=more.verifier,
+            top_logprobs=more.top_logprobs,
             tools=build.tools,
             trace_dir=self.trace_dir,
             max_steps=cfg.max_steps,

@@ -1,4 +1,5 @@
-"""Summaries of stored results per configuration: accuracy with its interval, tokens, latency."""
+"""Summaries of stored results per configuration (accuracy with its interval, tokens, latency)
+and the paired comparison of each configuration with a baseline (see `overseer.bench.stats`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from rich.table import Table
 from scipy.stats import binomtest
 
 from overseer.bench._store import ResultRecord
+from overseer.bench.stats import Paired, paired_table
 
 
 @dataclass(frozen=True)
@@ -142,4 +144,63 @@ def errors_table(records: Iterable[ResultRecord]) -> Table:
         if r.error is not None:
             k = r.key
             t.add_row(k.config, k.model, k.suite, k.task_id, str(k.seed), r.error)
+    return t
+
+
+def default_baseline(records: Sequence[ResultRecord], order: Sequence[str] = ()) -> str | None:
+    """The configuration others are compared with when none is named: the first of `order`,
+    else the one whose first result was stored first (the first a bench run ran)."""
+    if order:
+        return order[0]
+    first = min(records, key=lambda r: r.finished_at, default=None)
+    return first.key.config if first is not None else None
+
+
+def paired_groups(
+    records: Iterable[ResultRecord], baseline: str, order: Sequence[str] = (), *, seed: int = 0
+) -> list[tuple[str, str, Paired]]:
+    """(suite, model, paired figures) of each configuration against `baseline`, per suite and
+    model the baseline has results in; configurations in `order`, then by name."""
+    groups: dict[tuple[str, str], list[ResultRecord]] = defaultdict(list)
+    for r in records:
+        groups[(r.key.suite, r.key.model)].append(r)
+    rank = {name: i for i, name in enumerate(order)}
+    out = []
+    for (suite, model), recs in sorted(groups.items()):
+        configs = {r.key.config for r in recs}
+        if baseline not in configs:
+            continue
+        ordered = sorted(configs, key=lambda c: (rank.get(c, len(rank)), c))
+        out += [(suite, model, p) for p in paired_table(recs, baseline, ordered, seed=seed)]
+    return out
+
+
+def _num(x: float, fmt: str) -> str:
+    return "-" if math.isnan(x) else format(x, fmt)
+
+
+def paired_view(rows: Sequence[tuple[str, str, Paired]], baseline: str) -> Table:
+    """A rich table of paired rows: n, errors apart, accuracies and their difference, the
+    exact McNemar p, wins/losses/ties, and the token ratio with its 95% bootstrap interval."""
+    t = Table(title=f"paired vs {baseline} (same task and seed; errored pairs left out of n)")
+    cols = ("suite", "model", "config", "n", "err base", "err conf", "acc base", "acc conf",
+            "diff", "McNemar p", "W/L/T", "tok ratio", "95% CI")  # fmt: skip
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("suite", "model", "config") else "right")
+    for suite, model, p in rows:
+        t.add_row(
+            suite,
+            model,
+            p.config,
+            str(p.n),
+            str(p.errors_baseline),
+            str(p.errors_config),
+            _num(p.acc_baseline, ".3f"),
+            _num(p.acc_config, ".3f"),
+            _num(p.diff, "+.3f"),
+            _num(p.mcnemar_p, ".3g"),
+            f"{p.wins}/{p.losses}/{p.ties}",
+            _num(p.token_ratio, ".2f") + ("" if math.isnan(p.token_ratio) else "x"),
+            "-" if math.isnan(p.ratio_lo) else f"{p.ratio_lo:.2f}-{p.ratio_hi:.2f}",
+        )
     return t

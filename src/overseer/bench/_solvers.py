@@ -1,12 +1,15 @@
-"""What the runner runs: solver configurations, and the single-call `direct` baseline."""
+"""What the runner runs: solver configurations (team ones compose with bus plug-ins, see
+`ConfigRegistry`), and the single-call `direct` baseline."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from overseer.bench._compose import GRAMMAR, split_config
 from overseer.models import Message, Model, Usage
-from overseer.runtime import Supervisor
+from overseer.runtime import Supervisor, Tool
+from overseer.runtime._bus import Verifier
 from overseer.tasks import Task
 
 
@@ -39,23 +42,50 @@ class SolverConfig:
 PluginFactory = Callable[[Model], Sequence[Supervisor]]
 #: make(model, plug-ins of each run or None, top-k logprobs the agents ask for) -> solver
 TeamMaker = Callable[[Model, "PluginFactory | None", int], Solver]
+#: The bus's verifier made from a run's tools (the SupervisorAgent's tool verifier).
+VerifierFactory = Callable[[Mapping[str, Tool]], Verifier]
+
+
+@dataclass(frozen=True)
+class BusPlugin:
+    """A plug-in factory that may also bring the bus's verifier, made from each run's tools.
+
+    Any `PluginFactory` composes; this one adds `verifier(tools)`, used where the team has
+    tools (elsewhere the bus asks the model plainly, booked as "verifier" too).
+    """
+
+    make: PluginFactory
+    verifier: VerifierFactory | None = None
+
+    def __call__(self, model: Model) -> Sequence[Supervisor]:
+        return self.make(model)
 
 
 def chain_plugins(factories: Sequence[PluginFactory]) -> PluginFactory | None:
-    """One factory giving the plug-ins of every factory, in order (None for none)."""
+    """One factory giving the plug-ins of every factory, in order (None for none); it brings
+    the first verifier any of them brings."""
     if not factories:
         return None
-    return lambda model: [s for f in factories for s in f(model)]
+    verifier = next((v for f in factories if (v := getattr(f, "verifier", None))), None)
+    return BusPlugin(lambda model: [s for f in factories for s in f(model)], verifier)
+
+
+def plugin_verifier(plugins: PluginFactory | None, tools: Mapping[str, Tool]) -> Verifier | None:
+    """The verifier the plug-ins bring for a team holding `tools` (None without tools)."""
+    make: VerifierFactory | None = getattr(plugins, "verifier", None)
+    return make(tools) if make is not None and tools else None
 
 
 @dataclass(frozen=True)
 class TeamConfig(SolverConfig):
     """A configuration of a team on the Executor: bus plug-ins can be added to it, which is
-    how `NAME+monitor:FILE` composes a trained monitor with any team configuration."""
+    how `SOURCE+PLUGIN...` composes (see `ConfigRegistry`). `kinds` names the plug-in kinds
+    already on its bus (its own included, like MASFly's Watcher): each composes at most once."""
 
     make: TeamMaker = field(kw_only=True)
     plugins: tuple[PluginFactory, ...] = field(default=(), kw_only=True)
     top_logprobs: int = field(default=0, kw_only=True)
+    kinds: tuple[str, ...] = field(default=(), kw_only=True)
 
     @classmethod
     def of(
@@ -65,6 +95,7 @@ class TeamConfig(SolverConfig):
         make: TeamMaker,
         plugins: Sequence[PluginFactory] = (),
         top_logprobs: int = 0,
+        kinds: Sequence[str] = (),
     ) -> TeamConfig:
         """A team configuration whose runs carry `plugins` on their bus."""
         chained = chain_plugins(plugins)
@@ -73,37 +104,52 @@ class TeamConfig(SolverConfig):
             return make(model, chained, top_logprobs)
 
         return cls(
-            name, description, build, make=make, plugins=tuple(plugins), top_logprobs=top_logprobs
+            name,
+            description,
+            build,
+            make=make,
+            plugins=tuple(plugins),
+            top_logprobs=top_logprobs,
+            kinds=tuple(kinds),
         )
 
     def with_plugin(
-        self, name: str, plugin: PluginFactory, *, what: str, top_logprobs: int = 0
+        self, name: str, plugin: PluginFactory, *, what: str, top_logprobs: int = 0, kind: str = ""
     ) -> TeamConfig:
         """This team with one more plug-in on its bus, under a new name."""
+        if kind and kind in self.kinds:
+            raise ValueError(f"{name}: {self.name!r} already has a {kind} plug-in on its bus")
         return TeamConfig.of(
             name,
             f"{self.description} + {what}",
             self.make,
             (*self.plugins, plugin),
             max(self.top_logprobs, top_logprobs),
+            (*self.kinds, kind) if kind else self.kinds,
         )
 
 
-#: A bus plug-in named in a configuration (`NAME+KIND:ARG`): ARG -> (plug-in factory, what it
-#: is, top-k logprobs the agents must ask for). A bad ARG raises ValueError naming it.
+#: A bus plug-in named in a configuration (`+KIND:ARG`, or `+KIND`: ARG is ""): ARG ->
+#: (plug-in factory, what it is, top-k logprobs the agents must ask for). A bad ARG raises
+#: ValueError naming it.
 PluginMaker = Callable[[str], tuple[PluginFactory, str, int]]
+#: A team source named `PREFIX:ARG` (like `pruned:SPEC`): ARG -> its team configuration,
+#: named `PREFIX:ARG`.
+SourceMaker = Callable[[str], TeamConfig]
 
 
 class ConfigRegistry:
     """The configurations `overseer bench --configs` can name; plug-ins add theirs.
 
-    Besides registered names, `NAME+KIND:ARG` names team configuration NAME with the bus
-    plug-in KIND (registered with `add_plugin`) built from ARG, e.g. `complete+monitor:m.json`.
+    Besides registered names, a name composes a team source with bus plug-ins in order
+    (`overseer.bench._compose` has the grammar): `complete+supervise:llm+monitor:m.json`.
+    Plug-in kinds are added with `add_plugin`, source prefixes (`pruned:`) with `add_source`.
     """
 
     def __init__(self, configs: Iterable[SolverConfig] = ()) -> None:
         self._configs: dict[str, SolverConfig] = {}
         self._plugins: dict[str, PluginMaker] = {}
+        self._sources: dict[str, SourceMaker] = {}
         for c in configs:
             self.add(c)
 
@@ -117,38 +163,63 @@ class ConfigRegistry:
         self._configs[config.name] = config
 
     def add_plugin(self, kind: str, maker: PluginMaker) -> None:
-        """Let names compose `+KIND:ARG` onto team configurations."""
+        """Let names compose `+KIND:ARG` (or `+KIND`) onto team configurations."""
         self._plugins[kind] = maker
+
+    def add_source(self, prefix: str, maker: SourceMaker) -> None:
+        """Let names start with the team source `PREFIX:ARG`."""
+        self._sources[prefix] = maker
 
     def names(self) -> list[str]:
         return list(self._configs)
 
+    def plugin_kinds(self) -> list[str]:
+        return list(self._plugins)
+
     def get(self, name: str) -> SolverConfig:
         if name in self._configs:
             return self._configs[name]
-        composed = self._compose(name)
-        if composed is None:
+        terms = split_config(name, self._starts_term)
+        head = terms[0].partition(":")
+        if head[0] in self._sources and head[1]:
+            source: SolverConfig = self._source(name, head[0], head[2])
+        elif terms[0] in self._configs and len(terms) > 1:
+            source = self._configs[terms[0]]
+        else:
             raise ValueError(
-                f"unknown configuration {name!r}; expected one of: {', '.join(self._configs)}"
+                f"unknown configuration {name!r}; expected one of: {', '.join(self._configs)}, "
+                f"or a composed name ({GRAMMAR})"
             )
-        return composed
+        for term in terms[1:]:
+            source = self._add_plugin(name, source, term)
+        return source
 
-    def _compose(self, name: str) -> SolverConfig | None:
-        """`NAME+KIND:ARG` (the last `+` followed by a known KIND), or None."""
-        at = len(name)
-        while (at := name.rfind("+", 0, at)) > 0:
-            kind, colon, arg = name[at + 1 :].partition(":")
-            if not colon or kind not in self._plugins:
-                continue
-            base = self.get(name[:at])
-            if not isinstance(base, TeamConfig):
-                raise ValueError(f"{name}: {base.name!r} is not a team configuration")
-            try:
-                factory, what, top_logprobs = self._plugins[kind](arg)
-            except ValueError as exc:
-                raise ValueError(f"{name}: {exc}") from None
-            return base.with_plugin(name, factory, what=what, top_logprobs=top_logprobs)
-        return None
+    def _starts_term(self, piece: str) -> bool:
+        head = piece.partition(":")[0]
+        return head in self._plugins or head in self._sources or piece in self._configs
+
+    def _source(self, name: str, prefix: str, arg: str) -> TeamConfig:
+        try:
+            return self._sources[prefix](arg)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+
+    def _add_plugin(self, name: str, base: SolverConfig, term: str) -> TeamConfig:
+        kind, _, arg = term.partition(":")
+        if kind not in self._plugins:
+            raise ValueError(
+                f"{name}: {term!r} is a team source, expected a plug-in "
+                f"({', '.join(self._plugins)}); a configuration has one source, first"
+            )
+        if not isinstance(base, TeamConfig):
+            raise ValueError(f"{name}: {base.name!r} is not a team configuration")
+        try:
+            factory, what, top_logprobs = self._plugins[kind](arg)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+        return base.with_plugin(
+            f"{base.name}+{term}", factory, what=what, top_logprobs=top_logprobs, kind=kind
+        )
 
     def resolve(self, names: Iterable[str]) -> list[SolverConfig]:
         """The configurations for a list of names, unknown or repeated names rejected."""

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from overseer.bench._factory import ExecutorSettings, TeamSetup, executor_solver
-from overseer.bench._solvers import PluginFactory, Solver, TeamConfig
+from overseer.bench._solvers import PluginFactory, Solver, TeamConfig, plugin_verifier
 from overseer.models import Model
 from overseer.runtime import TeamSpec, make_team
 from overseer.tasks import Task, open_environment
@@ -51,6 +51,7 @@ def team_solver(
             team,
             tools=tools,
             supervisors=list(supervisors(model)) if supervisors else (),
+            verifier=plugin_verifier(supervisors, tools),
             finish=env.finish if env is not None else None,
         )
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from overseer.bench._factory import ExecutorSettings, TeamSetup, executor_solver
-from overseer.bench._solvers import PluginFactory, Solver
+from overseer.bench._solvers import PluginFactory, Solver, plugin_verifier
 from overseer.models import Model
 from overseer.runtime import AgentSpec, PythonTool, TeamSpec, Tool, make_team
 from overseer.tasks import Task, open_environment
@@ -98,7 +98,7 @@ def workload_solver(
             team,
             tools=tools,
             supervisors=list(supervisors(model)) if supervisors else (),
-            verifier=verifier(tools) if verifier else None,
+            verifier=verifier(tools) if verifier else plugin_verifier(supervisors, tools),
         )
 
     settings = ExecutorSettings(

@@ -13,11 +13,21 @@ from overseer.cli import _io, _report
 from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, csv_list, out_console
 from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
+from overseer.cli._supervisor_model import SupervisorModelOpt, with_supervisor_model
 
 if TYPE_CHECKING:
     from overseer.bench import ResultStore
 
 DEFAULT_STORE = Path("results") / "results.sqlite"
+CONFIGS_HELP = (
+    "Comma-separated configurations. Each is a team source, then '+'-separated bus plug-ins "
+    "in order: SOURCE[+supervise:MODE][+monitor:FILE][+watcher]. Sources: direct, a preset "
+    "(complete, chain, debate, ...), baseline/supervised (workload teams), masfly, or "
+    "pruned:SPEC (a team written by `overseer prune`). MODE: a supervise mode (llm; a wrong "
+    "one lists them). A name is split at '+' only before a known source or plug-in name, so "
+    "a mode like rules+llm or a file may hold '+'. Dropping a term is its ablation, e.g. "
+    "complete,complete+supervise:llm+monitor:m.json."
+)
 
 
 def _seeds(text: str) -> list[int]:
@@ -33,7 +43,7 @@ def _seeds(text: str) -> list[int]:
 @backend_options
 def bench_cmd(
     suite: Annotated[str, typer.Option(help="Task suite, e.g. gsm8k-sample, mmlu-sample.")],
-    configs: Annotated[str, typer.Option(help="Comma-separated configurations.")] = "direct",
+    configs: Annotated[str, typer.Option(help=CONFIGS_HELP)] = "direct",
     model: Annotated[str, typer.Option(help="Local model name or openai:MODEL.")] = "smollm2-135m",
     split: Annotated[str, typer.Option(help="train, validation, test or all.")] = "test",
     limit: Annotated[int | None, typer.Option(help="First N tasks of the split.")] = None,
@@ -51,6 +61,7 @@ def bench_cmd(
             "(slower; use its own --store)."
         ),
     ] = True,
+    supervisor_model: SupervisorModelOpt = None,
     mopts: o.ModelOpts = o.MODEL_DEFAULTS,
     limits: o.BudgetOpts = o.NO_LIMITS,
     runner: BackendOpts = LOCAL,
@@ -69,14 +80,32 @@ def bench_cmd(
         raise InputError(f"--baseline: {baseline!r} is not among --configs {names}")
     if not model.startswith("openai:"):
         model_card(model)  # unknown names fail here, before any work
-    chosen, tasks = _resolve(suite, names, agents, rounds, split, seed_list[0], limit)
+    registry = with_supervisor_model(
+        partial(bench_configs, agents=agents, rounds=rounds, suite=suite),
+        supervisor_model, partial(mopts.load, prompt_cache=prompt_cache),
+    )  # fmt: skip
+    chosen, tasks = _resolve(registry, names, suite, split, seed_list[0], limit)
     from overseer.cli._bench_run import BenchJob, run_and_report
 
     loader = partial(mopts.load, model, prompt_cache=prompt_cache)
-    registry = partial(bench_configs, agents=agents, rounds=rounds, suite=suite)
     backend = runner.build(registry, loader)  # Ray workers build the same registry and model
-    job = BenchJob(suite, chosen, tasks, seed_list, model, loader, limits.budget(), backend,
-                   store, concurrency, progress, names, baseline, json_out, allow_errors)
+    job = BenchJob(
+        suite,
+        chosen,
+        tasks,
+        seed_list,
+        model,
+        loader,
+        limits.budget(),
+        backend,
+        store,
+        concurrency,
+        progress,
+        names,
+        baseline,
+        json_out,
+        allow_errors,
+    )
     run_and_report(job)
 
 
@@ -91,29 +120,24 @@ def _check_sizes(split: str, limit: int | None, concurrency: int, agents: int, r
         raise InputError(f"--agents/--rounds: expected 1..32 and 1..10, got {agents}, {rounds}")
 
 
-def _resolve(suite, names, agents, rounds, split, seed, limit) -> tuple[list, list]:
+def _resolve(registry, names, suite, split, seed, limit) -> tuple[list, list]:
     """The configurations named (from the explicit registry) and the tasks of the split."""
-    from overseer.registry import bench_configs
     from overseer.tasks import load_suite
 
     try:
-        chosen = bench_configs(agents=agents, rounds=rounds, suite=suite).resolve(names)
+        chosen = registry().resolve(names)
         tasks = load_suite(suite, split=split, seed=seed, limit=limit)
     except (ValueError, RuntimeError) as exc:
         raise InputError(str(exc)) from None
     return chosen, tasks
 
 
-def _rows(rs: ResultStore, *, suite, model, configs, baseline) -> list[dict]:
-    """The summary rows of the stored results, JSON-ready."""
-    from dataclasses import asdict
+def _rows(rs: ResultStore, *, suite, model, configs, baseline) -> dict:
+    """The summary rows and the paired comparison of the stored results, JSON-ready."""
+    from overseer.cli._report_text import report_doc
 
-    from overseer.bench import summarize
-
-    order = configs or []
-    base = baseline or (order[0] if order else None)
-    records = rs.records(suite=suite, model=model, configs=configs)
-    return [asdict(r) for r in summarize(records, baseline=base, order=order)]
+    records = list(rs.records(suite=suite, model=model, configs=configs))
+    return report_doc(records, configs or [], baseline)
 
 
 def _print_summary(
@@ -125,17 +149,10 @@ def _print_summary(
     configs: list[str] | None,
     baseline: str | None,
 ) -> None:
-    from overseer.bench import summarize, summary_table
+    from overseer.cli._report_text import print_report
 
-    order = configs or []
-    base = baseline or (order[0] if order else None)
-    rows = summarize(
-        rs.records(suite=suite, model=model, configs=configs), baseline=base, order=order
-    )
-    if not rows:
-        console.print("no stored results match")
-        return
-    console.print(summary_table(rows, baseline=base))
+    records = list(rs.records(suite=suite, model=model, configs=configs))
+    print_report(console, records, configs or [], baseline)
 
 
 @app.command("report")
@@ -144,7 +161,9 @@ def report_cmd(
     suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
     model: Annotated[str | None, typer.Option(help="Only this model.")] = None,
     configs: Annotated[str | None, typer.Option(help="Only these configurations.")] = None,
-    baseline: Annotated[str | None, typer.Option(help="Config tokens are compared to.")] = None,
+    baseline: Annotated[
+        str | None, typer.Option(help="Config the others are paired with (tokens, accuracy).")
+    ] = None,
     json_out: _io.JsonOut = False,
     errors: Annotated[bool, typer.Option("--errors", help="Also list errored results.")] = False,
     out: _report.OutDir = None,
@@ -153,8 +172,12 @@ def report_cmd(
     prune: _report.PruneFiles = None,
     monitor: _report.MonitorFiles = None,
 ) -> None:
-    """Print the comparison table of a result store (opened read-only) without running anything;
-    --out writes the HTML report with plots, --csv/--jsonl the per-result rows."""
+    """Print the comparison of a result store (opened read-only) without running anything: a
+    summary per configuration (errors apart from wrong answers), then each configuration paired
+    with the baseline (default: the first of --configs, else the one run first) on the same
+    task and seed: n, accuracy difference, exact McNemar p, wins/losses/ties, and the net
+    token ratio with its paired bootstrap 95% interval. --out writes the HTML report with
+    plots, --csv/--jsonl the per-result rows."""
     from overseer.bench import ResultStore
     from overseer.bench._report import errors_table
 
@@ -166,8 +189,8 @@ def report_cmd(
     with ResultStore(store, readonly=True) as rs:
         _report.write_outputs(rs, outputs, suite, model, names, baseline)
         if json_out:
-            rows = _rows(rs, suite=suite, model=model, configs=names, baseline=baseline)
-            _io.emit_json({"store": str(store), "rows": rows})
+            doc = _rows(rs, suite=suite, model=model, configs=names, baseline=baseline)
+            _io.emit_json({"store": str(store), **doc})
             return
         _print_summary(console, rs, suite=suite, model=model, configs=names, baseline=baseline)
         if errors:

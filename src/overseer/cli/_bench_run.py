@@ -70,8 +70,8 @@ def run_and_report(job: BenchJob) -> None:
     with ResultStore(job.store) as rs:
         summary = _experiment(job, rs)
         if job.json_out:
-            rows = _rows(rs, **where, baseline=job.baseline)
-            _io.emit_json({**asdict(summary), "store": str(job.store), "rows": rows})
+            doc = _rows(rs, **where, baseline=job.baseline)
+            _io.emit_json({**asdict(summary), "store": str(job.store), **doc})
         else:
             console.print(
                 f"{summary.planned} planned: {summary.already_done} already done, "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -472,19 +473,28 @@ def _metrics(env: str) -> tuple[tuple[str, Cell], ...]:
 
 
 def eval_columns(env: str) -> tuple[str, ...]:
-    """Columns of the comparison table of an environment."""
-    return ("config", "games", *(name for name, _ in _metrics(env)))
+    """Columns of the comparison table of an environment (errored games last)."""
+    return ("config", "games", *(name for name, _ in _metrics(env)), "errors")
 
 
 def eval_rows(env: str, records: Sequence[ResultRecord], order: Sequence[str]) -> list[list[str]]:
-    """Rows of the comparison table, one per configuration, in `order`."""
+    """Rows of the comparison table, one per configuration, in `order`. `games` and the
+    figures count the games that finished; an errored game is neither a success nor a
+    failure, it is counted in the last column."""
     cells = [cell for _, cell in _metrics(env)]
     by: dict[str, list[ResultRecord]] = {}
+    errors: Counter[str] = Counter()
     for rec in records:
         if rec.error is None:
             by.setdefault(rec.key.config, []).append(rec)
+        else:
+            errors[rec.key.config] += 1
     return [
-        [name, str(len(by[name])), *(cell(by[name]) for cell in cells)]
+        [name, str(len(by.get(name, []))), *_cells(cells, by.get(name, [])), str(errors[name])]
         for name in order
-        if name in by
+        if name in by or errors[name]
     ]
+
+
+def _cells(cells: Sequence[Cell], recs: Sequence[ResultRecord]) -> list[str]:
+    return [cell(recs) if recs else "-" for cell in cells]

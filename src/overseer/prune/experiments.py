@@ -141,11 +141,14 @@ async def evaluate_pruned(
 def comparison_rows(
     base: TeamSpec, pruned: TeamSpec, recs: dict[str, list[ResultRecord]]
 ) -> list[list[str]]:
-    """Full vs pruned: edges, n, accuracy, errors, tokens per task and in total, ratios."""
+    """Full vs pruned: edges, n, accuracy, errors, tokens per task and in total, ratios.
+    Accuracy is over the answered tasks: an errored one is counted apart, not as wrong."""
     rows, full_p, full_c = [], 0, 0
     for k, spec in (("full", base), ("pruned", pruned)):
         rs = recs[k]
         n = len(rs)
+        errors = sum(r.error is not None for r in rs)
+        right = sum(r.correct for r in rs if r.error is None)
         p = sum(r.usage.prompt_tokens for r in rs)
         c = sum(r.usage.completion_tokens for r in rs)
         if k == "full":
@@ -155,8 +158,8 @@ def comparison_rows(
                 f"{k} ({spec.name})",
                 f"{len(spec.spatial_edges)}/{len(spec.temporal_edges)}",
                 str(n),
-                f"{sum(r.correct for r in rs) / n:.3f}" if n else "-",
-                str(sum(r.error is not None for r in rs)),
+                f"{right / (n - errors):.3f}" if n > errors else "-",
+                str(errors),
                 f"{p / n:.0f}" if n else "-",
                 f"{c / n:.0f}" if n else "-",
                 str(p),

@@ -112,8 +112,8 @@ def rewrite_problem(rewrite: str, source: str, *, min_overlap: float = 0.6) -> s
     facts = _urls(source) | _numbers(source)
     if len(facts) >= 3:
         kept = _urls(rewrite) | _numbers(rewrite)
-        if len(kept & facts) < len(facts) / 4:
-            return f"keeps {len(kept & facts)} of the original's {len(facts)} links and numbers"
+        if not kept & facts:
+            return f"keeps none of the original's {len(facts)} links and numbers"
     return ""
 
 

@@ -27,6 +27,7 @@ from overseer.supervise.filters import (
     classify,
     normalize_action,
 )
+from overseer.supervise.learned import LearnedTrigger, step_features
 from overseer.supervise.rules import RuleSettings, RuleTier, extract
 
 # The seed's ablations switch off one strategy each.
@@ -55,6 +56,7 @@ class SupervisorSettings:
     rules: RuleSettings | None = None  # the rule tier, acting before any LLM call (None: off)
     llm: bool = True  # False: the rule tier alone, the supervisor model is never asked
     verify: bool = True  # run_verification is offered (False when no verifier is configured)
+    learned: LearnedTrigger | None = None  # skip the LLM where this predicts approve (None: off)
 
     def __post_init__(self) -> None:
         unknown = set(self.disable) - set(STRATEGIES)
@@ -110,6 +112,8 @@ class Review:
     decision: Decision | None
     note: str = ""  # why no LLM was asked although the filter fired
     purified: str | None = None  # the rule tier's extract of the observation, if it made one
+    features: dict[str, float | str] | None = None  # the learned trigger's features (LLM asked
+    #                                                  or skipped by the trigger), for training
 
 
 class SupervisorCore:
@@ -229,10 +233,11 @@ class SupervisorCore:
         return window.render()
 
     async def review(
-        self, step: Step, *, global_task: str, local_task: str, model: Model
+        self, step: Step, *, global_task: str, local_task: str, model: Model, role: str = ""
     ) -> Review:
         """Rules first (purify, settle repeats); when the filter flags what the rules cannot
-        settle, ask `model` what to do about it, and check what it writes."""
+        settle, the learned trigger (if set) may skip the LLM; else ask `model` what to do about
+        it, and check what it writes. `role`: the agent's role (a feature of the trigger)."""
         s = self.settings
         sub = self.history.add(step)
         self.stats.steps += 1
@@ -250,6 +255,13 @@ class SupervisorCore:
         allowed, why = self._allowed(trigger, asked)
         if not allowed:
             return self._skip(trigger, why, purified)
+        feats = step_features(asked, sub, trigger, role)
+        if s.learned is not None:
+            skip, p = s.learned.skip(feats)
+            if skip:
+                self.stats.skipped["learned trigger"] += 1
+                note = f"learned trigger: approve predicted (p={p:.3f} < {s.learned.threshold:.3f})"
+                return Review(trigger, None, note, purified=purified, features=feats)
         chars = (
             len(asked.observation)
             if trigger.context != "excessive"
@@ -266,7 +278,7 @@ class SupervisorCore:
             seed=s.seed,
         )
         got = self._vetted(d, asked, trigger, local_task or global_task)
-        return self._booked(asked, trigger, d, got, purified)
+        return replace(self._booked(asked, trigger, d, got, purified), features=feats)
 
     def _vetted(self, d: Decision, step: Step, trigger: Trigger, query: str) -> Decision | str:
         """The decision to apply, or why it is not applied (an LLM-free check of rewrites)."""

@@ -126,6 +126,7 @@ class SupervisorAgent(BaseSupervisor):
             global_task=interaction.global_task,
             local_task=interaction.local_task,
             model=model,
+            role=interaction.role,
         )
         self._trace_rules(core, run)
         return self._verdict(r, run, interaction)
@@ -147,6 +148,7 @@ class SupervisorAgent(BaseSupervisor):
             repaired=d.repaired if d else "",
             fallback=d.fallback if d else "",
             note=r.note,
+            **({"features": r.features} if r.features is not None else {}),
         )
         kept = _purified(r, self.name)
         if d is None or r.note or d.action == "approve":

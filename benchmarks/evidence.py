@@ -1,0 +1,44 @@
+"""Run one seed claim at a stated size and write its evidence page, docs/evidence/CLAIM.md.
+
+Results go to a resumable store (results/evidence/CLAIM-SIZE.sqlite): a killed run resumes,
+and rerunning a finished claim only rewrites the page. `compose` reuses the monitor file and
+the pruned team of the `monitor` and `prune` claims of the same size: run those first.
+
+    python benchmarks/evidence.py supervise                 # default size, qwen2.5-coder-0.5b
+    python benchmarks/evidence.py monitor --size large
+    python benchmarks/evidence.py prune --size tiny --model smollm2-135m
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from overseer.evidence import CLAIMS, DEFAULT_DOCS, DEFAULT_OUT, run_claim
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("claim", choices=list(CLAIMS))
+    ap.add_argument("--size", default="default", help="tiny, default or large (see the page)")
+    ap.add_argument("--model", default="qwen2.5-coder-0.5b")
+    ap.add_argument("--out-dir", type=Path, default=DEFAULT_OUT, help="result stores")
+    ap.add_argument("--docs-dir", type=Path, default=DEFAULT_DOCS, help="where pages go")
+    ap.add_argument("--no-progress", action="store_true")
+    a = ap.parse_args(argv)
+    words = ["python", "benchmarks/evidence.py", *(sys.argv[1:] if argv is None else argv)]
+    try:
+        page = run_claim(a.claim, size=a.size, model=a.model, out_dir=a.out_dir,
+                         docs_dir=a.docs_dir, command=shlex.join(words),
+                         progress=not a.no_progress)  # fmt: skip
+    except ValueError as exc:
+        print(f"evidence: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {page}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

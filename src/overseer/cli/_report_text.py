@@ -1,0 +1,60 @@
+"""The text and JSON of a result store's comparison (`overseer bench`, `overseer report`): the
+summary per configuration, then each configuration paired with the baseline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from rich.console import Console
+
+from overseer.bench import ResultRecord
+
+
+def _baseline(records: Sequence[ResultRecord], configs: Sequence[str], baseline: str | None):
+    from overseer.bench._report import default_baseline
+
+    return baseline or default_baseline(records, configs)
+
+
+def report_doc(
+    records: Sequence[ResultRecord], configs: Sequence[str], baseline: str | None
+) -> dict[str, Any]:
+    """JSON-ready: `rows` (summary per configuration), `baseline` and `paired` (one object per
+    configuration, suite and model: the fields of `overseer.bench.stats.Paired`, NaN as null)."""
+    from overseer.bench import summarize
+    from overseer.bench._report import paired_groups
+
+    base = _baseline(records, configs, baseline)
+    rows = [asdict(r) for r in summarize(records, baseline=base, order=configs)]
+    paired = (
+        [
+            {"suite": s, "model": m, **p.as_dict()}
+            for s, m, p in paired_groups(records, base, configs)
+        ]
+        if base
+        else []
+    )
+    return {"rows": rows, "baseline": base, "paired": paired}
+
+
+def print_report(
+    console: Console,
+    records: Sequence[ResultRecord],
+    configs: Sequence[str],
+    baseline: str | None,
+) -> None:
+    """The summary table, then the paired table when there is something to pair."""
+    from overseer.bench import summarize, summary_table
+    from overseer.bench._report import paired_groups, paired_view
+
+    base = _baseline(records, configs, baseline)
+    rows = summarize(records, baseline=base, order=configs)
+    if not rows:
+        console.print("no stored results match")
+        return
+    console.print(summary_table(rows, baseline=base))
+    paired = paired_groups(records, base, configs) if base else []
+    if paired:
+        console.print(paired_view(paired, base or ""))

@@ -1,0 +1,86 @@
+"""The claims that are `overseer bench` comparisons on a packaged suite: supervise, masfly,
+compose. Each returns the parts of its page."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from overseer.bench import ConfigRegistry
+from overseer.evidence.runs import Context, Part, run_configs, suite_tasks
+from overseer.registry import bench_configs
+
+
+def supervise_parts(ctx: Context) -> list[Part]:
+    """HumanEval: the workload team without and with the SupervisorAgent, and one call."""
+    from overseer.supervise.configs import supervise_configs
+
+    reg = bench_configs(agents=2, rounds=1, suite="humaneval")
+    for c in supervise_configs("humaneval"):
+        reg.replace(c)
+    names = ["direct", "baseline", "baseline+supervise:rules", "supervised"]
+    tasks = suite_tasks("humaneval", "test", ctx.size["limit"], ctx.seed)
+    recs = run_configs(ctx, reg.resolve(names), tasks)
+    labels = {"baseline": "team (coder + reviewer, Python tool)",
+              "baseline+supervise:rules": "team + rule tier (no LLM)",
+              "supervised": "team + SupervisorAgent (LLM)"}  # fmt: skip
+    return [Part("HumanEval (test split)", recs, names, "baseline", labels, "pass@1")]
+
+
+def _distill(ctx: Context, adapt_store: Path, suite: str, limit: int) -> None:
+    """Distil the first `limit` training tasks into MASFly's repository, once each."""
+    from overseer.adapt import Embedder
+    from overseer.adapt.campaign import campaign_stores, distill_tasks, training_tasks
+
+    marker = adapt_store.with_suffix(".distilled.json")
+    done = set(json.loads(marker.read_text())) if marker.is_file() else set()
+    tasks, train_ids = training_tasks(suite, seed=ctx.seed, limit=limit)
+    todo = [t for t in tasks if t.id not in done]
+    if not todo:
+        return
+    repo, pool = campaign_stores(adapt_store, Embedder(), starter=True)
+    trace_dir = ctx.out_dir / "runs" / "adapt"
+    asyncio.run(distill_tasks(ctx.loader(), repo, pool, todo, train_ids, seed=ctx.seed,
+                              trace_dir=trace_dir))  # fmt: skip
+    marker.write_text(json.dumps(sorted(done | {t.id for t in todo})))
+    ctx.ran += len(todo)
+
+
+def masfly_parts(ctx: Context) -> list[Part]:
+    """HumanEval: fixed teams, MASFly with and without the Watcher, and one call."""
+    adapt_store = ctx.artefact("adapt.sqlite")
+    _distill(ctx, adapt_store, "humaneval", ctx.size["distill"])
+    reg = bench_configs(agents=3, rounds=1, suite="humaneval", adapt_store=adapt_store)
+    names = ["direct", "chain", "complete", "masfly", "masfly-nowatch"]
+    tasks = suite_tasks("humaneval", "test", ctx.size["limit"], ctx.seed)
+    recs = run_configs(ctx, reg.resolve(names), tasks)
+    labels = {"chain": "chain team (3 agents)", "complete": "complete team (3 agents)",
+              "masfly-nowatch": "MASFly without the Watcher"}  # fmt: skip
+    return [Part("HumanEval (test split)", recs, names, "chain", labels, "pass@1")]
+
+
+def compose_names(monitor: Path, full: Path, pruned: Path) -> dict[str, str]:
+    """The compose configurations (composition grammar) -> their labels on the page."""
+    return {
+        "direct": "one direct call",
+        f"pruned:{full}": "team alone (complete, shared thoughts)",
+        f"pruned:{full}+supervise:rules": "+ supervise (rule tier)",
+        f"pruned:{full}+monitor:{monitor}": "+ monitor (rollback)",
+        f"pruned:{pruned}": "pruned team (AgentPrune)",
+        f"pruned:{pruned}+supervise:rules+monitor:{monitor}": "all composed",
+    }
+
+
+def compose_parts(ctx: Context, monitor: Path, full: Path, pruned: Path) -> list[Part]:
+    """MMLU sample: the team alone, each plug-in alone, all composed, and one call. The
+    monitor file and the full/pruned specs come from the `monitor` and `prune` claims."""
+    for path, claim in ((monitor, "monitor"), (full, "prune"), (pruned, "prune")):
+        if not path.is_file():
+            raise ValueError(f"{path}: missing; run `benchmarks/evidence.py {claim}` first")
+    labels = compose_names(monitor, full, pruned)
+    reg: ConfigRegistry = bench_configs(agents=3, rounds=2, suite="mmlu-sample")
+    names = list(labels)
+    tasks = suite_tasks("mmlu-sample", "test", ctx.size["limit"], ctx.seed)
+    recs = run_configs(ctx, reg.resolve(names), tasks)
+    return [Part("MMLU sample (test split)", recs, names, names[1], labels, "accuracy")]

@@ -1,0 +1,91 @@
+"""The monitor claim on WhoDunitEnv-Asym: collect games, train the monitors, evaluate no
+intervention, the monitor per reset cap and the random monitor, and one direct call that
+sees both halves of each game."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from overseer.bench import ResultStore, Solver, SolverConfig, SolverOutput
+from overseer.evidence.runs import Context, Part, stored
+from overseer.models import Model, StructuredOutputError, ask_structured
+from overseer.tasks import Task
+
+ENV = "whodunit-asym"
+CAPS = (1, 2)
+
+
+class _Pick(BaseModel):
+    character: int
+
+
+def _direct_solver(model: Model) -> Solver:
+    from overseer.envs import Game
+    from overseer.envs.whodunit import describe, lineup_text
+
+    async def solve(task: Task, seed: int) -> SolverOutput:
+        game = Game.from_dict(dict(task.meta["game"]))
+        prompt = (
+            f"There are {game.n} characters, numbered 1 to {game.n}:\n{lineup_text(game)}\n\n"
+            f"Exactly one of them fits this description: {describe(game, game.culprit)}.\n"
+            'Which character is it? Reply with JSON only: {"character": N}.'
+        )
+        msgs = [{"role": "user", "content": prompt}]
+        try:
+            out = await ask_structured(model, msgs, parse=_Pick, max_tokens=32, seed=seed)
+        except StructuredOutputError as exc:  # no usable pick: a lost game, tokens kept
+            return SolverOutput("failure", {"agent:solver": exc.usage}, extra={"invalid": 1})
+        ok = out.value.character == game.culprit
+        return SolverOutput("success" if ok else "failure", {"agent:solver": out.usage})
+
+    return solve
+
+
+DIRECT_GAME = SolverConfig("direct", "one call given both halves of the game", _direct_solver)
+
+
+def monitor_file(ctx: Context) -> Path:
+    """Where the claim saves its trained monitors (the compose claim reads them)."""
+    return ctx.artefact("monitor.json")
+
+
+def monitor_parts(ctx: Context) -> list[Part]:
+    """Collect, train (once), evaluate; the test games' part of the page."""
+    from overseer.monitor import MonitorSet
+    from overseer.monitor.experiments import (
+        configs_factory,
+        env_setup,
+        play_games,
+        train_from_store,
+    )
+
+    size = ctx.size
+    setup = env_setup(ENV, turns=size["turns"], trace_dir=ctx.out_dir / "runs" / "monitor")
+    collect = setup.games("train")[: size["train"]] + setup.games("validation")[: size["val"]]
+    test = setup.games("test")[: size["test"]]
+
+    def play(configs: list[SolverConfig], tasks: list[Task]) -> None:
+        s = asyncio.run(play_games(setup, configs, tasks, model_name=ctx.model,
+                                   load_model=ctx.loader, store=ctx.store, seed=ctx.seed,
+                                   progress=ctx.progress))  # fmt: skip
+        ctx.ran += s.ran
+
+    play(configs_factory(setup)(), collect)
+    path = monitor_file(ctx)
+    if not path.with_suffix(".json").is_file():
+        train_from_store(ctx.store, setup, ctx.model).save(path)
+    configs = [DIRECT_GAME, *configs_factory(setup, MonitorSet.load(path), path, CAPS)()]
+    play(configs, test)
+    names = [c.name for c in configs]
+    with ResultStore(ctx.store) as st:
+        recs = stored(st, ctx, names, test)
+    labels = {n: n.split("@")[0] for n in names}
+    labels["direct"] = "one call, both halves"
+    note = (
+        f"{size['train']} training and {size['val']} validation games (no intervention) "
+        f"trained the monitor `{path.name}`; configuration names carry its content hash."
+    )
+    return [Part("WhoDunitEnv-Asym test games", recs, names, "none", labels, "success", note)]

@@ -1,0 +1,118 @@
+"""Evidence pages: the claims as data, bad input, the whole flow on a scripted model (stored,
+resumable, the page rewritten), and tiny real runs on the embedded model for two claims."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import overseer.models
+from overseer.evidence import CLAIMS, get_claim, run_claim
+from overseer.models import ScriptedModel
+
+ROOT = Path(__file__).resolve().parents[2]
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def script():
+    spec = importlib.util.spec_from_file_location(
+        "evidence_script", ROOT / "benchmarks/evidence.py"
+    )
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["evidence_script"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_every_claim_has_a_paper_figure_a_protocol_and_three_sizes() -> None:
+    assert set(CLAIMS) == {"supervise", "monitor", "prune", "masfly", "compose"}
+    for c in CLAIMS.values():
+        assert set(c.sizes) == {"tiny", "default", "large"}, c.name
+        assert c.paper.rows and all(len(r) == len(c.paper.columns) for r in c.paper.rows)
+        assert "seeds/" in c.paper.source or c.name == "compose"
+        assert "0.5B" in c.protocol and "Differs" in c.protocol
+    with pytest.raises(ValueError, match="claim: expected one of"):
+        get_claim("teleport")
+    with pytest.raises(ValueError, match="size: expected one of tiny, default, large"):
+        get_claim("prune").size("huge")
+
+
+@pytest.mark.parametrize(("argv", "needle"), [(["prune", "--size", "huge"], "size")])
+def test_bad_size_is_one_line_and_exit_2(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code = script().main([*argv, "--out-dir", str(tmp_path / "r"), "--docs-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
+
+
+def reply(messages: list) -> object:
+    if "final decision-maker" in messages[0]["content"]:
+        return "Answer: B"
+    if messages[0]["role"] == "system" and "multiple-choice" in messages[0]["content"]:
+        return "Answer: C"  # the direct call
+    return {"thought": "t", "action": "answer", "answer": "I think B. Answer: B"}
+
+
+def test_prune_page_on_a_scripted_model_is_stored_and_rerun_only_rewrites_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loads: list[str] = []
+
+    def fake_load(name: str, **kw: object) -> ScriptedModel:
+        loads.append(name)
+        return ScriptedModel(reply)
+
+    monkeypatch.setattr(overseer.models, "load_model", fake_load)
+    out, docs = tmp_path / "results", tmp_path / "docs"
+    cmd = "python benchmarks/evidence.py prune --size tiny"
+    kw = {"size": "tiny", "model": "scripted", "out_dir": out, "docs_dir": docs,
+          "command": cmd, "progress": False}  # fmt: skip
+    page = run_claim("prune", **kw)  # type: ignore[arg-type]
+    text = page.read_text()
+    assert page == docs / "prune.md" and (out / "prune-tiny.sqlite").is_file()
+    for needle in ("## The paper's figure", "84.72", "## Our protocol", "attack: none",
+                   "attack: prompt", "attack: replace", "95% CI", "McNemar p", "wins/losses",
+                   "python benchmarks/evidence.py prune --size tiny", "n = 2 tasks"):  # fmt: skip
+        assert needle in text, needle
+    # full team answers B, the direct call C: the paired table says so
+    assert "| one direct call (no attack) | 2 | 0/0 |" in text
+    for i in (1, 2, 3):
+        assert (docs / f"prune-{i}.png").read_bytes().startswith(PNG)
+    runs = json.loads((out / "prune-tiny.runs.json").read_text())
+    assert len(runs) == 1 and runs[0]["episodes"] > 0
+    loads.clear()
+    (docs / "prune.md").unlink()
+    run_claim("prune", **kw)  # type: ignore[arg-type]
+    assert loads == [] and (docs / "prune.md").read_text() == text
+    assert len(json.loads((out / "prune-tiny.runs.json").read_text())) == 1
+
+
+def test_compose_without_its_inputs_names_the_claim_to_run_first(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"run `benchmarks/evidence\.py monitor` first"):
+        run_claim("compose", size="tiny", model="smollm2-135m", out_dir=tmp_path,
+                  docs_dir=tmp_path, progress=False)  # fmt: skip
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("claim", ["monitor", "prune"])
+def test_tiny_claim_on_the_embedded_model_writes_its_page(
+    claim: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, docs = tmp_path / "results", tmp_path / "docs"
+    argv = [claim, "--size", "tiny", "--model", "smollm2-135m", "--out-dir", str(out),
+            "--docs-dir", str(docs), "--no-progress"]  # fmt: skip
+    assert script().main(argv) == 0, capsys.readouterr().err
+    text = (docs / f"{claim}.md").read_text()
+    assert f"python benchmarks/evidence.py {claim} --size tiny" in text
+    assert "smollm2-135m" in text and "95% CI" in text and "McNemar p" in text
+    assert "one direct call" in text or "one call, both halves" in text
+    assert (out / f"{claim}-tiny.sqlite").is_file()
+    pngs = sorted(docs.glob(f"{claim}-*.png"))
+    assert pngs and all(p.read_bytes().startswith(PNG) for p in pngs)
+    assert all(f"]({p.name})" in text for p in pngs)

@@ -1,0 +1,67 @@
+"""benchmarks/supervise_compare.py end to end on the embedded SmolLM2 (one task, two
+configurations): the table, the resumable store, per-actor books, and bad input refused."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from overseer.bench import ResultStore
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "supervise_compare", ROOT / "benchmarks" / "supervise_compare.py"
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["supervise_compare"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_bad_input_is_refused_before_any_work(tmp_path: Path) -> None:
+    sc = script()
+    base = ["--store", str(tmp_path / "s.sqlite"), "--traces", str(tmp_path / "runs")]
+    with pytest.raises(ValueError, match="--configs: unknown"):
+        sc.main([*base, "--configs", "baseline,magic"])
+    with pytest.raises(ValueError, match=r"learned trigger .*nothing\.json: no such file"):
+        sc.main(
+            [*base, "--configs", "baseline,learned", "--trigger", str(tmp_path / "nothing.json")]
+        )
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+@pytest.mark.e2e
+def test_two_configs_on_one_task_print_the_paired_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sc = script()
+    store = tmp_path / "s.sqlite"
+    argv = [
+        "--model", "smollm2-135m", "--suites", "browse-sample", "--configs", "baseline,rules+llm",
+        "--limit", "1", "--max-steps", "3", "--store", str(store),
+        "--traces", str(tmp_path / "runs"), "--supervisor-model", "smollm2-135m",
+    ]  # fmt: skip
+    sc.main(argv)
+    out = capsys.readouterr().out
+    assert "browse-sample: supervision modes" in out
+    for col in ("acc [95%]", "tok/task", "supervisor", "McNemar p", "W/L/T", "rules"):
+        assert col in out
+    assert "rules+llm@smollm2-135m" in out  # the supervisor's model is in the stored name
+    with ResultStore(store, readonly=True) as rs:
+        recs = list(rs.records())
+    assert sorted(r.key.config for r in recs) == ["baseline", "rules+llm@smollm2-135m"]
+    sup = next(r for r in recs if r.key.config != "baseline")
+    assert "stats:supervisor" in sup.extra and "agent:researcher" in sup.usage_by_actor
+    assert list((tmp_path / "runs" / "test" / "rules+llm@smollm2-135m").glob("*.jsonl"))
+    # a rerun resumes: nothing left to do, no model loaded, the same table
+    sc.main(argv)
+    again = capsys.readouterr().out
+    assert "browse-sample: supervision modes" in again
