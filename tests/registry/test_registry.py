@@ -8,12 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from overseer.bench import ResultStore, TeamConfig, run_experiment
 from overseer.models import ScriptedModel
-from overseer.monitor import MonitorSet, train_monitors
+from overseer.monitor import MonitorSet
 from overseer.registry import bench_configs, suite_report
 from overseer.runtime import read_trace
 from overseer.tasks import Task
@@ -22,23 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 MC = Task("toy", "toy/1", "Which is prime?\n\nA. 4\nB. 6\nC. 7\nD. 9", "C", "mc", ("4", "6", "7"))
 
 
-def rows(n_games: int, seed: int, prefix: str) -> list[dict]:
-    """Games fail exactly when an agent's varentropy is high (a learnable monitor)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for g in range(n_games):
-        fails = rng.random() < 0.4
-        for t in range(1, 4):
-            var = rng.uniform(0.8, 1.0) if fails and t == 2 else rng.uniform(0.0, 0.3)
-            out.append({"game": f"{prefix}{g}", "role": "a1", "turn": t, "entropy": 1.0,
-                        "varentropy": var, "kurtosis": 1.0, "success": not fails})  # fmt: skip
-    return out
-
-
 @pytest.fixture
-def monitor_file(tmp_path: Path) -> Path:
-    ms = train_monitors(rows(60, 0, "t"), rows(40, 1, "v"), env="toy", model="scripted")
-    return ms.save(tmp_path / "mon")
+def monitor_file(toy_monitor: Path) -> Path:
+    """The toy monitor of tests/registry/conftest.py."""
+    return toy_monitor
 
 
 def reply(messages: list) -> object:
