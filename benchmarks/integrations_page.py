@@ -177,8 +177,7 @@ def main() -> None:
         ap.error(f"--frameworks: unknown {unknown}; expected some of {sorted(ROWS)}")
 
     def serve() -> Any:
-        url = "https://wiki.local/Tinbel"
-        return lb.LoopbackServer(lb.call_then_answer("fetch_page", {"url": url}, "240 cm"))
+        return lb.LoopbackServer(lb.page_script())
 
     table = Table(title=f"Prompt tokens of one run with a {len(PAGE):,}-character tool page")
     for col in ("framework", "hook used", "what overseer changes", "without", "with", "saving"):

@@ -129,6 +129,16 @@ def call_then_answer(name: str, args: Mapping[str, Any], answer: str) -> Script:
     return script
 
 
+def page_script() -> Script:
+    """The page task of every framework test: fetch the Tinbel page once, then answer."""
+    return call_then_answer("fetch_page", {"url": "https://wiki.local/Tinbel"}, "240 cm")
+
+
+def status_loop() -> Script:
+    """The loop task: `job_status(job=42)` keeps inviting the same call (8 at most)."""
+    return repeat_tool("job_status", {"job": "42"}, times=8)
+
+
 def repeat_tool(
     name: str,
     args: Mapping[str, Any],

@@ -34,11 +34,11 @@ from .loopback import (
     Reply,
     Script,
     ToolCall,
-    call_then_answer,
     long_page,
     messages_text,
-    repeat_tool,
+    page_script,
     scripted,
+    status_loop,
 )
 
 pytestmark = pytest.mark.e2e
@@ -65,19 +65,16 @@ def _ask(agent: Any, question: str = PAGE_QUESTION) -> dict[str, Any]:
     return agent.invoke({"messages": [{"role": "user", "content": question}]})
 
 
-def _page_script() -> Script:
-    return call_then_answer("fetch_page", {"url": "https://wiki.local/Tinbel"}, "240 cm")
-
 
 def test_without_overseer_the_whole_page_reaches_the_model(loopback: Start) -> None:
-    srv = loopback(_page_script())
+    srv = loopback(page_script())
     _ask(_page_agent(srv, []))
     assert len(srv.requests) == 2
     assert messages_text(srv.requests[1], "tool") == [PAGE]
 
 
 def test_with_overseer_the_page_is_purified_and_calls_are_booked(loopback: Start) -> None:
-    srv = loopback(_page_script())
+    srv = loopback(page_script())
     mw = OverseerMiddleware()
     out = _ask(_page_agent(srv, [mw]))
     assert out["messages"][-1].content == "240 cm"
@@ -96,7 +93,7 @@ def test_with_overseer_the_page_is_purified_and_calls_are_booked(loopback: Start
 
 
 def test_page_saving_in_prompt_tokens(loopback: Start) -> None:
-    plain, guarded = loopback(_page_script()), loopback(_page_script())
+    plain, guarded = loopback(page_script()), loopback(page_script())
     _ask(_page_agent(plain, []))
     _ask(_page_agent(guarded, [OverseerMiddleware()]))
     assert plain.usages[1]["prompt_tokens"] > 12_000  # 50,000 chars at 4 a token
@@ -115,14 +112,14 @@ def _repeat_agent(srv: LoopbackServer, middleware: list[Any], runs: list[int]) -
 
 def test_without_overseer_the_repeated_call_goes_on(loopback: Start) -> None:
     runs: list[int] = []
-    srv = loopback(repeat_tool("job_status", {"job": "42"}, times=8))
+    srv = loopback(status_loop())
     _ask(_repeat_agent(srv, [], runs), "Is job 42 done?")
     assert len(runs) == 8 and len(srv.requests) == 9
 
 
 def test_with_overseer_the_repeated_call_is_stopped(loopback: Start, tmp_path: Path) -> None:
     runs: list[int] = []
-    srv = loopback(repeat_tool("job_status", {"job": "42"}, times=8))
+    srv = loopback(status_loop())
     mw = OverseerMiddleware(GuardSettings(rules=RuleSettings(loop_limit=2)), trace_dir=tmp_path)
     out = _ask(_repeat_agent(srv, [mw], runs), "Is job 42 done?")
     assert len(runs) == 2  # the third identical call was not run
@@ -151,7 +148,7 @@ def test_older_tool_outputs_are_masked_in_the_model_input(loopback: Start) -> No
 
 
 def test_team_budget_stops_the_run(loopback: Start) -> None:
-    srv = loopback(repeat_tool("job_status", {"job": "42"}, times=8))
+    srv = loopback(status_loop())
     guard = Guard(GuardSettings(budget_tokens=150))
     agent = _repeat_agent(srv, [OverseerMiddleware(guard=guard, agent="worker")], [])
     with pytest.raises(BudgetExceeded, match="tokens"):
@@ -161,7 +158,7 @@ def test_team_budget_stops_the_run(loopback: Start) -> None:
 
 
 def test_budget_end_returns_a_final_message(loopback: Start) -> None:
-    srv = loopback(repeat_tool("job_status", {"job": "42"}, times=8))
+    srv = loopback(status_loop())
     mw = OverseerMiddleware(GuardSettings(budget_calls=2), on_budget="end")
     out = _ask(_repeat_agent(srv, [mw], []), "Is job 42 done?")
     assert len(srv.requests) == 2
@@ -171,7 +168,7 @@ def test_budget_end_returns_a_final_message(loopback: Start) -> None:
 def test_two_agents_share_one_guard_and_are_booked_apart(loopback: Start) -> None:
     guard = Guard()
     guard.start_run(PAGE_QUESTION)
-    a, b = loopback(_page_script()), loopback(_page_script())
+    a, b = loopback(page_script()), loopback(page_script())
     for srv, name in ((a, "a"), (b, "b")):
         mw = OverseerMiddleware(guard=guard, agent=name)
         _ask(create_agent(_chat(srv), [fetch_page], middleware=[mw]))
@@ -190,7 +187,7 @@ def test_bad_options_are_one_clear_line(kw: dict[str, Any], msg: str) -> None:
 
 
 async def test_async_agent_is_guarded_too(loopback: Start) -> None:
-    srv = loopback(_page_script())
+    srv = loopback(page_script())
     mw = OverseerMiddleware()
     out = await _page_agent(srv, [mw]).ainvoke(
         {"messages": [{"role": "user", "content": PAGE_QUESTION}]}
@@ -225,7 +222,7 @@ def test_real_model_call_is_booked_with_the_servers_usage(embedded_model: LlamaC
 
 
 def test_llm_supervisor_rewrites_what_the_rules_leave(loopback: Start) -> None:
-    srv = loopback(_page_script())
+    srv = loopback(page_script())
     fix = reply_template("correct_observation", "noise", "Tinbel telescope aperture: 240 cm")
     sup = ScriptedModel([fix])
     settings = GuardSettings(rules=RuleSettings(purify=False), supervisor=SupervisorSettings())

@@ -43,11 +43,11 @@ from .loopback import (
     Reply,
     Script,
     ToolCall,
-    call_then_answer,
     long_page,
     messages_text,
-    repeat_tool,
+    page_script,
     scripted,
+    status_loop,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("loopback_only")]
@@ -83,19 +83,16 @@ def _page_agent(srv: LoopbackServer, name: str = "researcher") -> Agent[Any]:
     )
 
 
-def _page_script() -> Script:
-    return call_then_answer("fetch_page", {"url": "https://wiki.local/Tinbel"}, "240 cm")
-
 
 def test_without_overseer_the_whole_page_reaches_the_model(loopback: Start) -> None:
-    srv = loopback(_page_script())
+    srv = loopback(page_script())
     Runner.run_sync(_page_agent(srv), PAGE_QUESTION, run_config=NO_TRACING)
     assert len(srv.requests) == 2
     assert messages_text(srv.requests[1], "tool") == [PAGE]
 
 
 def test_with_overseer_the_page_is_purified_and_calls_are_booked(loopback: Start) -> None:
-    srv = loopback(_page_script())
+    srv = loopback(page_script())
     agent = _page_agent(srv)
     ov = Overseer()
     result = ov.run_sync(agent, PAGE_QUESTION, run_config=NO_TRACING)
@@ -118,7 +115,7 @@ def test_with_overseer_the_page_is_purified_and_calls_are_booked(loopback: Start
 
 
 def test_page_saving_in_prompt_tokens(loopback: Start) -> None:
-    plain, guarded = loopback(_page_script()), loopback(_page_script())
+    plain, guarded = loopback(page_script()), loopback(page_script())
     Runner.run_sync(_page_agent(plain), PAGE_QUESTION, run_config=NO_TRACING)
     Overseer().run_sync(_page_agent(guarded), PAGE_QUESTION, run_config=NO_TRACING)
     assert plain.usages[1]["prompt_tokens"] > 12_000  # 50,000 chars at 4 a token
@@ -137,7 +134,7 @@ def _repeat_agent(srv: LoopbackServer, runs: list[int], name: str = "worker") ->
 
 def test_without_overseer_the_repeated_call_goes_on(loopback: Start) -> None:
     runs: list[int] = []
-    srv = loopback(repeat_tool("job_status", {"job": "42"}, times=8))
+    srv = loopback(status_loop())
     Runner.run_sync(
         _repeat_agent(srv, runs), "Is job 42 done?", run_config=NO_TRACING, max_turns=20
     )
@@ -146,7 +143,7 @@ def test_without_overseer_the_repeated_call_goes_on(loopback: Start) -> None:
 
 async def test_with_overseer_the_repeated_call_is_stopped(loopback: Start, tmp_path: Path) -> None:
     runs: list[int] = []
-    srv = loopback(repeat_tool("job_status", {"job": "42"}, times=8))
+    srv = loopback(status_loop())
     ov = Overseer(GuardSettings(rules=RuleSettings(loop_limit=2)), trace_dir=tmp_path)
     result = await ov.run(_repeat_agent(srv, runs), "Is job 42 done?", run_config=NO_TRACING)
     assert len(runs) == 2  # the third identical call was not run
@@ -178,7 +175,7 @@ async def test_older_tool_outputs_are_masked_in_the_model_input(loopback: Start)
 
 
 async def test_team_budget_stops_the_run(loopback: Start, tmp_path: Path) -> None:
-    srv = loopback(repeat_tool("job_status", {"job": "42"}, times=8))
+    srv = loopback(status_loop())
     ov = Overseer(GuardSettings(budget_tokens=150), trace_dir=tmp_path)
     with pytest.raises(BudgetExceeded, match="tokens"):
         await ov.run(_repeat_agent(srv, []), "Is job 42 done?", run_config=NO_TRACING)
@@ -215,7 +212,7 @@ async def test_own_runner_call_with_the_attachments_and_own_hooks(loopback: Star
         async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
             seen.append(agent.name)
 
-    srv = loopback(_page_script())
+    srv = loopback(page_script())
     guard = Guard()
     ov = Overseer(guard=guard)
     guard.start_run(PAGE_QUESTION)
@@ -236,7 +233,7 @@ def test_bad_options_are_one_clear_line() -> None:
 
 
 async def test_llm_supervisor_rewrites_what_the_rules_leave(loopback: Start) -> None:
-    srv = loopback(_page_script())
+    srv = loopback(page_script())
     fix = reply_template("correct_observation", "noise", "Tinbel telescope aperture: 240 cm")
     settings = GuardSettings(rules=RuleSettings(purify=False), supervisor=SupervisorSettings())
     ov = Overseer(settings, supervisor_model=ScriptedModel([fix]))
@@ -267,7 +264,7 @@ def test_real_model_call_is_booked_with_the_servers_usage(embedded_model: LlamaC
 
 
 async def test_streamed_run_is_guarded_and_booked(loopback: Start) -> None:
-    srv = loopback(_page_script())
+    srv = loopback(page_script())
     ov = Overseer()
     ov.guard.start_run(PAGE_QUESTION)
     streamed = Runner.run_streamed(

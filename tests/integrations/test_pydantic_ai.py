@@ -35,11 +35,11 @@ from .loopback import (
     Reply,
     Script,
     ToolCall,
-    call_then_answer,
     long_page,
     messages_text,
-    repeat_tool,
+    page_script,
     scripted,
+    status_loop,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("loopback_only")]
@@ -63,9 +63,6 @@ def _page_agent(srv: LoopbackServer, name: str = "researcher", **kw: Any) -> Age
     return agent
 
 
-def _page_script() -> Script:
-    return call_then_answer("fetch_page", {"url": "https://wiki.local/Tinbel"}, "240 cm")
-
 
 def _tool_returns(result: Any) -> list[str]:
     return [
@@ -77,14 +74,14 @@ def _tool_returns(result: Any) -> list[str]:
 
 
 def test_without_overseer_the_whole_page_reaches_the_model(loopback: Start) -> None:
-    srv = loopback(_page_script())
+    srv = loopback(page_script())
     _page_agent(srv).run_sync(PAGE_QUESTION)
     assert len(srv.requests) == 2
     assert messages_text(srv.requests[1], "tool") == [PAGE]
 
 
 def test_with_overseer_the_page_is_purified_and_calls_are_booked(loopback: Start) -> None:
-    srv = loopback(_page_script())
+    srv = loopback(page_script())
     cap = OverseerCapability()
     result = _page_agent(srv).run_sync(PAGE_QUESTION, capabilities=[cap])
     assert result.output == "240 cm"
@@ -103,7 +100,7 @@ def test_with_overseer_the_page_is_purified_and_calls_are_booked(loopback: Start
 
 
 def test_page_saving_in_prompt_tokens(loopback: Start) -> None:
-    plain, guarded = loopback(_page_script()), loopback(_page_script())
+    plain, guarded = loopback(page_script()), loopback(page_script())
     _page_agent(plain).run_sync(PAGE_QUESTION)
     _page_agent(guarded).run_sync(PAGE_QUESTION, capabilities=[OverseerCapability()])
     assert plain.usages[1]["prompt_tokens"] > 12_000  # 50,000 chars at 4 a token
@@ -124,14 +121,14 @@ def _repeat_agent(srv: LoopbackServer, runs: list[int], **kw: Any) -> Agent[None
 
 def test_without_overseer_the_repeated_call_goes_on(loopback: Start) -> None:
     runs: list[int] = []
-    srv = loopback(repeat_tool("job_status", {"job": "42"}, times=8))
+    srv = loopback(status_loop())
     _repeat_agent(srv, runs).run_sync("Is job 42 done?")
     assert len(runs) == 8 and len(srv.requests) == 9
 
 
 async def test_with_overseer_the_repeated_call_is_stopped(loopback: Start, tmp_path: Path) -> None:
     runs: list[int] = []
-    srv = loopback(repeat_tool("job_status", {"job": "42"}, times=8))
+    srv = loopback(status_loop())
     cap = OverseerCapability(GuardSettings(rules=RuleSettings(loop_limit=2)), trace_dir=tmp_path)
     result = await _repeat_agent(srv, runs).run("Is job 42 done?", capabilities=[cap])
     assert len(runs) == 2  # the third identical call was not run
@@ -160,7 +157,7 @@ async def test_older_tool_outputs_are_masked_in_the_model_input(loopback: Start)
 
 
 async def test_team_budget_stops_the_run(loopback: Start, tmp_path: Path) -> None:
-    srv = loopback(repeat_tool("job_status", {"job": "42"}, times=8))
+    srv = loopback(status_loop())
     cap = OverseerCapability(GuardSettings(budget_tokens=150), trace_dir=tmp_path)
     with pytest.raises(BudgetExceeded, match="tokens"):
         await _repeat_agent(srv, []).run("Is job 42 done?", capabilities=[cap])
@@ -172,7 +169,7 @@ async def test_team_budget_stops_the_run(loopback: Start, tmp_path: Path) -> Non
 
 
 def test_agent_level_capability_makes_each_run_a_guard_run(loopback: Start) -> None:
-    srv = loopback(_page_script())
+    srv = loopback(page_script())
     cap = OverseerCapability()
     agent = _page_agent(srv, capabilities=[cap])  # attached once, at construction
     agent.run_sync(PAGE_QUESTION)
@@ -185,7 +182,7 @@ def test_agent_level_capability_makes_each_run_a_guard_run(loopback: Start) -> N
 def test_two_agents_share_one_guard_and_are_booked_apart(loopback: Start) -> None:
     guard = Guard()
     guard.start_run(PAGE_QUESTION)
-    a, b = loopback(_page_script()), loopback(_page_script())
+    a, b = loopback(page_script()), loopback(page_script())
     for srv, name in ((a, "a"), (b, "b")):
         _page_agent(srv).run_sync(
             PAGE_QUESTION, capabilities=[OverseerCapability(guard=guard, agent=name)]
@@ -201,7 +198,7 @@ def test_bad_options_are_one_clear_line() -> None:
 
 
 async def test_llm_supervisor_rewrites_what_the_rules_leave(loopback: Start) -> None:
-    srv = loopback(_page_script())
+    srv = loopback(page_script())
     fix = reply_template("correct_observation", "noise", "Tinbel telescope aperture: 240 cm")
     settings = GuardSettings(rules=RuleSettings(purify=False), supervisor=SupervisorSettings())
     cap = OverseerCapability(settings, supervisor_model=ScriptedModel([fix]))
@@ -230,7 +227,7 @@ def test_real_model_call_is_booked_with_the_servers_usage(embedded_model: LlamaC
 
 
 async def test_streamed_run_is_guarded_and_booked(loopback: Start) -> None:
-    srv = loopback(_page_script())
+    srv = loopback(page_script())
     cap = OverseerCapability()
     async with _page_agent(srv).run_stream(PAGE_QUESTION, capabilities=[cap]) as streamed:
         assert await streamed.get_output() == "240 cm"
