@@ -37,12 +37,15 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from overseer.integrations._guard import (
+from overseer.integrations._adapter import (
     BudgetExceeded,
     Guard,
+    GuardOptions,
     GuardSettings,
     ToolRecord,
     args_text,
+    make_guard,
+    missing_extra,
 )
 from overseer.models import Model
 
@@ -52,9 +55,7 @@ try:
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from langgraph.types import Command
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "overseer.integrations.langgraph needs LangChain v1: pip install 'overseer[langgraph]'"
-    ) from exc
+    raise missing_extra("langgraph", "LangChain v1", "langgraph") from exc
 
 __all__ = ["BudgetExceeded", "Guard", "GuardSettings", "OverseerMiddleware"]
 
@@ -111,12 +112,9 @@ class OverseerMiddleware(AgentMiddleware):
         super().__init__()
         if on_budget not in ("raise", "end"):
             raise ValueError(f"on_budget: expected 'raise' or 'end', got {on_budget!r}")
-        if guard is not None and (settings or supervisor_model or trace_dir):
-            raise ValueError("OverseerMiddleware: give either guard or its settings, not both")
         self.owns_guard = guard is None
-        self.guard = guard or Guard(
-            settings, supervisor_model=supervisor_model, trace_dir=trace_dir, run_name=agent or ""
-        )
+        options = GuardOptions(guard=guard, supervisor_model=supervisor_model, trace_dir=trace_dir)
+        self.guard = make_guard("OverseerMiddleware", settings, options, run_name=agent or "")
         self.agent = agent
         self.on_budget: OnBudget = on_budget
 
