@@ -110,33 +110,8 @@ ABLATIONS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
 )
 #: The modes `supervise_plugin` knows, in the order error messages list them.
 SUPERVISE_MODES: tuple[str, ...] = tuple(MODES)
-#: workload configurations of the rule-tier modes: name -> mode
-MODE_CONFIGS: dict[str, str] = {"rules": "rules", "rules+llm": "rules+llm"}
-
-
-def _config(
-    name: str, without: tuple[str, ...] | None, what: str, filter_preset: str | None
-) -> TeamConfig:
-    supervised = without is not None
-
-    def make(model: Model, plugins: PluginFactory | None, top_logprobs: int) -> Solver:
-        return workload_solver(
-            model,
-            supervisors=plugins,
-            verifier=tool_verifier if supervised else None,
-            name=name,
-            top_logprobs=top_logprobs,
-        )
-
-    if not supervised:
-        return TeamConfig.of(name, what, make)
-    extra = {"filter": preset(filter_preset)} if filter_preset else {}
-    settings = SupervisorSettings.ablation(without or (), **extra)
-
-    def agent(model: Model) -> list[Supervisor]:
-        return [SupervisorAgent(settings=settings)]
-
-    return TeamConfig.of(name, what, make, (agent,), kinds=("supervise",))
+#: the rule-tier modes that are also workload configurations of their own name
+MODE_CONFIGS: tuple[str, ...] = ("rules", "rules+llm")
 
 
 def mode_config(
@@ -146,11 +121,14 @@ def mode_config(
     supervisor_model: Model | None = None,
     trigger: LearnedTrigger | str | Path | None = None,
     filter_preset: str | None = None,
+    settings: SupervisorSettings | None = None,
+    what: str | None = None,
     trace_dir: str | Path = "runs/bench",
     max_steps: int = 8,
 ) -> TeamConfig:
     """The workload team with the SupervisorAgent in `mode` (and the tool verifier), or with
-    no supervision for mode `baseline`; traces go to `trace_dir`/`name` (default: the mode)."""
+    no supervision for mode `baseline`; traces go to `trace_dir`/`name` (default: the mode).
+    `settings` are the supervisor's base settings (e.g. a seed ablation)."""
     name = name or mode
 
     def make(model: Model, plugins: PluginFactory | None, top_logprobs: int) -> Solver:
@@ -164,11 +142,15 @@ def mode_config(
         )
 
     if mode == "baseline":
-        return TeamConfig.of(name, ABLATIONS[0][2], make)
+        return TeamConfig.of(name, what or ABLATIONS[0][2], make)
     plugin = supervise_plugin(
-        mode, supervisor_model=supervisor_model, trigger=trigger, filter_preset=filter_preset
+        mode,
+        supervisor_model=supervisor_model,
+        trigger=trigger,
+        filter_preset=filter_preset,
+        settings=settings,
     )
-    what = f"workload team + SupervisorAgent, {MODES[mode][1]}"
+    what = what or f"workload team + SupervisorAgent, {MODES[mode][1]}"
     return TeamConfig.of(name, what, make, (plugin,), kinds=("supervise",))
 
 
@@ -211,7 +193,17 @@ def supervise_configs(
 ) -> list[TeamConfig]:
     """`baseline`, `supervised` and its ablations, and the `rules` and `rules+llm` modes,
     with filter thresholds of a preset (the modes with `supervisor_model`, if given)."""
-    return [_config(n, w, what, filter_preset) for n, w, what in ABLATIONS] + [
-        mode_config(m, name=n, filter_preset=filter_preset, supervisor_model=supervisor_model)
-        for n, m in MODE_CONFIGS.items()
+    seed = [
+        mode_config(
+            "baseline" if without is None else "llm",
+            name=name,
+            what=what,
+            filter_preset=filter_preset,
+            settings=None if without is None else SupervisorSettings.ablation(without),
+        )
+        for name, without, what in ABLATIONS
+    ]
+    return seed + [
+        mode_config(m, filter_preset=filter_preset, supervisor_model=supervisor_model)
+        for m in MODE_CONFIGS
     ]
