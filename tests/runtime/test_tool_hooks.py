@@ -97,6 +97,26 @@ async def test_a_refused_call_is_not_run_and_the_agent_reads_the_note(tmp_path: 
     assert any(e["event"] == "verdict" and e["by"] == "refuser" for e in events)
 
 
+async def test_after_two_refusals_in_a_row_the_next_step_may_only_answer(
+    tmp_path: Path,
+) -> None:
+    """A small model repeats a refused call until max_steps; after two refusals in a row the
+    tools close: the next step's schema and parser accept only an answer."""
+    tool = Echo()
+    # the scripted third reply still calls the tool: with tools closed it is unparsable and
+    # re-asked, and the re-ask's answer is accepted
+    model = ScriptedModel([fetch("a"), fetch("b"), fetch("b"), fetch("b"), ANSWER])
+    res = await Executor(
+        model, supervisors=[Refuser()], tools={"fetch": tool}, trace_dir=tmp_path, max_steps=6
+    ).run(TEAM, "q")
+    assert res.answer == "42" and tool.calls == 1
+    assert "anyOf" in model.calls[2]["schema"]  # one refusal: tools still open
+    closed = model.calls[3]
+    assert closed["schema"]["properties"]["action"] == {"const": "answer"}
+    assert "Do not call tools now" in closed["messages"][-1]["content"]
+    assert len(model.calls) == 5  # the tool call at step 3 was re-asked, not run or refused
+
+
 async def test_view_hook_masks_older_observations_in_the_next_prompts(tmp_path: Path) -> None:
     tool = Echo()
     model = ScriptedModel([fetch("a"), fetch("c"), fetch("d"), ANSWER])

@@ -126,6 +126,10 @@ def parse_step(data: Any, tools: Mapping[str, Tool]) -> dict[str, Any]:
     raise ValueError(f'"action" must be one of {allowed}, got {action!r}')
 
 
+#: appended to the last observation when the tools are closed after repeated refusals
+CLOSED_NOTE = "\n\nYour tool calls were refused. Do not call tools now: give your answer."
+
+
 Judge = Callable[[Interaction], Awaitable[str]]
 #: asked before a tool runs: None lets it run; a text refuses it (the agent reads the text)
 Before = Callable[[Interaction], Awaitable[str | None]]
@@ -140,6 +144,7 @@ class _Done:
     raw: str
     record: ToolRecord
     note: str
+    refused: bool = False
 
 
 class Agent:
@@ -157,8 +162,12 @@ class Agent:
         temperature: float = 0.0,
         seed: int | None = None,
         top_logprobs: int = 0,
+        answer_after_refusals: int = 2,
     ) -> None:
         self.spec = spec
+        #: after this many refused tool calls in a row the next step may only answer: a small
+        #: model otherwise repeats the refused call until max_steps, a model call each time
+        self.answer_after_refusals = answer_after_refusals
         self.top_logprobs = top_logprobs
         self.model = model
         self.tools = {t.name: t for t in tools}
@@ -168,17 +177,22 @@ class Agent:
         self.temperature = temperature
         self.seed = seed
         self._schema = action_schema(list(tools))
+        self._answer_schema = action_schema([])
         self.top_logprobs = top_logprobs  # > 0: each step's completion carries top-k logprobs
 
-    async def _ask(self, messages: list[Message]) -> tuple[dict[str, Any], Completion]:
+    async def _ask(
+        self, messages: list[Message], *, tools_open: bool = True
+    ) -> tuple[dict[str, Any], Completion]:
         """One step from the model, re-asked up to max_reasks times when unparsable; also the
-        accepted Completion (its text, usage and logprobs)."""
+        accepted Completion (its text, usage and logprobs). With tools closed only an answer
+        is accepted."""
+        tools = self.tools if tools_open else {}
         try:
             got = await ask_structured(
                 self.model,
                 messages,
-                schema=self._schema,
-                parse=lambda data: parse_step(data, self.tools),
+                schema=self._schema if tools_open else self._answer_schema,
+                parse=lambda data: parse_step(data, tools),
                 max_reasks=self.max_reasks,
                 max_tokens=self.max_tokens,
                 temperature=self.temperature,
@@ -207,7 +221,8 @@ class Agent:
         base = build_messages(self.spec, ctx, list(self.tools.values()))
         done: list[_Done] = []
         for step in range(self.max_steps):
-            data, c = await self._ask(self._messages(base, done, view))
+            open_ = not self._stuck(done)
+            data, c = await self._ask(self._messages(base, done, view, open_), tools_open=open_)
             thought = str(data.get("thought", ""))
             if data["action"] == "answer":
                 message = data["answer"]
@@ -260,17 +275,22 @@ class Agent:
         assert call.tool is not None
         refused = await before(call) if before is not None else None
         if refused is not None:
-            return _Done(raw, ToolRecord(call.tool, call.input, refused), "")
+            return _Done(raw, ToolRecord(call.tool, call.input, refused), "", refused=True)
         result = await self.tools[call.tool].call(args)
         observation = await judge(replace(call, observation=result.output, error=result.error))
         note = f"\nError: {result.error}" if result.error else ""
         return _Done(raw, ToolRecord(call.tool, call.input, observation), note)
 
+    def _stuck(self, done: Sequence[_Done]) -> bool:
+        """Whether the last `answer_after_refusals` tool calls were all refused."""
+        n = self.answer_after_refusals
+        return n > 0 and len(done) >= n and all(d.refused for d in done[-n:])
+
     def _messages(
-        self, base: list[Message], done: Sequence[_Done], view: View | None
+        self, base: list[Message], done: Sequence[_Done], view: View | None, open_: bool = True
     ) -> list[Message]:
         """The prompt of the next step: the base messages, then each earlier tool step with
-        its observation as `view` shows it."""
+        its observation as `view` shows it (and, with tools closed, a request to answer)."""
         records = [d.record for d in done]
         texts = (
             view(self.spec.name, records)
@@ -283,6 +303,8 @@ class Agent:
                 {"role": "assistant", "content": d.raw},
                 {"role": "user", "content": f"Observation from {d.record.tool}:\n{text}{d.note}"},
             ]
+        if not open_:
+            messages[-1] = {**messages[-1], "content": messages[-1]["content"] + CLOSED_NOTE}
         return messages
 
 
