@@ -11,7 +11,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from overseer.bench import ResultStore
-from overseer.bench._plots import pareto_front
+from overseer.bench._plots import label_offsets, pareto_front
 from overseer.bench._traces import interventions
 from overseer.bench.pages import COLUMNS, trace_html, write_report
 from overseer.cli import main
@@ -208,3 +208,9 @@ def test_cli_trace_html(
     assert code == 0 and str(target) in out and "<svg" in target.read_text()
     code, _, err = cli(capsys, "trace", "html", str(tmp_path / "none.jsonl"))
     assert code == 2 and "not found" in err
+
+
+def test_labels_of_equal_points_stack_instead_of_overlapping() -> None:
+    offsets = label_offsets([(100.0, 0.5), (100.0, 0.5), (5000.0, 0.5), (101.0, 0.51)])
+    assert offsets[0] == offsets[2] == (5.0, 5.0)  # far apart: same offset
+    assert len({offsets[0], offsets[1], offsets[3]}) == 3  # three equal points: three lines

@@ -59,6 +59,20 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
     return front
 
 
+def label_offsets(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Text offsets (points) for the labels of these data points: a label whose point is
+    within 4% of the axes' spans of an earlier one goes one line higher, so labels of equal
+    points stack instead of overlapping."""
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    dx = 0.04 * ((max(xs) - min(xs)) if xs else 0.0) or 1e-9
+    dy = 0.04 * max(1.0, (max(ys) - min(ys)) if ys else 0.0)
+    out = []
+    for i, (x, y) in enumerate(points):
+        k = sum(abs(x - a) <= dx and abs(y - b) <= dy for a, b in points[:i])
+        out.append((5.0, 5.0 + 10.0 * k))
+    return out
+
+
 def accuracy_tokens(rows: Sequence[SummaryRow]) -> bytes:
     """Accuracy (95% Wilson interval) against mean net tokens, one panel per (suite, model),
     with the Pareto front drawn through the configurations no other one beats."""
@@ -70,7 +84,8 @@ def accuracy_tokens(rows: Sequence[SummaryRow]) -> bytes:
         fig.subplots(1, len(groups), squeeze=False)[0], groups.items(), strict=True
     ):
         pts = [(r.mean_tokens, r.accuracy) for r in rs]
-        for r in rs:
+        shown = [(x, 0.0 if math.isnan(y) else y) for x, y in pts]
+        for r, offset in zip(rs, label_offsets(shown), strict=True):
             ok = not math.isnan(r.accuracy)
             err = [[r.accuracy - r.ci_low], [r.ci_high - r.accuracy]] if ok else None
             ax.errorbar(
@@ -84,7 +99,7 @@ def accuracy_tokens(rows: Sequence[SummaryRow]) -> bytes:
                 r.config,
                 (r.mean_tokens, r.accuracy if ok else 0.0),
                 fontsize=8,
-                xytext=(5, 5),
+                xytext=offset,
                 textcoords="offset points",
             )
         front = pareto_front(pts)
@@ -195,13 +210,14 @@ def success_resets(points: Mapping[str, tuple[float, float, int]]) -> bytes:
     """Game success rate against mean resets per game, per configuration (label: n games)."""
     fig = Figure(figsize=(6.4, 4.4))
     ax = fig.subplots()
-    for name, (resets, success, n) in points.items():
+    offsets = label_offsets([(r, s) for r, s, _ in points.values()])
+    for (name, (resets, success, n)), offset in zip(points.items(), offsets, strict=True):
         ax.plot(resets, success, "o")
         ax.annotate(
             f"{name} (n={n})",
             (resets, success),
             fontsize=8,
-            xytext=(5, 5),
+            xytext=offset,
             textcoords="offset points",
         )
     ax.set(
