@@ -78,7 +78,8 @@ def test_prune_page_on_a_scripted_model_is_stored_and_rerun_only_rewrites_it(
     assert page == docs / "prune.md" and (out / "prune-tiny.sqlite").is_file()
     for needle in ("## The paper's figure", "84.72", "## Our protocol", "attack: none",
                    "attack: prompt", "attack: replace", "95% CI", "McNemar p", "wins/losses",
-                   "python benchmarks/evidence.py prune --size tiny", "n = 2 tasks"):  # fmt: skip
+                   "python benchmarks/evidence.py prune --size tiny", "n = 2 tasks",
+                   "episodes shown took"):  # fmt: skip
         assert needle in text, needle
     # full team answers B, the direct call C: the paired table says so
     assert "| one direct call (no attack) | 2 | 0/0 |" in text

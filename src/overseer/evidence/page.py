@@ -103,9 +103,12 @@ def write_page(
     if claim.headline:
         lines += [f"Headline: {claim.headline}.", ""]
     mins = seconds / 60
+    episodes = {r.key: r.latency_s for part in parts for r in part.records}
     lines += ["## How this page was made", "", "```bash", command, "```", "",
-              f"Run time: {mins:.1f} minutes, the wall clock of the runs that produced the "
-              f"stored results. Results: `{store}`; a rerun resumes, and a finished "
+              f"Run time: {mins:.1f} minutes, the wall clock of the invocations that finished "
+              f"(an interrupted one is not logged); the {len(episodes)} episodes shown took "
+              f"{sum(episodes.values()) / 60:.1f} minutes between them (model loading and "
+              f"training apart). Results: `{store}`; a rerun resumes, and a finished "
               "claim only rewrites this page.", ""]  # fmt: skip
     if claim.timing:
         lines += [claim.timing, ""]
