@@ -2,7 +2,9 @@
 
 Results go to a resumable store (results/evidence/CLAIM-SIZE.sqlite): a killed run resumes,
 and rerunning a finished claim only rewrites the page. `compose` reuses the monitor file and
-the pruned team of the `monitor` and `prune` claims of the same size: run those first.
+the pruned team of the `monitor` and `prune` claims of the same size; where those have not
+run, it plays their training games and trains their masks first (in their stores), not their
+test runs.
 
     python benchmarks/evidence.py supervise                 # default size, qwen2.5-coder-0.5b
     python benchmarks/evidence.py monitor --size large

@@ -1,5 +1,6 @@
 """Evidence pages: the claims as data, bad input, the whole flow on a scripted model (stored,
-resumable, the page rewritten), and tiny real runs on the embedded model for two claims."""
+resumable, the page rewritten), and tiny real runs on the
+embedded model for three claims (compose training its own inputs)."""
 
 from __future__ import annotations
 
@@ -94,14 +95,8 @@ def test_prune_page_on_a_scripted_model_is_stored_and_rerun_only_rewrites_it(
     assert len(json.loads((out / "prune-tiny.runs.json").read_text())) == 1
 
 
-def test_compose_without_its_inputs_names_the_claim_to_run_first(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"run `benchmarks/evidence\.py monitor` first"):
-        run_claim("compose", size="tiny", model="smollm2-135m", out_dir=tmp_path,
-                  docs_dir=tmp_path, progress=False)  # fmt: skip
-
-
 @pytest.mark.e2e
-@pytest.mark.parametrize("claim", ["monitor", "prune"])
+@pytest.mark.parametrize("claim", ["monitor", "prune", "compose"])
 def test_tiny_claim_on_the_embedded_model_writes_its_page(
     claim: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -114,6 +109,11 @@ def test_tiny_claim_on_the_embedded_model_writes_its_page(
     assert "smollm2-135m" in text and "95% CI" in text and "McNemar p" in text
     assert "one direct call" in text or "one call, both halves" in text
     assert (out / f"{claim}-tiny.sqlite").is_file()
+    if claim == "compose":  # its inputs trained in the sibling claims' stores, not their tests
+        assert (out / "monitor-tiny-monitor.json").is_file()
+        assert (out / "prune-tiny-pruned-none.json").is_file()
+        assert not (out / "prune-tiny-pruned-prompt.json").exists()
+        assert "all composed" in text
     pngs = sorted(docs.glob(f"{claim}-*.png"))
     assert pngs and all(p.read_bytes().startswith(PNG) for p in pngs)
     assert all(f"]({p.name})" in text for p in pngs)

@@ -22,15 +22,23 @@ DEFAULT_DOCS = Path("docs") / "evidence"
 
 
 def _compose(ctx: Context) -> list[Part]:
+    """The monitor and the pruned team come from the `monitor` and `prune` claims of the same
+    size: reused when those ran, else trained now in their stores (games and masks only)."""
     from overseer.evidence.bench_claims import compose_parts
-    from overseer.evidence.games import monitor_file
-    from overseer.evidence.pruning import spec_files
+    from overseer.evidence.games import trained_monitor
+    from overseer.evidence.pruning import compose_inputs
 
     def sibling(name: str) -> Context:
-        return Context(get_claim(name), ctx.size_name, ctx.model, ctx.out_dir, ctx.seed)
+        sib = Context(get_claim(name), ctx.size_name, ctx.model, ctx.out_dir, ctx.seed,
+                      ctx.progress)  # fmt: skip
+        sib.loader = ctx.loader  # one model in memory for the three stores
+        return sib
 
-    full, pruned = spec_files(sibling("prune"))
-    return compose_parts(ctx, monitor_file(sibling("monitor")), full, pruned)
+    mon, pru = sibling("monitor"), sibling("prune")
+    monitor = trained_monitor(mon)
+    full, pruned = compose_inputs(pru)
+    ctx.ran += mon.ran + pru.ran
+    return compose_parts(ctx, monitor, full, pruned)
 
 
 def _runner(name: str) -> Callable[[Context], list[Part]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
@@ -16,6 +17,9 @@ from overseer.tasks import Task
 
 ENV = "whodunit-asym"
 CAPS = (1, 2)
+
+if TYPE_CHECKING:
+    from overseer.monitor.experiments import EnvSetup
 
 
 class _Pick(BaseModel):
@@ -52,33 +56,46 @@ def monitor_file(ctx: Context) -> Path:
     return ctx.artefact("monitor.json")
 
 
-def monitor_parts(ctx: Context) -> list[Part]:
-    """Collect, train (once), evaluate; the test games' part of the page."""
-    from overseer.monitor import MonitorSet
-    from overseer.monitor.experiments import (
-        configs_factory,
-        env_setup,
-        play_games,
-        train_from_store,
-    )
+def _setup(ctx: Context) -> EnvSetup:
+    from overseer.monitor.experiments import env_setup
 
+    return env_setup(ENV, turns=ctx.size["turns"], trace_dir=ctx.out_dir / "runs" / "monitor")
+
+
+def _play(ctx: Context, setup: EnvSetup, configs: list[SolverConfig], tasks: list[Task]) -> None:
+    from overseer.monitor.experiments import play_games
+
+    s = asyncio.run(play_games(setup, configs, tasks, model_name=ctx.model,
+                               load_model=ctx.loader, store=ctx.store, seed=ctx.seed,
+                               progress=ctx.progress))  # fmt: skip
+    ctx.ran += s.ran
+
+
+def trained_monitor(ctx: Context, setup: EnvSetup | None = None) -> Path:
+    """The `train` + `val` games without intervention (stored, resumable) and the monitors
+    fitted on them once: the monitor file (the monitor and the compose claims run it)."""
+    from overseer.monitor.experiments import configs_factory, train_from_store
+
+    setup = setup or _setup(ctx)
     size = ctx.size
-    setup = env_setup(ENV, turns=size["turns"], trace_dir=ctx.out_dir / "runs" / "monitor")
     collect = setup.games("train")[: size["train"]] + setup.games("validation")[: size["val"]]
-    test = setup.games("test")[: size["test"]]
-
-    def play(configs: list[SolverConfig], tasks: list[Task]) -> None:
-        s = asyncio.run(play_games(setup, configs, tasks, model_name=ctx.model,
-                                   load_model=ctx.loader, store=ctx.store, seed=ctx.seed,
-                                   progress=ctx.progress))  # fmt: skip
-        ctx.ran += s.ran
-
-    play(configs_factory(setup)(), collect)
+    _play(ctx, setup, configs_factory(setup)(), collect)
     path = monitor_file(ctx)
     if not path.with_suffix(".json").is_file():
         train_from_store(ctx.store, setup, ctx.model).save(path)
+    return path
+
+
+def monitor_parts(ctx: Context) -> list[Part]:
+    """Collect, train (once), evaluate; the test games' part of the page."""
+    from overseer.monitor import MonitorSet
+    from overseer.monitor.experiments import configs_factory
+
+    size, setup = ctx.size, _setup(ctx)
+    path = trained_monitor(ctx, setup)
+    test = setup.games("test")[: size["test"]]
     configs = [DIRECT_GAME, *configs_factory(setup, MonitorSet.load(path), path, CAPS)()]
-    play(configs, test)
+    _play(ctx, setup, configs, test)
     names = [c.name for c in configs]
     with ResultStore(ctx.store) as st:
         recs = stored(st, ctx, names, test)
