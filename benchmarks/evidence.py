@@ -9,6 +9,7 @@ test runs.
     python benchmarks/evidence.py supervise                 # default size, qwen2.5-coder-0.5b
     python benchmarks/evidence.py monitor --size large
     python benchmarks/evidence.py prune --size tiny --model smollm2-135m
+    python benchmarks/evidence.py supervise --no-prompt-cache   # equal prompts, equal outputs
 """
 
 from __future__ import annotations
@@ -29,12 +30,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out-dir", type=Path, default=DEFAULT_OUT, help="result stores")
     ap.add_argument("--docs-dir", type=Path, default=DEFAULT_DOCS, help="where pages go")
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument(
+        "--no-prompt-cache",
+        action="store_true",
+        help="llama.cpp prefix cache off: equal prompts, equal outputs (own store)",
+    )
     a = ap.parse_args(argv)
     words = ["python", "benchmarks/evidence.py", *(sys.argv[1:] if argv is None else argv)]
     try:
         page = run_claim(a.claim, size=a.size, model=a.model, out_dir=a.out_dir,
                          docs_dir=a.docs_dir, command=shlex.join(words),
-                         progress=not a.no_progress)  # fmt: skip
+                         progress=not a.no_progress,
+                         prompt_cache=not a.no_prompt_cache)  # fmt: skip
     except ValueError as exc:
         print(f"evidence: error: {exc}", file=sys.stderr)
         return 2

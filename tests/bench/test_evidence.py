@@ -77,6 +77,7 @@ def test_prune_page_on_a_scripted_model_is_stored_and_rerun_only_rewrites_it(
     page = run_claim("prune", **kw)  # type: ignore[arg-type]
     text = page.read_text()
     assert page == docs / "prune.md" and (out / "prune-tiny.sqlite").is_file()
+    assert "prefix cache on" in text
     for needle in ("## The paper's figure", "84.72", "## Our protocol", "attack: none",
                    "attack: prompt", "attack: replace", "95% CI", "McNemar p", "wins/losses",
                    "python benchmarks/evidence.py prune --size tiny", "n = 2 tasks",
@@ -93,6 +94,30 @@ def test_prune_page_on_a_scripted_model_is_stored_and_rerun_only_rewrites_it(
     run_claim("prune", **kw)  # type: ignore[arg-type]
     assert loads == [] and (docs / "prune.md").read_text() == text
     assert len(json.loads((out / "prune-tiny.runs.json").read_text())) == 1
+
+
+def test_no_prompt_cache_loads_the_model_without_it_into_its_own_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    caches: list[object] = []
+
+    def fake_load(name: str, **kw: object) -> ScriptedModel:
+        caches.append(kw.get("prompt_cache"))
+        return ScriptedModel(reply)
+
+    monkeypatch.setattr(overseer.models, "load_model", fake_load)
+    out, docs = tmp_path / "results", tmp_path / "docs"
+    argv = ["prune", "--size", "tiny", "--model", "scripted", "--no-prompt-cache",
+            "--out-dir", str(out), "--docs-dir", str(docs), "--no-progress"]  # fmt: skip
+    assert script().main(argv) == 0, capsys.readouterr().err
+    assert caches == [False]
+    assert (out / "prune-tiny-nocache.sqlite").is_file() and not (
+        out / "prune-tiny.sqlite"
+    ).exists()
+    assert (out / "prune-tiny-nocache.runs.json").is_file()
+    assert (out / "prune-tiny-nocache-pruned-none.json").is_file()
+    text = (docs / "prune.md").read_text()
+    assert "prefix cache off" in text and "--no-prompt-cache" in text
 
 
 @pytest.mark.e2e

@@ -30,7 +30,7 @@ def _compose(ctx: Context) -> list[Part]:
 
     def sibling(name: str) -> Context:
         sib = Context(get_claim(name), ctx.size_name, ctx.model, ctx.out_dir, ctx.seed,
-                      ctx.progress)  # fmt: skip
+                      ctx.progress, ctx.prompt_cache)  # fmt: skip
         sib.loader = ctx.loader  # one model in memory for the three stores
         return sib
 
@@ -62,15 +62,18 @@ def run_claim(
     docs_dir: Path = DEFAULT_DOCS,
     command: str = "",
     progress: bool = True,
+    prompt_cache: bool = True,
 ) -> Path:
     """Run what is not yet stored of a claim at a size, then write its page; the page's path.
+    `prompt_cache=False` turns llama.cpp's prefix cache off, so equal prompts give equal
+    outputs and a mechanism that never fires leaves a pair identical (own store, `-nocache`).
     Bad names or sizes raise ValueError naming them."""
     from overseer.evidence.page import write_page
 
     claim = get_claim(name)
     claim.size(size)
-    ctx = Context(claim, size, model, out_dir, progress=progress)
-    log = RunLog(ctx.out_dir / f"{claim.name}-{size}.runs.json")
+    ctx = Context(claim, size, model, out_dir, progress=progress, prompt_cache=prompt_cache)
+    log = RunLog(ctx.out_dir / f"{ctx.stem}.runs.json")
     start = time.monotonic()
     try:
         parts = _runner(name)(ctx)
@@ -79,7 +82,8 @@ def run_claim(
         if ctx.ran:
             log.add(command=command, seconds=time.monotonic() - start, episodes=ctx.ran)
     return write_page(claim, parts, docs_dir, command=command, model=model, size=size,
-                      seconds=log.seconds(), store=ctx.store)  # fmt: skip
+                      seconds=log.seconds(), store=ctx.store,
+                      prompt_cache=prompt_cache)  # fmt: skip
 
 
 __all__ = [

@@ -14,6 +14,14 @@ from overseer.evidence.claims import Claim
 from overseer.evidence.plots import part_plot
 from overseer.evidence.runs import Part
 
+_CACHE = {
+    True: "llama.cpp's prefix cache on: a cached prefix can flip a greedy token, so two "
+    "configurations can differ on a task where no mechanism acted (read small differences as "
+    "noise).",
+    False: "llama.cpp's prefix cache off: equal prompts give equal outputs, so a pair differs "
+    "only where a mechanism changed what the model was sent.",
+}
+
 
 def _md_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
@@ -80,6 +88,7 @@ def write_page(
     size: str,
     seconds: float,
     store: Path,
+    prompt_cache: bool = True,
 ) -> Path:
     """Write docs_dir/CLAIM.md and its plots (CLAIM-N.png beside it), saying how the results
     were made (command, model, size, run time, store); the page's path."""
@@ -90,8 +99,8 @@ def write_page(
     lines += ["", f"Source: {fig.source}." + (f" {fig.note}" if fig.note else ""), ""]
     knobs = ", ".join(f"{k} = {v}" for k, v in claim.size(size).items())
     lines += ["## Our protocol", "", claim.protocol, "",
-              f"Model: `{model}`, temperature 0, seed 0. Size `{size}`: {knobs}.",
-              ""]  # fmt: skip
+              f"Model: `{model}`, temperature 0, seed 0. Size `{size}`: {knobs}. "
+              + _CACHE[prompt_cache], ""]  # fmt: skip
     lines += ["## Our results", ""]
     for i, part in enumerate(parts, 1):
         table, points = _summary(part)

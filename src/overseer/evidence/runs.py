@@ -59,13 +59,19 @@ class Context:
         return self.claim.size(self.size_name)
 
     @property
+    def stem(self) -> str:
+        """CLAIM-SIZE, with `-nocache` when the prefix cache is off: runs with and without it
+        never share a store (the cache changes outputs, so results would not be comparable)."""
+        return f"{self.claim.name}-{self.size_name}" + ("" if self.prompt_cache else "-nocache")
+
+    @property
     def store(self) -> Path:
-        """The claim's result store (one per claim and size, so sizes never mix)."""
-        return self.out_dir / f"{self.claim.name}-{self.size_name}.sqlite"
+        """The claim's result store (one per claim, size and cache setting, never mixed)."""
+        return self.out_dir / f"{self.stem}.sqlite"
 
     def artefact(self, name: str) -> Path:
         """A file this claim writes next to its store (monitor file, pruned spec, ...)."""
-        return self.out_dir / f"{self.claim.name}-{self.size_name}-{name}"
+        return self.out_dir / f"{self.stem}-{name}"
 
     def close(self) -> None:
         if self.loader.cache_info().currsize:  # type: ignore[attr-defined]
