@@ -85,6 +85,11 @@ def test_prune_page_on_a_scripted_model_is_stored_and_rerun_only_rewrites_it(
         assert needle in text, needle
     # full team answers B, the direct call C: the paired table says so
     assert "| one direct call (no attack) | 2 | 0/0 |" in text
+    # no mechanism acts in a clean prune run: 0 of 2 tasks; a direct call keeps no trace
+    assert (
+        "| full team | 2 | 0 | 0/2 |" in text
+        and "| one direct call (no attack) | 2 | 0 | - |" in text
+    )
     for i in (1, 2, 3):
         assert (docs / f"prune-{i}.png").read_bytes().startswith(PNG)
     runs = json.loads((out / "prune-tiny.runs.json").read_text())
@@ -142,3 +147,30 @@ def test_tiny_claim_on_the_embedded_model_writes_its_page(
     pngs = sorted(docs.glob(f"{claim}-*.png"))
     assert pngs and all(p.read_bytes().startswith(PNG) for p in pngs)
     assert all(f"]({p.name})" in text for p in pngs)
+
+
+def test_acted_on_counts_tasks_whose_trace_has_a_verdict_rule_or_rollback(tmp_path: Path) -> None:
+    from overseer.bench import ResultRecord
+    from overseer.bench._store import ResultKey
+    from overseer.evidence.page import _acted
+    from overseer.evidence.runs import Part
+
+    def rec(config: str, task: str, events: list[dict[str, object]] | None) -> ResultRecord:
+        extra: dict[str, object] = {}
+        if events is not None:
+            path = tmp_path / f"{config}-{task}.jsonl"
+            base = {"v": 2, "ts": 1.0, "run": task}
+            path.write_text("".join(json.dumps({**base, **e}) + "\n" for e in events))
+            extra["trace"] = str(path)
+        return ResultRecord(ResultKey(config, "m", "s", task, 0), "A", "A", True, 1.0, {}, 0.1,
+                            extra=extra)  # fmt: skip
+
+    quiet = [{"event": "run_start"}, {"event": "message"}, {"event": "run_end"}]
+    rule = [{"event": "rule", "by": "supervisor", "rule": "loop_breaker"}]
+    recs = [rec("team", "t1", quiet), rec("team", "t2", quiet),
+            rec("sup", "t1", quiet + rule), rec("sup", "t2", [*quiet, {"event": "rollback"}]),
+            rec("direct", "t1", None), rec("direct", "t2", None)]  # fmt: skip
+    part = Part("p", recs, ["direct", "team", "sup"], "team")
+    assert _acted(part, tmp_path / "store.sqlite") == {"direct": "-", "team": "0/2", "sup": "2/2"}
+    (tmp_path / "sup-t2.jsonl").unlink()  # a trace no longer there: not counted as quiet
+    assert _acted(part, tmp_path / "store.sqlite")["sup"] == "-"

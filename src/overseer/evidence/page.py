@@ -9,6 +9,7 @@ from pathlib import Path
 
 from overseer.bench import summarize
 from overseer.bench._report import SummaryRow
+from overseer.bench._traces import find_trace, load_events, trace_roots
 from overseer.bench.stats import paired_table
 from overseer.evidence.claims import Claim
 from overseer.evidence.plots import part_plot
@@ -23,6 +24,12 @@ _CACHE = {
 }
 
 
+_ACTED_NOTE = (
+    "*acted on*: tasks where a mechanism of the configuration acted (a supervisor's or "
+    "Watcher's verdict, a rule of the rule tier, a monitor's rollback), from the run traces."
+)
+
+
 def _md_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     out += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
@@ -33,7 +40,27 @@ def _pct(x: float) -> str:
     return "-" if math.isnan(x) else f"{100 * x:.1f}"
 
 
-def _summary(part: Part) -> tuple[list[str], list[SummaryRow]]:
+_ACTS = frozenset({"verdict", "rule", "rollback"})
+
+
+def _acted(part: Part, store: Path) -> dict[str, str]:
+    """Per configuration, on how many of its tasks a mechanism acted (a verdict, a rule or a
+    rollback in the run's trace) as "k/n"; "-" where a run keeps no trace (a direct call).
+    A pair can differ only where this fired, or by generation noise with the prefix cache on."""
+    roots = trace_roots(store)
+    out: dict[str, str] = {}
+    for c in part.configs:
+        paths = [find_trace(r, roots) for r in part.records if r.key.config == c]
+        if not paths or any(p is None for p in paths):
+            out[c] = "-"
+            continue
+        k = sum(any(e.get("event") in _ACTS for e in load_events(p)) for p in paths if p)
+        out[c] = f"{k}/{len(paths)}"
+    return out
+
+
+def _summary(part: Part, store: Path) -> tuple[list[str], list[SummaryRow]]:
+    acted = _acted(part, store)
     rows = {r.config: r for r in summarize(part.records, baseline=part.baseline)}
     base = rows.get(part.baseline)
     lines: list[str] = []
@@ -42,17 +69,18 @@ def _summary(part: Part) -> tuple[list[str], list[SummaryRow]]:
     for c in part.configs:
         r = rows.get(c)
         if r is None:
-            body.append([part.label(c), "0", *["-"] * 7])
+            body.append([part.label(c), "0", *["-"] * 8])
             continue
         vs = "-" if r.tokens_vs_baseline is None else f"{r.tokens_vs_baseline:.2f}x"
         pvs = f"{r.mean_prompt / base.mean_prompt:.2f}x" if base and base.mean_prompt else "-"
-        body.append([part.label(c), str(r.n), str(r.errors),
+        body.append([part.label(c), str(r.n), str(r.errors), acted[c],
                      f"{_pct(r.accuracy)} ({_pct(r.ci_low)}-{_pct(r.ci_high)})",
                      f"{r.mean_tokens:,.0f}", vs, f"{r.mean_prompt:,.0f}", pvs,
                      f"{r.mean_latency_s:.1f}"])  # fmt: skip
         points.append(r)
-    cols = ("configuration", "n", "errors", f"{part.metric} % (95% CI)", "net tokens/task",
-            "net vs base", "prompt tokens/task", "prompt vs base", "s/task")  # fmt: skip
+    cols = ("configuration", "n", "errors", "acted on", f"{part.metric} % (95% CI)",
+            "net tokens/task", "net vs base", "prompt tokens/task", "prompt vs base",
+            "s/task")  # fmt: skip
     lines += _md_table(cols, body)
     return lines, points
 
@@ -103,10 +131,11 @@ def write_page(
               + _CACHE[prompt_cache], ""]  # fmt: skip
     lines += ["## Our results", ""]
     for i, part in enumerate(parts, 1):
-        table, points = _summary(part)
+        table, points = _summary(part, store)
         n_tasks = len({(r.key.suite, r.key.task_id) for r in part.records})
         lines += [f"### {part.title}", "", f"n = {n_tasks} tasks." + (
-            f" {part.note}" if part.note else ""), "", *table, "", *_paired(part), ""]  # fmt: skip
+            f" {part.note}" if part.note else ""), "", *table, "", _ACTED_NOTE, "",
+            *_paired(part), ""]  # fmt: skip
         png = part_plot(part, points, docs_dir / f"{claim.name}-{i}.png")
         lines += [f"![{part.title}: {part.metric} against net tokens]({png.name})", ""]
     if claim.headline:
