@@ -97,9 +97,11 @@ def watcher_model(decisions: list[dict], agent_reply) -> ScriptedModel:
 
 
 def interventions(trace_path) -> int:
-    """The Watcher's interventions in one run: its reviews that decided something other than ok."""
+    """The Watcher's interventions in one run: its applied reviews that decided other than ok."""
     return sum(
-        1 for r in reviews_of(trace_path) if (r["decision"] or {}).get("decision", "ok") != "ok"
+        1
+        for r in reviews_of(trace_path)
+        if (r["decision"] or {}).get("decision", "ok") != "ok" and "not_applied" not in r
     )
 
 
@@ -234,6 +236,39 @@ async def test_replacement_purges_the_old_agent_and_a_new_one_resumes(tmp_path) 
     prompts = m.watch_prompts  # type: ignore[attr-defined]
     assert "def f(): pass" in prompts[0] and len(prompts) >= 2
     assert all("def f(): pass" not in p for p in prompts[1:])
+
+
+async def test_a_decision_with_no_issue_or_foreign_code_names_is_not_applied(tmp_path) -> None:
+    """Seen on qwen 0.5B: a replace with no issue, its guidance copied from an experience about
+    another function, replaced an agent whose code was right."""
+    task = "Write has_close_elements(numbers, threshold)."
+    right = "def has_close_elements(numbers, threshold): return True"
+    copied = "The function `remove_duplicates` is not working as expected. -> fix: run it."
+    cases = [
+        ({"decision": "replace", "agent": "", "issue": "", "guidance": copied}, "no issue named"),
+        ({"decision": "guide", "agent": "a1", "issue": "wrong", "guidance": copied},
+         "remove_duplicates"),
+        ({"decision": "guide", "agent": "a1", "issue": "remove_duplicates fails"},
+         "remove_duplicates"),
+    ]  # fmt: skip
+    for decision, why in cases:
+        m = watcher_model([decision], lambda msgs: answer(right))
+        res = await Executor(m, supervisors=[Watcher(sop("a1"), every=1)],
+                             trace_dir=tmp_path).run(make_team("chain", 1), task)  # fmt: skip
+        (review,) = reviews_of(res.trace_path)
+        assert why in review["not_applied"], review
+        events = [json.loads(x)["event"] for x in res.trace_path.read_text().splitlines()]
+        assert "verdict" not in events and "agent_replaced" not in events
+        assert res.answer == right
+    # guidance about what is in the task is applied
+    ok = {"decision": "guide", "agent": "a1", "issue": "untested",
+          "guidance": "Test `has_close_elements` on the examples."}  # fmt: skip
+    m = watcher_model([ok], lambda msgs: answer(right))
+    res = await Executor(m, supervisors=[Watcher(sop("a1"), every=1)], trace_dir=tmp_path).run(
+        make_team("chain", 1), task
+    )
+    assert "not_applied" not in reviews_of(res.trace_path)[0]
+    assert interventions(res.trace_path) == 1 and "Test `has_close_elements`" in res.answer
 
 
 async def test_masfly_with_attack_and_without_watcher_keeps_the_sabotage(tmp_path) -> None:

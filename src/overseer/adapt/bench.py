@@ -104,8 +104,12 @@ def masfly_solver(
                 "op_source": out.plan.inst.source,
                 "retrieved": [h.case.id for h in out.plan.hits],
                 "interventions": sum(
-                    1 for r in out.reviews if (r["decision"] or {}).get("decision", "ok") != "ok"
+                    1
+                    for r in out.reviews
+                    if (r["decision"] or {}).get("decision", "ok") != "ok"
+                    and "not_applied" not in r
                 ),
+                "not_applied": sum(1 for r in out.reviews if "not_applied" in r),
                 "attacked": out.attacked,
             },
         )

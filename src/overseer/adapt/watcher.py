@@ -7,7 +7,9 @@ steps and LLM-free signals (repeated identical tool calls, tool errors, empty or
 messages). It acts by guidance that cites an experience, or by replacing the faulty agent with
 revised instructions: the executor purges that agent's messages and the new agent resumes.
 A verdict about an agent other than the one whose step triggered the review waits for that
-agent's next step. One instance may watch many runs: counters, caps and pending verdicts live
+agent's next step. A guide or replace decision that names no issue, or mentions code names found
+nowhere in the task, the OP or the steps, is not applied (its review says why, `not_applied`).
+One instance may watch many runs: counters, caps and pending verdicts live
 per run (keyed by run id, dropped at the run's end); the reviews are in the run's trace
 (`watcher_review`, read back by `reviews_of`).
 """
@@ -15,6 +17,7 @@ per run (keyed by run id, dropped at the run's end); the reviews are in the run'
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -64,6 +67,26 @@ class WatchDecision(BaseModel):
     guidance: str = Field(default="", max_length=600)
     experience: int = Field(default=-1, ge=-1, le=50)
     revised_instructions: str = Field(default="", max_length=1500)
+
+
+# code names a decision mentions: `name` or `name(...)` in backticks, or a snake_case word
+_CODE_NAME = re.compile(r"`([A-Za-z_]\w*)(?:\([^`]*\))?`|\b([A-Za-z][A-Za-z0-9]*_\w+)\b")
+
+
+def unfounded(d: WatchDecision, context: str) -> str | None:
+    """Why a guide/replace decision must not be applied, or None when it may be. It must name
+    its issue, and every code name it mentions must occur in `context` (the task, the OP and
+    the team's steps). A small Watcher otherwise copies an experience about another task: seen
+    with qwen2.5-coder-0.5b on HumanEval, guidance about `remove_duplicates` with no issue
+    replaced an agent whose `has_close_elements` was right."""
+    if not d.issue.strip():
+        return "no issue named"
+    own = " ".join((d.issue, d.guidance, d.revised_instructions))
+    names = {a or b for a, b in _CODE_NAME.findall(own)}
+    foreign = sorted(n for n in names if n not in context)
+    if foreign:
+        return "names what is not in the task, the OP or the steps: " + ", ".join(foreign[:5])
+    return None
 
 
 def _clip(text: str, n: int) -> str:
@@ -117,13 +140,13 @@ def signals(history: Sequence[Interaction], current: Interaction) -> list[str]:
     return out
 
 
-REVIEW_FIELDS = ("trigger", "agent", "round", "decision", "errors")
+REVIEW_FIELDS = ("trigger", "agent", "round", "decision", "errors", "not_applied")
 
 
 def reviews_of(trace_path: str | Path) -> list[dict[str, Any]]:
     """The Watcher's reviews of one run, in order, as its trace records them."""
     return [
-        {k: e[k] for k in REVIEW_FIELDS}
+        {k: e[k] for k in REVIEW_FIELDS if k in e}
         for e in read_trace(trace_path)
         if e["event"] == "watcher_review"
     ]
@@ -271,6 +294,7 @@ class Watcher(BaseSupervisor):
             d, errors = got.value, got.errors
         except ModelError as exc:
             errors = failure(exc)[0]
+        why = None if d is None or d.decision == "ok" else unfounded(d, self._context(w, run))
         record: dict[str, Any] = {
             "trigger": trigger,
             "agent": i.agent,
@@ -278,9 +302,11 @@ class Watcher(BaseSupervisor):
             "decision": d.model_dump() if d else None,
             "errors": errors,
         }
+        if why:
+            record["not_applied"] = why
         w.reviews += 1
         run.trace.event("watcher_review", **record)
-        if d is None or d.decision == "ok":
+        if d is None or d.decision == "ok" or why:
             return Verdict.approve(self.name)
         target = agent_name(d.agent) if agent_name(d.agent) in run.team.names else i.agent
         verdict = self._verdict(w, d, target, run)
@@ -290,6 +316,11 @@ class Watcher(BaseSupervisor):
             run.trace.event("watcher_deferred", agent=target, action=verdict.action)
             return Verdict.approve(self.name)
         return self._act(w, verdict, i, run)
+
+    def _context(self, w: _Watch, run: Run) -> str:
+        """What a decision may refer to: the task, the OP and every visible step."""
+        steps = (f"{h.tool or ''} {h.input} {h.observation} {h.thought}" for h in self.visible(run))
+        return "\n".join((run.query, w.op.render(), *steps))
 
     def _cite(self, w: _Watch, d: WatchDecision) -> str:
         text = d.guidance.strip() or d.issue.strip()
