@@ -57,7 +57,12 @@ def masfly_parts(ctx: Context) -> list[Part]:
     recs = run_configs(ctx, reg.resolve(names), tasks)
     labels = {"chain": "chain team (3 agents)", "complete": "complete team (3 agents)",
               "masfly-nowatch": "MASFly without the Watcher"}  # fmt: skip
-    return [Part("HumanEval (test split)", recs, names, "chain", labels, "pass@1")]
+    ablation = [r for r in recs if r.key.config in ("masfly", "masfly-nowatch")]
+    return [
+        Part("HumanEval (test split)", recs, names, "chain", labels, "pass@1"),
+        Part("Watcher ablation (the same tasks)", ablation, ["masfly", "masfly-nowatch"],
+             "masfly", labels, "pass@1"),
+    ]  # fmt: skip
 
 
 def compose_names(monitor: Path, full: Path, pruned: Path) -> dict[str, str]:
