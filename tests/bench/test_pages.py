@@ -212,5 +212,9 @@ def test_cli_trace_html(
 
 def test_labels_of_equal_points_stack_instead_of_overlapping() -> None:
     offsets = label_offsets([(100.0, 0.5), (100.0, 0.5), (5000.0, 0.5), (101.0, 0.51)])
-    assert offsets[0] == offsets[2] == (5.0, 5.0)  # far apart: same offset
+    assert offsets[0] == (5.0, 5.0) and offsets[2] == (-5.0, 5.0)  # far apart: one line each
     assert len({offsets[0], offsets[1], offsets[3]}) == 3  # three equal points: three lines
+    # near, not equal, points on the right (a label is wide): stacked, drawn left of the point
+    near = label_offsets([(300.0, 0.77), (1243.0, 0.5), (1415.0, 0.5), (1473.0, 0.5)])
+    assert [o[0] for o in near] == [5.0, -5.0, -5.0, -5.0]
+    assert len({o[1] for o in near[1:]}) == 3

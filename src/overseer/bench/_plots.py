@@ -60,17 +60,30 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
 
 
 def label_offsets(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
-    """Text offsets (points) for the labels of these data points: a label whose point is
-    within 4% of the axes' spans of an earlier one goes one line higher, so labels of equal
-    points stack instead of overlapping."""
+    """Text offsets (points) for the labels of these data points. A point in the right half of
+    the x span gets its label on its left (negative x offset: draw it right-aligned, see
+    `label_ha`), so long labels stay inside the axes; a label whose point is on the same side,
+    within 4% of the y span and 35% of the x span of an earlier one (a label is wide), goes one
+    line higher, so labels of equal or near points stack instead of overlapping."""
     xs, ys = [p[0] for p in points], [p[1] for p in points]
-    dx = 0.04 * ((max(xs) - min(xs)) if xs else 0.0) or 1e-9
+    span = (max(xs) - min(xs)) if xs else 0.0
+    mid = (min(xs) + span / 2) if xs else 0.0
+    dx = 0.35 * span or 1e-9
     dy = 0.04 * max(1.0, (max(ys) - min(ys)) if ys else 0.0)
-    out = []
+    out: list[tuple[float, float]] = []
     for i, (x, y) in enumerate(points):
-        k = sum(abs(x - a) <= dx and abs(y - b) <= dy for a, b in points[:i])
-        out.append((5.0, 5.0 + 10.0 * k))
+        left = span > 0 and x > mid
+        k = sum(
+            abs(x - a) <= dx and abs(y - b) <= dy and (o[0] < 0) == left
+            for (a, b), o in zip(points[:i], out, strict=True)
+        )
+        out.append((-5.0 if left else 5.0, 5.0 + 10.0 * k))
     return out
+
+
+def label_ha(offset: tuple[float, float]) -> str:
+    """The horizontal alignment of a label placed with this offset."""
+    return "right" if offset[0] < 0 else "left"
 
 
 def accuracy_tokens(rows: Sequence[SummaryRow]) -> bytes:
@@ -101,6 +114,7 @@ def accuracy_tokens(rows: Sequence[SummaryRow]) -> bytes:
                 fontsize=8,
                 xytext=offset,
                 textcoords="offset points",
+                ha=label_ha(offset),
             )
         front = pareto_front(pts)
         ax.plot(
@@ -219,6 +233,7 @@ def success_resets(points: Mapping[str, tuple[float, float, int]]) -> bytes:
             fontsize=8,
             xytext=offset,
             textcoords="offset points",
+            ha=label_ha(offset),
         )
     ax.set(
         xlabel="mean resets per game",
