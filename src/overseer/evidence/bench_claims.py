@@ -56,6 +56,7 @@ def masfly_parts(ctx: Context) -> list[Part]:
     tasks = suite_tasks("humaneval", "test", ctx.size["limit"], ctx.seed)
     recs = run_configs(ctx, reg.resolve(names), tasks)
     labels = {"chain": "chain team (3 agents)", "complete": "complete team (3 agents)",
+              "masfly": "MASFly (with the Watcher)",
               "masfly-nowatch": "MASFly without the Watcher"}  # fmt: skip
     ablation = [r for r in recs if r.key.config in ("masfly", "masfly-nowatch")]
     return [
