@@ -211,7 +211,11 @@ def test_store_round_trips_usage_by_actor(tmp_path: Path) -> None:
 
 CLI_BENCH = textwrap.dedent(
     """
+    import signal
     import sys
+    # Ctrl-C raises KeyboardInterrupt even when the test run was started in the background,
+    # where the shell starts every child with SIGINT ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import overseer.models
     from overseer.cli import main
     from overseer.models import ScriptedModel
