@@ -8,7 +8,7 @@ from typing import ClassVar
 from overseer.adapt import MASFly, MASFlyConfig, Need, Repository, Watcher
 from overseer.adapt.instantiate import instantiate
 from overseer.adapt.retrieve import analyse_need
-from overseer.adapt.watcher import reviews_of, signals, stub_functions
+from overseer.adapt.watcher import intervened, reviews_of, signals, stub_functions
 from overseer.models import ScriptedModel, Usage
 from overseer.models._types import ModelConnectionError
 from overseer.runtime import Executor, Interaction, ToolResult, make_team
@@ -98,11 +98,7 @@ def watcher_model(decisions: list[dict], agent_reply) -> ScriptedModel:
 
 def interventions(trace_path) -> int:
     """The Watcher's interventions in one run: its applied reviews that decided other than ok."""
-    return sum(
-        1
-        for r in reviews_of(trace_path)
-        if (r["decision"] or {}).get("decision", "ok") != "ok" and "not_applied" not in r
-    )
+    return sum(map(intervened, reviews_of(trace_path)))
 
 
 async def test_reviews_every_m_messages(tmp_path) -> None:

@@ -14,6 +14,7 @@ from overseer.adapt.experience import ExperiencePool
 from overseer.adapt.masfly import BusExtras, MASFly, MASFlyConfig
 from overseer.adapt.repository import Repository
 from overseer.adapt.starter import starter_cases
+from overseer.adapt.watcher import intervened
 from overseer.bench import Solver, SolverConfig, SolverOutput, TeamConfig
 from overseer.bench._factory import task_run_id
 from overseer.bench._solvers import PluginFactory, plugin_verifier, team_query
@@ -103,12 +104,7 @@ def masfly_solver(
                 "team": out.team.names,
                 "op_source": out.plan.inst.source,
                 "retrieved": [h.case.id for h in out.plan.hits],
-                "interventions": sum(
-                    1
-                    for r in out.reviews
-                    if (r["decision"] or {}).get("decision", "ok") != "ok"
-                    and "not_applied" not in r
-                ),
+                "interventions": sum(map(intervened, out.reviews)),
                 "not_applied": sum(1 for r in out.reviews if "not_applied" in r),
                 "attacked": out.attacked,
             },

@@ -143,6 +143,12 @@ def signals(history: Sequence[Interaction], current: Interaction) -> list[str]:
 REVIEW_FIELDS = ("trigger", "agent", "round", "decision", "errors", "not_applied")
 
 
+def intervened(review: dict[str, Any]) -> bool:
+    """Whether a review (as `reviews_of` gives it) decided other than ok and was applied."""
+    decided = (review["decision"] or {}).get("decision", "ok") != "ok"
+    return decided and "not_applied" not in review
+
+
 def reviews_of(trace_path: str | Path) -> list[dict[str, Any]]:
     """The Watcher's reviews of one run, in order, as its trace records them."""
     return [
