@@ -65,6 +65,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     ap.add_argument("--store", type=Path, default=Path("results/supervise.sqlite"))
     ap.add_argument("--traces", type=Path, default=Path("runs/supervise"), help="trace root")
     ap.add_argument("--concurrency", type=int, default=1)
+    ap.add_argument("--markdown", type=Path, default=None, help="also write the tables here")
     ap.add_argument(
         "--no-prompt-cache",
         action="store_true",
@@ -126,7 +127,9 @@ def stats_of(rec: ResultRecord) -> dict[str, object]:
 def counts(recs: Sequence[ResultRecord], key: str) -> str:
     c: Counter[str] = Counter()
     for r in recs:
-        c.update(stats_of(r).get(key, {}))  # type: ignore[arg-type]
+        part = stats_of(r).get(key)
+        if isinstance(part, dict):
+            c.update(part)
     return " ".join(f"{k}={v}" for k, v in sorted(c.items())) or "-"
 
 
@@ -164,31 +167,54 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def report(console: Console, suite: str, recs: list[ResultRecord], names: list[str]) -> None:
-    by = {n: [r for r in recs if r.key.config == n] for n in names}
-    base = names[0]
-    t = Table(title=f"{suite}: supervision modes (agents {recs[0].key.model}; baseline {base})")
-    for col in COLUMNS:
-        t.add_column(col, justify="left" if col in COLUMNS[:1] + COLUMNS[-4:] else "right")
+def rows(recs: list[ResultRecord], names: list[str]) -> list[list[str]]:
+    """One row of COLUMNS per configuration that has results, the first name the baseline."""
+    out = []
     for name in names:
-        rs = by[name]
+        rs = [r for r in recs if r.key.config == name]
         if not rs:
             continue
-        t.add_row(
-            name,
-            str(len(rs)),
-            accuracy(rs),
-            f"{statistics.fmean(r.usage.total_tokens for r in rs):,.0f}",
-            f"{share(rs, 'supervisor:'):.1%}",
-            f"{share(rs, 'verifier:'):.1%}",
-            f"{statistics.fmean(r.latency_s for r in rs):.1f}",
-            *vs_base(recs, base, name),
-            counts(rs, "triggers"),
-            counts(rs, "actions"),
-            counts(rs, "rules"),
-            counts(rs, "skipped"),
+        out.append(
+            [
+                name,
+                str(len(rs)),
+                accuracy(rs),
+                f"{statistics.fmean(r.usage.total_tokens for r in rs):,.0f}",
+                f"{share(rs, 'supervisor:'):.1%}",
+                f"{share(rs, 'verifier:'):.1%}",
+                f"{statistics.fmean(r.latency_s for r in rs):.1f}",
+                *vs_base(recs, names[0], name),
+                counts(rs, "triggers"),
+                counts(rs, "actions"),
+                counts(rs, "rules"),
+                counts(rs, "skipped"),
+            ]
         )
+    return out
+
+
+def title(suite: str, recs: list[ResultRecord], names: list[str]) -> str:
+    return f"{suite}: supervision modes (agents {recs[0].key.model}; baseline {names[0]})"
+
+
+def report(console: Console, suite: str, recs: list[ResultRecord], names: list[str]) -> None:
+    t = Table(title=title(suite, recs, names))
+    for col in COLUMNS:
+        t.add_column(col, justify="left" if col in COLUMNS[:1] + COLUMNS[-4:] else "right")
+    for row in rows(recs, names):
+        t.add_row(*row)
     console.print(t)
+
+
+def markdown(suite: str, recs: list[ResultRecord], names: list[str]) -> str:
+    """The same table as Markdown, with n and the summed episode time, for a docs page."""
+    head = f"| {' | '.join(COLUMNS)} |\n|{'---|' * len(COLUMNS)}\n"
+    body = "".join(f"| {' | '.join(r)} |\n" for r in rows(recs, names))
+    minutes = sum(r.latency_s for r in recs) / 60
+    return (
+        f"### {title(suite, recs, names)}\n\n{head}{body}\n"
+        f"{len(recs)} episodes, {minutes:.1f} min of episode time.\n\n"
+    )
 
 
 def check(args: argparse.Namespace, names: list[str]) -> LearnedTrigger | None:
@@ -226,6 +252,7 @@ def main(argv: Sequence[str]) -> None:
     configs = [configuration(n, args, sup, trigger) for n in names]
     stored = [c.name for c in configs]
     console = Console(width=240)
+    pages = [f"`python benchmarks/supervise_compare.py {' '.join(argv)}`\n\n"]
     try:
         with ResultStore(args.store) as store:
             for suite in [s.strip() for s in args.suites.split(",") if s.strip()]:
@@ -248,6 +275,10 @@ def main(argv: Sequence[str]) -> None:
                     if r.key.task_id in ids and r.key.seed in seeds
                 ]
                 report(console, suite, recs, stored)
+                if args.markdown and recs:
+                    pages.append(markdown(suite, recs, stored))
+                    args.markdown.parent.mkdir(parents=True, exist_ok=True)
+                    args.markdown.write_text("".join(pages))
     finally:
         agents.close()
         if sup is not None:

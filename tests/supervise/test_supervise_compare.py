@@ -48,6 +48,7 @@ def test_two_configs_on_one_task_print_the_paired_table(
         "--model", "smollm2-135m", "--suites", "browse-sample", "--configs", "baseline,rules+llm",
         "--limit", "1", "--max-steps", "3", "--store", str(store),
         "--traces", str(tmp_path / "runs"), "--supervisor-model", "smollm2-135m",
+        "--markdown", str(tmp_path / "page" / "modes.md"),
     ]  # fmt: skip
     sc.main(argv)
     out = capsys.readouterr().out
@@ -55,6 +56,11 @@ def test_two_configs_on_one_task_print_the_paired_table(
     for col in ("acc [95%]", "tok/task", "supervisor", "McNemar p", "W/L/T", "rules"):
         assert col in out
     assert "rules+llm@smollm2-135m" in out  # the supervisor's model is in the stored name
+    page = (tmp_path / "page" / "modes.md").read_text()
+    assert page.startswith("`python benchmarks/supervise_compare.py --model smollm2-135m")
+    assert "| config | n | acc [95%] |" in page
+    assert "| rules+llm@smollm2-135m | 1 |" in page
+    assert "2 episodes," in page
     with ResultStore(store, readonly=True) as rs:
         recs = list(rs.records())
     assert sorted(r.key.config for r in recs) == ["baseline", "rules+llm@smollm2-135m"]
