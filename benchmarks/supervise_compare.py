@@ -40,6 +40,7 @@ from overseer.bench.stats import paired
 from overseer.models import load_model, model_card
 from overseer.supervise.configs import MODES, SharedModel, mode_config
 from overseer.supervise.learned import (
+    LABELS,
     LearnedTrigger,
     examples_from_traces,
     load_trigger,
@@ -82,16 +83,30 @@ def parse_train(argv: Sequence[str]) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, default=Path("results/trigger.json"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--min-recall", type=float, default=0.9, help="of kept interventions")
+    ap.add_argument(
+        "--allow-constant",
+        action="store_true",
+        help="train steps of one label give a constant trigger (ask always / never)",
+    )
+    ap.add_argument(
+        "--label",
+        choices=LABELS,
+        default="kept",
+        help="kept: the intervention was kept; effect: kept, and a hint or verification "
+        "changed the agent's next step",
+    )
     return ap.parse_args(argv)
 
 
 def train(args: argparse.Namespace) -> None:
     """Label the traces' flagged steps, fit, choose the threshold, save, print a summary."""
     trig = train_trigger(
-        examples_from_traces(args.traces),
-        examples_from_traces(args.val_traces),
+        examples_from_traces(args.traces, label=args.label),
+        examples_from_traces(args.val_traces, label=args.label),
         seed=args.seed,
         min_recall=args.min_recall,
+        label=args.label,
+        allow_constant=args.allow_constant,
     )
     path = trig.save(args.out)
     print(f"trigger {path}: threshold {trig.threshold:.3f}, {len(trig.features)} features")

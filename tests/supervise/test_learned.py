@@ -25,6 +25,7 @@ from overseer.supervise.learned import (
     Example,
     LearnedTrigger,
     choose_threshold,
+    effect_label,
     examples_from_traces,
     label_of,
     load_trigger,
@@ -121,6 +122,44 @@ def test_training_needs_both_labels() -> None:
     only = [e for e in examples(10) if e.label == 0]
     with pytest.raises(ValueError, match="both labels are needed"):
         train_trigger(only, only)
+
+
+def test_one_label_gives_a_constant_trigger_when_allowed(tmp_path: Path) -> None:
+    neg = [e for e in examples(10) if e.label == 0]
+    never = train_trigger(neg, neg, label="effect", allow_constant=True)
+    assert never.meta["constant"] == "never ask" and never.meta["label"] == "effect"
+    assert all(never.skip(e.features)[0] for e in examples(10))
+    pos = [e for e in examples(10) if e.label == 1]
+    always = load_trigger(train_trigger(pos, pos, allow_constant=True).save(tmp_path / "a.json"))
+    assert not any(always.skip(e.features)[0] for e in examples(10))
+
+
+def test_effect_label_counts_a_hint_only_if_the_agent_changed_course(tmp_path: Path) -> None:
+    feats = {"context": "error"}
+
+    def act(step: int, url: str) -> dict[str, Any]:
+        return {"event": "interaction", "agent": "a", "round": 0, "step": step, "tool": "visit",
+                "input": url}  # fmt: skip
+
+    def sup(step: int, action: str) -> dict[str, Any]:
+        return {"event": "supervision", "agent": "a", "round": 0, "step": step,
+                "action": action, "note": "", "features": feats}  # fmt: skip
+
+    ignored = [act(0, '{"url": "x"}'), sup(0, "run_verification"), act(1, '{ "url":"x" }')]
+    heeded = [act(0, '{"url": "x"}'), sup(0, "provide_guidance"), act(1, '{"url": "y"}')]
+    last = [act(0, '{"url": "x"}'), sup(0, "provide_guidance")]  # the agent never acted again
+    fixed = [act(0, '{"url": "x"}'), sup(0, "correct_observation"), act(1, '{"url": "x"}')]
+    approve = [act(0, '{"url": "x"}'), sup(0, "approve"), act(1, '{"url": "y"}')]
+    assert effect_label(ignored, 1) == 0 and label_of(ignored[1]) == 1
+    assert effect_label(heeded, 1) == 1 and effect_label(last, 1) == 0
+    assert effect_label(fixed, 1) == 1 and effect_label(approve, 1) == 0
+    assert effect_label(ignored, 0) is None
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in [*ignored, *heeded]))
+    assert [e.label for e in examples_from_traces([path])] == [1, 1]
+    assert [e.label for e in examples_from_traces([path], label="effect")] == [0, 1]
+    with pytest.raises(ValueError, match="trigger label 'both': expected one of kept, effect"):
+        examples_from_traces([path], label="both")  # type: ignore[arg-type]
 
 
 def test_threshold_falls_back_to_train_when_validation_has_no_intervention() -> None:

@@ -1,12 +1,20 @@
 """Training data of the learned trigger: labelled flagged steps read from stored traces, and
-the choice of the decision threshold on a held-out split."""
+the choice of the decision threshold on a held-out split.
+
+Two labels. `kept` (the default): the supervisor's intervention was kept. `effect`: it was kept
+and it changed what happened next; a hint or a verification counts only if the agent's next
+step is not the flagged step again (same tool, same normalised input), since a hint the agent
+ignores is tokens for nothing. A corrected observation counts when kept (it shortens every
+later prompt by itself).
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from overseer.runtime import read_trace
 
@@ -32,6 +40,52 @@ def label_of(event: Mapping[str, Any]) -> int | None:
     return int(action != "approve" and not event.get("note"))
 
 
+#: label kinds of `examples_from_traces`
+Label = Literal["kept", "effect"]
+LABELS: tuple[str, ...] = ("kept", "effect")
+#: actions whose worth is in what the agent does next
+STEERING = frozenset({"provide_guidance", "run_verification"})
+
+
+def _action_key(ev: Mapping[str, Any]) -> tuple[str, str]:
+    """What an interaction did: its tool and its input, JSON or whitespace normalised."""
+    raw = str(ev.get("input") or "")
+    try:
+        text = json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"))
+    except (json.JSONDecodeError, TypeError):
+        text = " ".join(raw.split())
+    return str(ev.get("tool") or ev.get("kind") or ""), text
+
+
+def _changed_course(events: Sequence[Mapping[str, Any]], at: int) -> bool:
+    """Whether the agent of the supervision event `events[at]` did something other than the
+    flagged step next (False when it never acted again)."""
+    sup = events[at]
+    agent, rnd, step = sup.get("agent"), sup.get("round"), sup.get("step")
+    flagged = next(
+        (
+            e
+            for e in events[:at]
+            if e.get("event") == "interaction"
+            and (e.get("agent"), e.get("round"), e.get("step")) == (agent, rnd, step)
+        ),
+        None,
+    )
+    later = (e for e in events[at + 1 :] if e.get("event") == "interaction")
+    after = next((e for e in later if e.get("agent") == agent), None)
+    if flagged is None or after is None:
+        return False
+    return _action_key(after) != _action_key(flagged)
+
+
+def effect_label(events: Sequence[Mapping[str, Any]], at: int) -> int | None:
+    """The `effect` label of the supervision event `events[at]` (None: the LLM was not asked)."""
+    kept = label_of(events[at])
+    if not kept or events[at].get("action") not in STEERING:
+        return kept
+    return int(_changed_course(events, at))
+
+
 def _trace_files(paths: Iterable[str | Path]) -> list[Path]:
     out: list[Path] = []
     for p in map(Path, paths):
@@ -44,19 +98,23 @@ def _trace_files(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def examples_from_traces(paths: Iterable[str | Path]) -> list[Example]:
+def examples_from_traces(paths: Iterable[str | Path], *, label: Label = "kept") -> list[Example]:
     """Every labelled flagged step of the traces under `paths` (files or directories, searched
-    for *.jsonl), in file order. A path with no trace at all is refused (one line naming it)."""
+    for *.jsonl), in file order, labelled `kept` or `effect` (module docstring). A path with no
+    trace at all is refused (one line naming it)."""
+    if label not in LABELS:
+        raise ValueError(f"trigger label {label!r}: expected one of {', '.join(LABELS)}")
     paths = list(paths)
     files = _trace_files(paths)
     if not files:
         raise ValueError(f"traces {', '.join(map(str, paths))}: no trace files (*.jsonl) found")
     out: list[Example] = []
     for f in files:
-        for ev in read_trace(f):
-            label = label_of(ev)
-            if label is not None:
-                out.append(Example(dict(ev["features"]), label, str(ev.get("run", f.stem))))
+        events = list(read_trace(f))
+        for i, ev in enumerate(events):
+            y = label_of(ev) if label == "kept" else effect_label(events, i)
+            if y is not None:
+                out.append(Example(dict(ev["features"]), y, str(ev.get("run", f.stem))))
     return out
 
 

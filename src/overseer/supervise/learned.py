@@ -26,8 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from overseer.supervise._learned_data import (
+    LABELS,
     Example,
     choose_threshold,
+    effect_label,
     examples_from_traces,
     label_of,
 )
@@ -37,11 +39,13 @@ __all__ = [
     "CATEGORICAL",
     "DEFAULT_TRIGGER",
     "FORMAT",
+    "LABELS",
     "NUMERIC",
     "VERSION",
     "Example",
     "LearnedTrigger",
     "choose_threshold",
+    "effect_label",
     "examples_from_traces",
     "label_of",
     "load_trigger",
@@ -237,6 +241,26 @@ def _names(examples: Sequence[Example]) -> list[str]:
     return [*NUMERIC, *(f"{c}={v}" for c, v in values)]
 
 
+def _constant(
+    train: Sequence[Example], validation: Sequence[Example], *, label: str, seed: int
+) -> LearnedTrigger:
+    """The trigger of one-label train data: no weights, ask always (all positive) or never."""
+    names = _names(train)
+    ask = bool(train[0].label)
+    n = len(names)
+    meta = {
+        "label": label,
+        "seed": seed,
+        "constant": "ask always" if ask else "never ask",
+        "train": {"steps": len(train), "kept": sum(e.label for e in train)},
+        "validation": {"steps": len(validation), "kept": sum(e.label for e in validation)},
+    }
+    return LearnedTrigger(
+        tuple(names), (0.0,) * n, (1.0,) * n, (0.0,) * n, 60.0 if ask else -60.0,
+        0.0 if ask else 1.0, meta,
+    )  # fmt: skip
+
+
 def train_trigger(
     train: Sequence[Example],
     validation: Sequence[Example],
@@ -244,13 +268,20 @@ def train_trigger(
     seed: int = 0,
     min_recall: float = 0.9,
     c: float = 1.0,
+    label: str = "kept",
+    allow_constant: bool = False,
 ) -> LearnedTrigger:
     """Fit a seeded, class-balanced logistic regression on `train` and choose its threshold on
     `validation`: the highest that keeps at least `min_recall` of the kept interventions (on
-    train + validation when validation holds no kept intervention, which the meta records)."""
+    train + validation when validation holds no kept intervention, which the meta records).
+    `label` names how the examples were labelled (`kept` or `effect`), for the meta.
+    With `allow_constant`, train data of one label gives a constant trigger (ask always when
+    every example is positive, never when none is) instead of an error."""
     from sklearn.linear_model import LogisticRegression
 
     labels = [e.label for e in train]
+    if len(set(labels)) < 2 and allow_constant and labels:
+        return _constant(train, validation, label=label, seed=seed)
     if len(set(labels)) < 2:
         pos = sum(labels)
         raise ValueError(
@@ -276,6 +307,7 @@ def train_trigger(
     skipped = sum(p < threshold for p in probs)
     kept_pos = sum(p >= threshold for p, e in zip(probs, on, strict=True) if e.label)
     meta = {
+        "label": label,
         "seed": seed,
         "min_recall": min_recall,
         "train": {"steps": len(train), "kept": sum(labels)},
