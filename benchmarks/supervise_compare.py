@@ -4,7 +4,8 @@ Runs each configuration (baseline: no supervision; llm: the seed's SupervisorAge
 rule tier alone; rules+llm: rules first, the LLM on what they cannot settle; learned: rules,
 then the learned trigger, then the LLM) on the same tasks and seeds through a resumable result
 store, and prints per workload and configuration: accuracy with its 95% interval, net tokens
-per task (every actor), the supervisor's share, triggers by context, actions by kind, rule
+per task (every actor), the supervisor's share, how many of its kept hints and verifications
+the agent heeded (its next step changed), triggers by context, actions by kind, rule
 firings, LLM calls the learned trigger skipped, latency, and the paired comparison with the
 baseline (token ratio with its paired bootstrap 95% interval, exact McNemar p, W/L/T).
 
@@ -38,11 +39,15 @@ from scipy.stats import binomtest
 from overseer.bench import ResultRecord, ResultStore, TeamConfig, run_experiment
 from overseer.bench.stats import paired
 from overseer.models import load_model, model_card
+from overseer.runtime import read_trace
 from overseer.supervise.configs import MODES, SharedModel, mode_config
 from overseer.supervise.learned import (
     LABELS,
+    STEERING,
     LearnedTrigger,
+    effect_label,
     examples_from_traces,
+    label_of,
     load_trigger,
     train_trigger,
 )
@@ -156,6 +161,22 @@ def share(recs: Sequence[ResultRecord], kind: str) -> float:
     return part / total
 
 
+def heeded(recs: Sequence[ResultRecord]) -> str:
+    """Of the kept hints and verifications in the runs' traces, how many the agent heeded
+    (its next step was not the flagged one again): `effect` labels over `kept` labels."""
+    kept = changed = 0
+    for r in recs:
+        path = Path(str(r.extra.get("trace", "")))
+        if not path.is_file():
+            continue
+        events = list(read_trace(path))
+        for i, ev in enumerate(events):
+            if label_of(ev) and ev.get("action") in STEERING:
+                kept += 1
+                changed += effect_label(events, i) or 0
+    return f"{changed}/{kept}" if kept else "-"
+
+
 def accuracy(recs: Sequence[ResultRecord]) -> str:
     ok = [r for r in recs if r.error is None]
     if not ok:
@@ -178,7 +199,7 @@ def vs_base(recs: Sequence[ResultRecord], base: str, name: str) -> list[str]:
 
 COLUMNS = (
     "config", "n", "acc [95%]", "tok/task", "supervisor", "verifier", "latency s",
-    "vs base [95%]", "McNemar p", "W/L/T", "triggers", "actions", "rules", "skipped",
+    "vs base [95%]", "McNemar p", "W/L/T", "heeded", "triggers", "actions", "rules", "skipped",
 )  # fmt: skip
 
 
@@ -199,6 +220,7 @@ def rows(recs: list[ResultRecord], names: list[str]) -> list[list[str]]:
                 f"{share(rs, 'verifier:'):.1%}",
                 f"{statistics.fmean(r.latency_s for r in rs):.1f}",
                 *vs_base(recs, names[0], name),
+                heeded(rs),
                 counts(rs, "triggers"),
                 counts(rs, "actions"),
                 counts(rs, "rules"),

@@ -53,7 +53,7 @@ def test_two_configs_on_one_task_print_the_paired_table(
     sc.main(argv)
     out = capsys.readouterr().out
     assert "browse-sample: supervision modes" in out
-    for col in ("acc [95%]", "tok/task", "supervisor", "McNemar p", "W/L/T", "rules"):
+    for col in ("acc [95%]", "tok/task", "supervisor", "McNemar p", "W/L/T", "heeded", "rules"):
         assert col in out
     assert "rules+llm@smollm2-135m" in out  # the supervisor's model is in the stored name
     page = (tmp_path / "page" / "modes.md").read_text()

@@ -27,6 +27,7 @@ import numpy as np
 
 from overseer.supervise._learned_data import (
     LABELS,
+    STEERING,
     Example,
     choose_threshold,
     effect_label,
@@ -41,6 +42,7 @@ __all__ = [
     "FORMAT",
     "LABELS",
     "NUMERIC",
+    "STEERING",
     "VERSION",
     "Example",
     "LearnedTrigger",
