@@ -51,6 +51,7 @@ from overseer.supervise.learned import (
     load_trigger,
     train_trigger,
 )
+from overseer.supervise.rules import RuleSettings
 from overseer.tasks import load_suite
 
 CONFIGS = ("baseline", *MODES)
@@ -68,6 +69,15 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     ap.add_argument("--split", default="test", help="train|validation|test|all")
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--max-steps", type=int, default=8, help="tool steps per agent")
+    ap.add_argument(
+        "--budget-tokens", type=int, default=None, help="rule tier: tokens per agent and sub-task"
+    )
+    ap.add_argument(
+        "--budget-steps",
+        type=int,
+        default=None,
+        help="rule tier: tool steps per agent and sub-task",
+    )
     ap.add_argument("--store", type=Path, default=Path("results/supervise.sqlite"))
     ap.add_argument("--traces", type=Path, default=Path("runs/supervise"), help="trace root")
     ap.add_argument("--concurrency", type=int, default=1)
@@ -119,18 +129,33 @@ def train(args: argparse.Namespace) -> None:
         print(f"  {k}: {v}")
 
 
-def stored_name(name: str, supervisor: str | None) -> str:
-    """The store's config name: supervised configs name their supervisor model when it is set."""
-    return name if name == "baseline" or not supervisor else f"{name}@{supervisor}"
+def stored_name(name: str, supervisor: str | None, rules: RuleSettings | None = None) -> str:
+    """The store's config name: supervised configs name their supervisor model when it is set,
+    rule-tier modes their budgets (e.g. `rules[tokens=2000]`)."""
+    if name == "baseline":
+        return name
+    budget = ",".join(
+        f"{k}={v}"
+        for k, v in (
+            ("tokens", rules and rules.budget_tokens),
+            ("steps", rules and rules.budget_steps),
+        )
+        if v is not None
+    )
+    if budget and name != "llm":
+        name = f"{name}[{budget}]"
+    return f"{name}@{supervisor}" if supervisor else name
 
 
 def configuration(
     name: str, args: argparse.Namespace, sup: SharedModel | None, trigger: LearnedTrigger | None
 ) -> TeamConfig:
     """The workload team of `name` (a mode, or baseline), its traces under --traces/SPLIT."""
+    rules = RuleSettings(budget_tokens=args.budget_tokens, budget_steps=args.budget_steps)
     return mode_config(
         name,
-        name=stored_name(name, sup.name if sup else None),
+        name=stored_name(name, sup.name if sup else None, rules),
+        rules=rules,
         supervisor_model=sup,
         trigger=trigger if name == "learned" else None,
         filter_preset=args.filter_preset,

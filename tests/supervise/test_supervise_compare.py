@@ -38,6 +38,20 @@ def test_bad_input_is_refused_before_any_work(tmp_path: Path) -> None:
     assert not (tmp_path / "s.sqlite").exists()
 
 
+def test_budgets_name_the_rule_tier_configs(tmp_path: Path) -> None:
+    sc = script()
+    rules = sc.RuleSettings(budget_tokens=2000)
+    assert sc.stored_name("rules", None, rules) == "rules[tokens=2000]"
+    assert sc.stored_name("rules+llm", "qwen", rules) == "rules+llm[tokens=2000]@qwen"
+    assert sc.stored_name("llm", None, rules) == "llm"  # the seed's mode has no rule tier
+    assert sc.stored_name("baseline", "qwen", rules) == "baseline"
+    assert sc.stored_name("rules", None, sc.RuleSettings()) == "rules"
+    base = ["--store", str(tmp_path / "s.sqlite"), "--traces", str(tmp_path / "runs")]
+    with pytest.raises(ValueError, match="budget_steps: expected None or an integer >= 1"):
+        sc.main([*base, "--configs", "baseline,rules", "--budget-steps", "0"])
+    assert not (tmp_path / "s.sqlite").exists()
+
+
 @pytest.mark.e2e
 def test_two_configs_on_one_task_print_the_paired_table(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -125,10 +125,12 @@ def mode_config(
     what: str | None = None,
     trace_dir: str | Path = "runs/bench",
     max_steps: int = 8,
+    rules: RuleSettings | None = None,
 ) -> TeamConfig:
     """The workload team with the SupervisorAgent in `mode` (and the tool verifier), or with
     no supervision for mode `baseline`; traces go to `trace_dir`/`name` (default: the mode).
-    `settings` are the supervisor's base settings (e.g. a seed ablation)."""
+    `settings` are the supervisor's base settings (e.g. a seed ablation); `rules` the rule
+    tier's switches and budgets (default RuleSettings())."""
     name = name or mode
 
     def make(model: Model, plugins: PluginFactory | None, top_logprobs: int) -> Solver:
@@ -149,6 +151,7 @@ def mode_config(
         trigger=trigger,
         filter_preset=filter_preset,
         settings=settings,
+        rules=rules,
     )
     what = what or f"workload team + SupervisorAgent, {MODES[mode][1]}"
     return TeamConfig.of(name, what, make, (plugin,), kinds=("supervise",))
