@@ -10,13 +10,13 @@ later prompt by itself).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from overseer.runtime import read_trace
+from overseer.supervise.filters import Step, normalize_action
 
 
 @dataclass(frozen=True)
@@ -47,14 +47,16 @@ LABELS: tuple[str, ...] = ("kept", "effect")
 STEERING = frozenset({"provide_guidance", "run_verification"})
 
 
-def _action_key(ev: Mapping[str, Any]) -> tuple[str, str]:
-    """What an interaction did: its tool and its input, JSON or whitespace normalised."""
-    raw = str(ev.get("input") or "")
-    try:
-        text = json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"))
-    except (json.JSONDecodeError, TypeError):
-        text = " ".join(raw.split())
-    return str(ev.get("tool") or ev.get("kind") or ""), text
+def _action_key(ev: Mapping[str, Any]) -> str:
+    """What an interaction event did, as the filter's loop check signs it."""
+    step = Step(
+        agent=str(ev.get("agent", "")),
+        subtask="",
+        kind=ev.get("kind") or "tool",
+        tool=ev.get("tool"),
+        args=str(ev.get("input") or ""),
+    )
+    return normalize_action(step)
 
 
 def _changed_course(events: Sequence[Mapping[str, Any]], at: int) -> bool:
