@@ -38,6 +38,7 @@ from scipy.stats import binomtest
 
 from overseer.bench import ResultRecord, ResultStore, TeamConfig, run_experiment
 from overseer.bench.stats import paired
+from overseer.evidence.page import md_table
 from overseer.models import load_model, model_card
 from overseer.runtime import read_trace
 from overseer.supervise.configs import MODES, SharedModel, mode_config
@@ -270,11 +271,10 @@ def report(console: Console, suite: str, recs: list[ResultRecord], names: list[s
 
 def markdown(suite: str, recs: list[ResultRecord], names: list[str]) -> str:
     """The same table as Markdown, with n and the summed episode time, for a docs page."""
-    head = f"| {' | '.join(COLUMNS)} |\n|{'---|' * len(COLUMNS)}\n"
-    body = "".join(f"| {' | '.join(r)} |\n" for r in rows(recs, names))
+    table = "\n".join(md_table(COLUMNS, rows(recs, names)))
     minutes = sum(r.latency_s for r in recs) / 60
     return (
-        f"### {title(suite, recs, names)}\n\n{head}{body}\n"
+        f"### {title(suite, recs, names)}\n\n{table}\n\n"
         f"{len(recs)} episodes, {minutes:.1f} min of episode time.\n\n"
     )
 

@@ -30,7 +30,8 @@ _ACTED_NOTE = (
 )
 
 
-def _md_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def md_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """The lines of a Markdown table (a `|` in a cell escaped)."""
     out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     out += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
     return out
@@ -81,7 +82,7 @@ def _summary(part: Part, store: Path) -> tuple[list[str], list[SummaryRow]]:
     cols = ("configuration", "n", "errors", "acted on", f"{part.metric} % (95% CI)",
             "net tokens/task", "net vs base", "prompt tokens/task", "prompt vs base",
             "s/task")  # fmt: skip
-    lines += _md_table(cols, body)
+    lines += md_table(cols, body)
     return lines, points
 
 
@@ -103,7 +104,7 @@ def _paired(part: Part) -> list[str]:
         "net-token ratio (95% bootstrap CI)",
     )
     head = f"Paired with **{part.label(part.baseline)}** on the same (task, seed) pairs:"
-    return [head, "", *_md_table(cols, body)]
+    return [head, "", *md_table(cols, body)]
 
 
 def write_page(
@@ -123,7 +124,7 @@ def write_page(
     docs_dir.mkdir(parents=True, exist_ok=True)
     fig = claim.paper
     lines = [f"# {claim.title}", "", f"> {claim.claim}", "", "## The paper's figure", ""]
-    lines += _md_table(fig.columns, fig.rows)
+    lines += md_table(fig.columns, fig.rows)
     lines += ["", f"Source: {fig.source}." + (f" {fig.note}" if fig.note else ""), ""]
     knobs = ", ".join(f"{k} = {v}" for k, v in claim.size(size).items())
     lines += ["## Our protocol", "", claim.protocol, "",
