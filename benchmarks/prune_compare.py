@@ -22,12 +22,9 @@ from rich.console import Console
 from rich.table import Table
 
 from overseer.bench import ResultStore, SolverConfig, run_experiment
-from overseer.models import Model, load_model
-from overseer.prune import (
-    ATTACKS,
+from overseer.experiments.prune_runs import (
     VARIANTS,
     RunSettings,
-    TrainConfig,
     build_team,
     learn_and_prune,
     load_trained,
@@ -35,6 +32,8 @@ from overseer.prune import (
     spec_digest,
     spec_solver,
 )
+from overseer.models import Model, load_model
+from overseer.prune import ATTACKS, TrainConfig
 from overseer.runtime import TeamSpec
 from overseer.tasks import load_suite
 

@@ -39,9 +39,9 @@ from scipy.stats import binomtest
 from overseer.bench import ResultRecord, ResultStore, TeamConfig, run_experiment
 from overseer.bench.stats import paired
 from overseer.evidence.page import md_table
+from overseer.experiments.supervise import SharedModel, mode_config
 from overseer.models import load_model, model_card
 from overseer.runtime import read_trace
-from overseer.supervise.configs import MODES, SharedModel, mode_config
 from overseer.supervise.learned import (
     LABELS,
     STEERING,
@@ -52,6 +52,7 @@ from overseer.supervise.learned import (
     load_trigger,
     train_trigger,
 )
+from overseer.supervise.modes import MODES
 from overseer.supervise.rules import RuleSettings
 from overseer.tasks import load_suite
 

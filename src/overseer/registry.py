@@ -67,7 +67,8 @@ def _monitor_maker(arg: str) -> tuple[PluginFactory, str, int]:
 def _supervise_maker(
     arg: str, supervisor_model: Model | None = None
 ) -> tuple[PluginFactory, str, int]:
-    from overseer.supervise.configs import SUPERVISE_MODES, supervise_plugin
+    from overseer.experiments.supervise import supervise_plugin
+    from overseer.supervise.modes import SUPERVISE_MODES
 
     if not arg:
         raise ValueError(
@@ -155,8 +156,8 @@ def bench_configs(
     """Every configuration `overseer bench` can name, for teams of `agents` and `rounds` (MASFly
     reads its repository from `adapt_store`, default results/adapt.sqlite; the supervision
     configurations use `supervisor_model`, when given, as the supervisor's own model)."""
-    from overseer.adapt.bench import masfly_configs
-    from overseer.supervise.configs import supervise_configs
+    from overseer.experiments.adapt import masfly_configs
+    from overseer.experiments.supervise import supervise_configs
 
     reg = default_configs(agents=agents, rounds=rounds)
     masfly = masfly_configs(adapt_store) if adapt_store is not None else masfly_configs()
@@ -174,7 +175,7 @@ def bench_configs(
 def suite_report(suite: str) -> SuiteReport | None:
     """The extra table a suite prints after the summary (travel: success, delivery, micro)."""
     if suite == "travel":
-        from overseer.adapt.bench import travel_report
+        from overseer.experiments.adapt import travel_report
 
         return travel_report
     return None

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from overseer.adapt import ExperiencePool, Repository
-from overseer.adapt.campaign import distill_tasks, training_tasks
 from overseer.adapt.distill import REFLECT_PROMPT
+from overseer.experiments.adapt_campaign import distill_tasks, training_tasks
 
 from .conftest import TableEmbedder, answer, router, sop
 

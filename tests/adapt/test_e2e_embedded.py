@@ -7,7 +7,7 @@ import json
 import pytest
 
 from overseer.adapt import Embedder, MASFly, MASFlyConfig
-from overseer.adapt.bench import open_stores
+from overseer.experiments.adapt import open_stores
 
 
 @pytest.mark.e2e

@@ -8,11 +8,11 @@ import math
 
 import pytest
 
-from overseer.adapt.bench import masfly_solver, travel_table
 from overseer.adapt.instantiate import OP_PROMPT
 from overseer.adapt.retrieve import NEED_PROMPT
 from overseer.bench import ResultRecord, team_solver
 from overseer.bench._store import ResultKey
+from overseer.experiments.adapt import masfly_solver, travel_table
 from overseer.models import ScriptedModel, Usage
 from overseer.runtime import read_trace
 from overseer.tasks import Task, score

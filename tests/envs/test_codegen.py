@@ -305,7 +305,7 @@ def noisy(i: int, tok: str) -> TokenLogprob:
 
 async def test_codegen_games_through_the_store(tmp_path: Path) -> None:
     from overseer.bench import ResultStore, run_experiment
-    from overseer.monitor.experiments import codegen_setup, eval_rows, game_config, split_rows
+    from overseer.experiments.monitor import codegen_setup, eval_rows, game_config, split_rows
 
     setup = codegen_setup(CodeGenConfig(n_coders=2, rounds=2))
     assert setup.suite.startswith("codegen-") and codegen_setup(CodeGenConfig()).suite == "codegen"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from overseer.bench import ResultRecord
 from overseer.bench._store import ResultKey
+from overseer.experiments.monitor import eval_columns, eval_rows
 from overseer.models import Usage
-from overseer.monitor.experiments import eval_columns, eval_rows
 
 
 def game(config: str, i: int, success: bool, error: str | None = None) -> ResultRecord:

@@ -7,15 +7,15 @@ from pathlib import Path
 
 from overseer.bench import ResultStore, run_experiment
 from overseer.envs import WhoDunitConfig
-from overseer.models import ScriptedModel, TokenLogprob
-from overseer.monitor import MonitorSet, train_monitors
-from overseer.monitor.experiments import (
+from overseer.experiments.monitor import (
     eval_rows,
     game_config,
     monitor_tag,
     split_rows,
     whodunit_setup,
 )
+from overseer.models import ScriptedModel, TokenLogprob
+from overseer.monitor import MonitorSet, train_monitors
 
 CFG = WhoDunitConfig(n_suspects=4, n_attributes=5, max_turns=4, split_sizes=(12, 8, 6))
 
@@ -91,7 +91,7 @@ async def test_collect_train_eval_through_the_store(tmp_path: Path) -> None:
 
 async def test_govsim_games_through_the_store(tmp_path: Path) -> None:
     from overseer.envs.govsim import GovSimConfig
-    from overseer.monitor.experiments import govsim_setup
+    from overseer.experiments.monitor import govsim_setup
 
     setup = govsim_setup(GovSimConfig(months=2, reflect=False))
     assert setup.suite.startswith("govsim-") and len(setup.games("test")) == 20

@@ -15,9 +15,7 @@ import pytest
 
 from overseer.bench import ResultStore, RunSummary
 from overseer.bench._ray import RayBackend, WorkerSpec
-from overseer.models import ScriptedModel, TokenLogprob
-from overseer.monitor import train_monitors
-from overseer.monitor.experiments import (
+from overseer.experiments.monitor import (
     EnvSetup,
     configs_factory,
     env_setup,
@@ -25,6 +23,8 @@ from overseer.monitor.experiments import (
     split_rows,
     whodunit_setup,
 )
+from overseer.models import ScriptedModel, TokenLogprob
+from overseer.monitor import train_monitors
 
 SIZES = {"suspects": 4, "attributes": 5, "turns": 3}
 

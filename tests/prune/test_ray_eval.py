@@ -12,9 +12,9 @@ import pytest
 
 from overseer.bench import ResultStore, RunSummary
 from overseer.bench._ray import RayBackend, WorkerSpec
+from overseer.experiments.prune import evaluate_pruned
+from overseer.experiments.prune_runs import RunSettings, build_team
 from overseer.models import ScriptedModel
-from overseer.prune import RunSettings, build_team
-from overseer.prune.experiments import evaluate_pruned
 from overseer.tasks import load_suite
 
 pytestmark = pytest.mark.usefixtures("local_ray")  # tests/conftest.py

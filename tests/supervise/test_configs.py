@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from overseer.experiments.supervise import supervise_configs, supervise_plugin
 from overseer.models import ScriptedModel
 from overseer.supervise import SupervisorAgent
-from overseer.supervise.configs import MODES, supervise_configs, supervise_plugin
+from overseer.supervise.modes import MODES
 from overseer.supervise.rules import RuleSettings
 
 

@@ -13,11 +13,11 @@ from typing import Any, Literal
 
 import pytest
 
+from overseer.experiments.supervise import supervise_plugin
 from overseer.models import ModelError, ScriptedModel
 from overseer.runtime import AgentSpec, Executor, RunResult, TeamSpec, ToolResult, read_trace
 from overseer.supervise import FilterConfig, Step, SupervisorAgent, SupervisorSettings
 from overseer.supervise._decide import reply_template
-from overseer.supervise.configs import mode_settings, supervise_plugin
 from overseer.supervise.filters import Trigger
 from overseer.supervise.learned import (
     CATEGORICAL,
@@ -32,6 +32,7 @@ from overseer.supervise.learned import (
     step_features,
     train_trigger,
 )
+from overseer.supervise.modes import mode_settings
 
 
 def step(**kw: Any) -> Step:
@@ -305,8 +306,8 @@ async def test_supervisor_model_is_loaded_once_and_booked_apart(tmp_path: Path) 
     import pickle
 
     from overseer.cli._supervisor_model import with_supervisor_model
+    from overseer.experiments.supervise import SharedModel
     from overseer.registry import bench_configs
-    from overseer.supervise.configs import SharedModel
 
     loads: list[str] = []
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from overseer.bench._workloads import workload_solver
+from overseer.experiments.supervise import supervise_plugin
 from overseer.models import LlamaCppModel
 from overseer.runtime import AgentSpec, Executor, TeamSpec, read_trace
 from overseer.supervise import FilterConfig, SupervisorAgent, SupervisorSettings
-from overseer.supervise.configs import supervise_plugin
 from overseer.supervise.learned import examples_from_traces, load_trigger, train_trigger
 from overseer.tasks import load_suite, open_environment
 

@@ -5,7 +5,8 @@ repository (`Repository`, `RepositoryError`, `Case`, `SOP`, `SOPAgent`, `Need`,
 `starter_cases`), its Watcher and experience (`Watcher`, `ExperiencePool`, `Experience`),
 distil it (`Distiller`, `LeakageError`) and choose an embedder (`Embedder`, `TextEmbedder`).
 Retrieval, instantiation and SOP conversion stay in their submodules (`overseer.adapt.sop`,
-`.retrieve`, `.instantiate`, `.masfly`, `.watcher`, `.distill`, `.embed`).
+`.retrieve`, `.instantiate`, `.masfly`, `.watcher`, `.distill`, `.embed`); MASFly as bench
+configurations and distillation campaigns are in `overseer.experiments`.
 """
 
 from overseer.adapt.distill import Distiller, LeakageError

@@ -26,7 +26,7 @@ def _distill(
     opts: tuple[o.ModelOpts, o.BudgetOpts],
 ) -> list:  # fmt: skip
     from overseer.adapt import Embedder, MASFlyConfig
-    from overseer.adapt.campaign import campaign_stores, distill_tasks, training_tasks
+    from overseer.experiments.adapt_campaign import campaign_stores, distill_tasks, training_tasks
 
     repo, pool = campaign_stores(store, Embedder(), starter=starter)
     try:
@@ -65,7 +65,7 @@ def init_cmd(
         raise InputError(f"--limit and --tries: expected >= 1, got {limit}, {tries}")
     if suite is None:
         from overseer.adapt import Embedder
-        from overseer.adapt.bench import open_stores
+        from overseer.experiments.adapt import open_stores
 
         repo, _ = open_stores(store, Embedder())
         out_console().print(f"{store}: {len(repo)} SOP cases")
@@ -156,7 +156,7 @@ def run_cmd(
 ) -> None:
     """Build a team for one query from the repository, run it under the Watcher, report."""
     from overseer.adapt import Embedder, MASFly, MASFlyConfig
-    from overseer.adapt.bench import open_stores
+    from overseer.experiments.adapt import open_stores
     from overseer.runtime import PythonTool
 
     names = [s.strip() for s in tools.split(",") if s.strip() and s.strip() != "none"]

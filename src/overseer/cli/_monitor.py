@@ -15,8 +15,8 @@ from overseer.cli._app import InputError, app, csv_list, out_console
 from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
 
 if TYPE_CHECKING:
+    from overseer.experiments.monitor import EnvSetup
     from overseer.monitor import MonitorSet
-    from overseer.monitor.experiments import EnvSetup
 
 monitor_app = typer.Typer(
     help="Rogue-agent monitor: collect games, train monitors, evaluate interventions.",
@@ -29,7 +29,7 @@ DEFAULT_GAME = o.GameOpts()
 
 
 def _setup(g: o.GameOpts) -> EnvSetup:
-    from overseer.monitor.experiments import ENVS, env_setup
+    from overseer.experiments.monitor import ENVS, env_setup
 
     env = g.env
     if env not in ENVS:
@@ -57,8 +57,8 @@ def _limit(tasks: list, n: int | None, what: str) -> list:
 
 
 def _run(setup: EnvSetup, factory, tasks, g: o.GameOpts, seed, store, opts) -> None:
+    from overseer.experiments.monitor import play_games
     from overseer.models import model_card
-    from overseer.monitor.experiments import play_games
 
     model = g.model
     if not model.startswith("openai:"):
@@ -92,7 +92,7 @@ def collect_cmd(
 ) -> None:
     """Play training and validation games without intervention, storing per-turn features.
     Budgets apply to each game."""
-    from overseer.monitor.experiments import configs_factory
+    from overseer.experiments.monitor import configs_factory
 
     setup = _setup(game)
     tasks = _limit(setup.games("train"), games, "--games")
@@ -109,7 +109,7 @@ def train_cmd(
     game: o.GameOpts = DEFAULT_GAME,
 ) -> None:
     """Train per-role monitors on the collected games and print the selection report."""
-    from overseer.monitor.experiments import (
+    from overseer.experiments.monitor import (
         MissingGamesError,
         default_monitor_path,
         train_from_store,
@@ -146,8 +146,8 @@ def eval_cmd(
 ) -> None:
     """Test games with no intervention, the trained monitor (per cap) and the random monitor.
     Budgets apply to each game."""
+    from overseer.experiments.monitor import configs_factory, default_monitor_path
     from overseer.monitor import MonitorSet
-    from overseer.monitor.experiments import configs_factory, default_monitor_path
 
     setup = _setup(game)
     try:
@@ -190,7 +190,7 @@ def _print_selection(ms: MonitorSet, what: str, path: Path) -> None:
 
 
 def _print_outcomes(setup: EnvSetup, model: str, store: Path, configs: list[str], ids=None) -> Any:
-    from overseer.monitor.experiments import eval_columns, outcome_rows
+    from overseer.experiments.monitor import eval_columns, outcome_rows
 
     t = Table(title=f"{setup.suite} with {model}")
     for col in eval_columns(setup.env):

@@ -15,7 +15,7 @@ from overseer.cli._app import InputError, app, out_console
 from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
 
 if TYPE_CHECKING:
-    from overseer.prune.experiments import PruneJob
+    from overseer.experiments.prune import PruneJob
     from overseer.prune.masks import Candidates
 
 TEAMS = ("chain", "star", "tree", "complete", "layered", "random", "agentprune-c",
@@ -91,9 +91,10 @@ def prune_cmd(
     runner: BackendOpts = LOCAL,
 ) -> None:
     """Train AgentPrune masks, prune once, evaluate full vs pruned (budgets: per team run)."""
+    from overseer.experiments.prune import PruneJob
+    from overseer.experiments.prune_runs import RunSettings
     from overseer.models import model_card
-    from overseer.prune import RunSettings, TrainConfig
-    from overseer.prune.experiments import PruneJob
+    from overseer.prune import TrainConfig
 
     _check_options(team, agents, rounds, temporal, train, test, ratio, attack, candidates,
                    max_tokens)  # fmt: skip
@@ -114,7 +115,7 @@ def prune_cmd(
 
 def _team_and_tasks(suite, team, agents, rounds, temporal, train, test, seed,
                     share_thoughts) -> tuple[Any, list, list]:  # fmt: skip
-    from overseer.prune import build_team
+    from overseer.experiments.prune_runs import build_team
     from overseer.tasks import load_suite
 
     try:
@@ -131,7 +132,7 @@ def _team_and_tasks(suite, team, agents, rounds, temporal, train, test, seed,
 def _run(job: PruneJob, test_tasks, model, mopts, rs, out, store, retrain, samples, progress,
          runner):  # fmt: skip
     from overseer.cli._io import train_step as step
-    from overseer.prune.experiments import evaluate_pruned, train_or_load
+    from overseer.experiments.prune import evaluate_pruned, train_or_load
 
     get_model = cache(partial(mopts.load, model))  # loaded once, only if something runs here
     console, base = out_console(), job.base
@@ -167,7 +168,7 @@ def _run(job: PruneJob, test_tasks, model, mopts, rs, out, store, retrain, sampl
 
 
 def _print_tables(console, job: PruneJob, pruned, recs, training, samples: int) -> None:
-    from overseer.prune.experiments import comparison_rows, cost_model_table
+    from overseer.experiments.prune import comparison_rows, cost_model_table
 
     t = Table(title=f"full vs AgentPrune on held-out tasks (attack: {job.attack})")
     for col in ("team", "edges S/T", "n", "acc", "err", "prompt/task", "compl/task",

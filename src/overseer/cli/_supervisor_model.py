@@ -30,8 +30,8 @@ def with_supervisor_model(
     an unknown local name fails here, before any work."""
     if name is None:
         return registry
+    from overseer.experiments.supervise import SharedModel
     from overseer.models import model_card
-    from overseer.supervise.configs import SharedModel
 
     if not name.startswith("openai:"):
         model_card(name)

@@ -14,7 +14,7 @@ from overseer.registry import bench_configs
 
 def supervise_parts(ctx: Context) -> list[Part]:
     """HumanEval: the workload team without and with the SupervisorAgent, and one call."""
-    from overseer.supervise.configs import supervise_configs
+    from overseer.experiments.supervise import supervise_configs
 
     reg = bench_configs(agents=2, rounds=1, suite="humaneval")
     for c in supervise_configs("humaneval"):
@@ -31,7 +31,7 @@ def supervise_parts(ctx: Context) -> list[Part]:
 def _distill(ctx: Context, adapt_store: Path, suite: str, limit: int) -> None:
     """Distil the first `limit` training tasks into MASFly's repository, once each."""
     from overseer.adapt import Embedder
-    from overseer.adapt.campaign import campaign_stores, distill_tasks, training_tasks
+    from overseer.experiments.adapt_campaign import campaign_stores, distill_tasks, training_tasks
 
     marker = adapt_store.with_suffix(".distilled.json")
     done = set(json.loads(marker.read_text())) if marker.is_file() else set()

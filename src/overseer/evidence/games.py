@@ -19,7 +19,7 @@ ENV = "whodunit-asym"
 CAPS = (1, 2)
 
 if TYPE_CHECKING:
-    from overseer.monitor.experiments import EnvSetup
+    from overseer.experiments.monitor import EnvSetup
 
 
 class _Pick(BaseModel):
@@ -57,13 +57,13 @@ def monitor_file(ctx: Context) -> Path:
 
 
 def _setup(ctx: Context) -> EnvSetup:
-    from overseer.monitor.experiments import env_setup
+    from overseer.experiments.monitor import env_setup
 
     return env_setup(ENV, turns=ctx.size["turns"], trace_dir=ctx.out_dir / "runs" / "monitor")
 
 
 def _play(ctx: Context, setup: EnvSetup, configs: list[SolverConfig], tasks: list[Task]) -> None:
-    from overseer.monitor.experiments import play_games
+    from overseer.experiments.monitor import play_games
 
     s = asyncio.run(play_games(setup, configs, tasks, model_name=ctx.model,
                                load_model=ctx.loader, store=ctx.store, seed=ctx.seed,
@@ -74,7 +74,7 @@ def _play(ctx: Context, setup: EnvSetup, configs: list[SolverConfig], tasks: lis
 def trained_monitor(ctx: Context, setup: EnvSetup | None = None) -> Path:
     """The `train` + `val` games without intervention (stored, resumable) and the monitors
     fitted on them once: the monitor file (the monitor and the compose claims run it)."""
-    from overseer.monitor.experiments import configs_factory, train_from_store
+    from overseer.experiments.monitor import configs_factory, train_from_store
 
     setup = setup or _setup(ctx)
     size = ctx.size
@@ -88,8 +88,8 @@ def trained_monitor(ctx: Context, setup: EnvSetup | None = None) -> Path:
 
 def monitor_parts(ctx: Context) -> list[Part]:
     """Collect, train (once), evaluate; the test games' part of the page."""
+    from overseer.experiments.monitor import configs_factory
     from overseer.monitor import MonitorSet
-    from overseer.monitor.experiments import configs_factory
 
     size, setup = ctx.size, _setup(ctx)
     path = trained_monitor(ctx, setup)

@@ -16,7 +16,7 @@ ATTACKS = ("none", "prompt", "replace")
 RATIO = 0.5
 
 if TYPE_CHECKING:
-    from overseer.prune import RunSettings
+    from overseer.experiments.prune_runs import RunSettings
     from overseer.runtime import TeamSpec
 
 
@@ -27,7 +27,7 @@ def spec_files(ctx: Context) -> tuple[Path, Path]:
 
 def _base(ctx: Context) -> TeamSpec:
     """The complete team with whole responses on every edge, saved as the full spec."""
-    from overseer.prune import build_team
+    from overseer.experiments.prune_runs import build_team
 
     size = ctx.size
     base = build_team("complete", size["agents"], rounds=size["rounds"], kind="mc",
@@ -37,7 +37,7 @@ def _base(ctx: Context) -> TeamSpec:
 
 
 def _settings(ctx: Context) -> RunSettings:
-    from overseer.prune import RunSettings
+    from overseer.experiments.prune_runs import RunSettings
 
     return RunSettings(max_tokens=ctx.size["max_tokens"], seed=ctx.seed,
                        trace_dir=ctx.out_dir / "runs" / "prune")  # fmt: skip
@@ -46,8 +46,8 @@ def _settings(ctx: Context) -> RunSettings:
 def pruned_team(ctx: Context, base: TeamSpec, attack: str) -> tuple[TeamSpec, dict[str, Any]]:
     """Masks trained on the `train` queries under `attack` and the team pruned once (reused
     from the claim's artefact when already trained): the pruned spec and its training record."""
+    from overseer.experiments.prune import PruneJob, train_or_load
     from overseer.prune import TrainConfig
-    from overseer.prune.experiments import PruneJob, train_or_load
 
     train = suite_tasks(SUITE, "train", ctx.size["train"], ctx.seed)
     job = PruneJob(base, SUITE, train, RATIO, TrainConfig(seed=ctx.seed), ctx.model,
@@ -68,7 +68,7 @@ def compose_inputs(ctx: Context) -> tuple[Path, Path]:
 
 def prune_parts(ctx: Context) -> list[Part]:
     """One part per attack: full vs pruned team, and the direct call on the same queries."""
-    from overseer.prune.experiments import evaluate_pruned
+    from overseer.experiments.prune import evaluate_pruned
 
     test = suite_tasks(SUITE, "test", ctx.size["test"], ctx.seed)
     base, rs = _base(ctx), _settings(ctx)

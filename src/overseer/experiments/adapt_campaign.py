@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from overseer.adapt.bench import open_stores, task_tools
 from overseer.adapt.distill import Distiller, DistillRecord, training_ids
 from overseer.adapt.embed import TextEmbedder
 from overseer.adapt.experience import ExperiencePool
 from overseer.adapt.masfly import MASFly, MASFlyConfig
 from overseer.adapt.repository import Repository
 from overseer.bench._solvers import team_query
+from overseer.experiments.adapt import open_stores, task_tools
 from overseer.models import Model
 from overseer.tasks import Task, load_suite, score
 

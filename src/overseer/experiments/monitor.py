@@ -2,8 +2,8 @@
 train / eval steps and their tables (what `overseer monitor collect|train|eval` runs).
 
 One game is one runner result keyed by (config, model, suite, task id = game id, seed); the
-feature rows of every agent turn, labelled with the game's outcome, ride in `extra`. This is
-the one module of `monitor` that knows the games (`overseer.envs`).
+feature rows of every agent turn, labelled with the game's outcome, ride in `extra`. The monitor
+package itself knows neither the games (`overseer.envs`) nor the runner.
 """
 
 from __future__ import annotations

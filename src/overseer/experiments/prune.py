@@ -13,6 +13,14 @@ from typing import Any, Literal
 from overseer.bench import ResultRecord, ResultStore, RunSummary, SolverConfig, run_experiment
 from overseer.bench._ray import listed_configs
 from overseer.bench._runner import Backend
+from overseer.experiments.prune_runs import (
+    RunSettings,
+    learn_and_prune,
+    load_trained,
+    save_trained,
+    spec_digest,
+    spec_solver,
+)
 from overseer.models import Model
 from overseer.prune.cost import (
     Graph,
@@ -23,14 +31,6 @@ from overseer.prune.cost import (
     vanilla_cost,
 )
 from overseer.prune.masks import Candidates
-from overseer.prune.pipeline import (
-    RunSettings,
-    learn_and_prune,
-    load_trained,
-    save_trained,
-    spec_digest,
-    spec_solver,
-)
 from overseer.prune.trainer import StepInfo, TrainConfig
 from overseer.runtime import TeamSpec
 from overseer.tasks import Task

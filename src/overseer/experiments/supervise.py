@@ -2,10 +2,8 @@
 three ablations, and the supervision modes (each a team configuration or a plug-in factory, so
 other plug-ins compose with it).
 
-`supervise_plugin(mode)` is the one way to get a SupervisorAgent plug-in by mode: `llm` (the
-seed: filter, then the LLM), `rules` (the rule tier alone, no LLM), `rules+llm` (rules first,
-the LLM on what they cannot settle), `learned` (rules, then the learned trigger of
-`overseer.supervise.learned`, then the LLM). New modes are rows of `MODES`. `mode_config`
+`supervise_plugin(mode)` is the one way to get a SupervisorAgent plug-in by mode (the modes are
+`overseer.supervise.modes.MODES`). `mode_config`
 gives a mode's workload team; `SharedModel` loads a supervisor's own model once. It is also the
 plug-in the bench term `SOURCE+supervise:MODE` puts on any team's bus.
 """
@@ -24,47 +22,10 @@ from overseer.bench._solvers import BusPlugin, PluginFactory
 from overseer.bench._workloads import workload_solver
 from overseer.models import Completion, Model, Request
 from overseer.runtime import Supervisor
-from overseer.supervise._core import SupervisorSettings
-from overseer.supervise._supervisor import SupervisorAgent, tool_verifier
-from overseer.supervise.filters import preset
-from overseer.supervise.learned import DEFAULT_TRIGGER, LearnedTrigger, load_trigger
+from overseer.supervise import SupervisorAgent, SupervisorSettings, preset, tool_verifier
+from overseer.supervise.learned import LearnedTrigger, load_trigger
+from overseer.supervise.modes import MODES, mode_settings
 from overseer.supervise.rules import RuleSettings
-
-#: mode -> (settings of that mode from base settings and rule settings, what it is)
-ModeFn = Callable[[SupervisorSettings, RuleSettings], SupervisorSettings]
-MODES: dict[str, tuple[ModeFn, str]] = {
-    "llm": (lambda s, r: s, "the seed: LLM-free filter, then the LLM supervisor"),
-    "rules": (
-        lambda s, r: replace(s, rules=r, llm=False),
-        "rule tier only (loop breaker, masking, extractive purification, budgets), no LLM",
-    ),
-    "rules+llm": (
-        lambda s, r: replace(s, rules=r),
-        "rule tier first; the LLM supervisor only on what the rules cannot settle",
-    ),
-    "learned": (
-        lambda s, r: replace(s, rules=r, learned=s.learned or load_trigger(DEFAULT_TRIGGER)),
-        "rule tier, then the learned trigger; the LLM only where it predicts an intervention",
-    ),
-}
-
-
-def mode_settings(
-    mode: str,
-    *,
-    base: SupervisorSettings | None = None,
-    rules: RuleSettings | None = None,
-    verifier: bool = True,
-) -> SupervisorSettings:
-    """The SupervisorSettings of a mode; an unknown mode names the known ones."""
-    try:
-        make, _ = MODES[mode]
-    except KeyError:
-        raise ValueError(
-            f"supervision mode {mode!r} is unknown; expected one of: {', '.join(MODES)}"
-        ) from None
-    settings = replace(base or SupervisorSettings(), verify=verifier)
-    return make(settings, rules or RuleSettings())
 
 
 def supervise_plugin(
@@ -108,8 +69,6 @@ ABLATIONS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
     ("supervised-no-guidance", ("guidance",), "SupervisorAgent without guidance"),
     ("supervised-no-purification", ("purification",), "SupervisorAgent without purification"),
 )
-#: The modes `supervise_plugin` knows, in the order error messages list them.
-SUPERVISE_MODES: tuple[str, ...] = tuple(MODES)
 #: the rule-tier modes that are also workload configurations of their own name
 MODE_CONFIGS: tuple[str, ...] = ("rules", "rules+llm")
 

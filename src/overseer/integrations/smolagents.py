@@ -1,6 +1,6 @@
 """SupervisorAgent for smolagents: a step callback plus hooks before each tool call.
 
-Modes as in `overseer.supervise.configs`: `llm` (the seed: the LLM-free filter, then the
+Modes as in `overseer.supervise.modes`: `llm` (the seed: the LLM-free filter, then the
 supervisor model), `rules` (the rule tier alone, no model needed), `rules+llm` (rules first,
 the model only on what they cannot settle). The rule tier acts where smolagents lets it:
 the loop breaker and the step budget before a tool runs (wrapped `execute_tool_call` /
@@ -44,7 +44,7 @@ from overseer.integrations._smol_steps import (
 )
 from overseer.models import Model, Usage
 from overseer.supervise import Review, Step, SupervisorCore, SupervisorSettings, preset
-from overseer.supervise.configs import mode_settings
+from overseer.supervise.modes import mode_settings
 from overseer.supervise.rules import RuleSettings, ToolRecord
 
 __all__ = [

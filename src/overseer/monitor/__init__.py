@@ -4,7 +4,7 @@ Exported is what a user needs to train monitors (`train_monitors`, `MonitorSet`,
 `monitor_files`, `report_lines`), intervene with them (`UncertaintyMonitor`, `RandomMonitor`) and
 compute the features (`turn_features`, `TurnFeatures`, `FEATURES`, `TOP_K`). The statistics
 behind the features stay in `overseer.monitor.features`; experiments are in
-`overseer.monitor.experiments`.
+`overseer.experiments.monitor`.
 """
 
 from overseer.monitor.features import FEATURES, TOP_K, TurnFeatures, turn_features

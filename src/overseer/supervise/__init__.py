@@ -8,8 +8,9 @@ Exported is what a user needs to attach the supervisor (`SupervisorAgent`, `Supe
 `overseer.supervise.filters` (`classify`, `StepHistory`, `Trigger`, `Context`); the LLM-free
 rule tier (loop breaker, masking, extractive purification, budgets) from
 `overseer.supervise.rules` (`RuleTier`, `RuleSettings`, `extract`, `mask_stub`). Prompts, the
-decision call and the context window are internals of the private modules; ready-made
-configurations are in `overseer.supervise.configs`.
+decision call and the context window are internals of the private modules; the modes
+(`MODES`, `mode_settings`) are in `overseer.supervise.modes`; bench configurations in
+`overseer.experiments.supervise`.
 """
 
 from overseer.supervise._core import (
