@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -102,3 +103,49 @@ def test_bootstrap_interval_contains_the_ratio(pairs: list[tuple[int, int]], see
     r, lo, hi = bootstrap_ratio(base, conf, seed=seed, n_boot=2000)
     assert r == pytest.approx(sum(conf) / sum(base))
     assert lo <= r + 1e-12 and r - 1e-12 <= hi
+
+
+def test_mcnemar_sample_size_matches_connors_formula_by_hand() -> None:
+    from overseer.bench.stats import mcnemar_mde, mcnemar_n, mcnemar_power
+
+    # d = 0.10, discordance 0.20: (1.95996 * sqrt(.2) + 0.84162 * sqrt(.19))^2 / .01 = 154.6
+    assert mcnemar_n(0.10, 0.20) == 155
+    assert mcnemar_power(155, 0.10, 0.20) == pytest.approx(0.80, abs=0.005)
+    assert mcnemar_mde(155, 0.20) == pytest.approx(0.10, abs=0.001)
+    # below the effect, the discordance is raised to it: 0 observed acts as d
+    assert mcnemar_n(0.103, 0.0) == mcnemar_n(0.103, 0.103) == 74
+    assert math.isnan(mcnemar_mde(3, 0.0))  # sqrt(3) < 1.96: nothing is detectable
+    assert mcnemar_mde(16, 0.1) > mcnemar_mde(64, 0.1) > mcnemar_mde(256, 0.1)
+    with pytest.raises(ValueError, match="effect expected"):
+        mcnemar_n(0.0, 0.2)
+
+
+def test_mcnemar_mde_has_its_power_in_a_simulation() -> None:
+    """Pairs drawn with discordant shares 0.15 / 0.05 (d = 0.10) at the n the formula asks:
+    the share of McNemar tests (normal approximation, two-sided 0.05) that reject is 0.8."""
+    from scipy.stats import chi2
+
+    from overseer.bench.stats import mcnemar_n
+
+    n = mcnemar_n(0.10, 0.20)
+    rng = np.random.default_rng(7)
+    cells = rng.multinomial(n, [0.15, 0.05, 0.80], size=4000)
+    b, c = cells[:, 0], cells[:, 1]
+    stat = (b - c) ** 2 / np.maximum(b + c, 1)
+    rejected = float((stat > chi2.ppf(0.95, 1)).mean())
+    assert rejected == pytest.approx(0.80, abs=0.03)
+
+
+def test_ratio_power_and_paired_power_on_records() -> None:
+    from overseer.bench.stats import paired_power, ratio_mde, ratio_n
+
+    # spread 0.2, 30 pairs: 1 - exp(-(1.95996 + 0.84162) * 0.2 / sqrt(30)) = 0.0972
+    assert ratio_mde(0.2, 30) == pytest.approx(0.0972, abs=1e-4)
+    assert ratio_n(0.76, 0.2) == 5  # (2.8016 * 0.2 / 0.2744)^2 = 4.17
+    recs: list[ResultRecord] = []
+    for t in range(20):  # 4 wins, 0 losses, 16 ties; tokens halve or stay
+        recs += [rec("base", t, t >= 4, 100), rec("conf", t, True, 50 if t % 2 else 100)]
+    pw = paired_power(recs, "base", "conf", paper_diff=0.10, paper_ratio=0.76)
+    assert (pw.n, pw.discordance) == (20, 0.2)
+    assert pw.n_for_paper == 155 and pw.n_for_paper_tokens is not None
+    assert 0.2 < pw.mde < 1 and 0 < pw.mde_tokens < 1

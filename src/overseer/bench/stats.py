@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy.stats import binomtest
+from scipy.stats import binomtest, norm
 
 from overseer.bench._store import ResultRecord
 
@@ -146,4 +146,139 @@ def paired_table(
     return [paired(recs, baseline, c, seed=seed) for c in configs if c != baseline]
 
 
-__all__ = ["Paired", "bootstrap_ratio", "mcnemar_exact", "paired", "paired_table"]
+#: How a page states its power, in the page's words.
+POWER_METHOD = (
+    "minimum detectable effect (MDE) of a paired comparison, two-sided alpha = 0.05, power "
+    "0.8: for accuracy the normal approximation to McNemar's test (Connor 1987) with the "
+    "observed share of discordant pairs (at least the effect itself, since an effect of d "
+    "needs at least a share d of discordant pairs); for tokens a paired normal approximation "
+    "on the per-task log token ratio with its observed spread"
+)
+
+
+def _z(alpha: float, power: float) -> tuple[float, float]:
+    if not (0 < alpha < 1 and 0 < power < 1):
+        raise ValueError(f"alpha, power: expected both in (0, 1), got {alpha}, {power}")
+    return float(norm.ppf(1 - alpha / 2)), float(norm.ppf(power))
+
+
+def mcnemar_power(n: int, effect: float, discordance: float, *, alpha: float = 0.05) -> float:
+    """Power of McNemar's test on `n` pairs for a difference `effect` of paired proportions
+    when a share `discordance` of pairs is discordant (raised to |effect| if below it), by
+    Connor's (1987) normal approximation."""
+    za, _ = _z(alpha, 0.5)
+    d = abs(effect)
+    pd = max(discordance, d)
+    if n <= 0 or d == 0:
+        return alpha / 2 if n > 0 else 0.0
+    spread = math.sqrt(max(pd - d * d, 0.0))
+    top = math.sqrt(n) * d - za * math.sqrt(pd)
+    if spread == 0:
+        return 1.0 if top > 0 else 0.0
+    return float(norm.cdf(top / spread))
+
+
+def mcnemar_n(effect: float, discordance: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Pairs needed to detect a difference `effect` of paired proportions with McNemar's test
+    (Connor 1987), the discordant share `discordance` raised to |effect| if below it."""
+    za, zb = _z(alpha, power)
+    d = abs(effect)
+    if not 0 < d <= 1:
+        raise ValueError(f"mcnemar_n: effect expected in (0, 1], got {effect}")
+    pd = min(max(discordance, d), 1.0)
+    n = (za * math.sqrt(pd) + zb * math.sqrt(max(pd - d * d, 0.0))) ** 2 / (d * d)
+    return max(1, math.ceil(n - 1e-9))
+
+
+def mcnemar_mde(n: int, discordance: float, *, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The smallest difference of paired proportions McNemar's test detects on `n` pairs with
+    the given power (see `mcnemar_power`); NaN when no effect up to 1 is detectable."""
+    _z(alpha, power)
+    if n <= 0 or mcnemar_power(n, 1.0, 1.0, alpha=alpha) < power:
+        return math.nan
+    lo, hi = 0.0, 1.0
+    for _ in range(60):  # power rises with the effect: bisect
+        mid = (lo + hi) / 2
+        if mcnemar_power(n, mid, discordance, alpha=alpha) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def ratio_mde(spread: float, n: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The smallest relative token change (e.g. 0.12 for 12%) a paired comparison on `n`
+    pairs detects when per-task log token ratios spread with standard deviation `spread`
+    (normal approximation); NaN below 2 pairs."""
+    za, zb = _z(alpha, power)
+    if n < 2:
+        return math.nan
+    return 1 - math.exp(-(za + zb) * spread / math.sqrt(n))
+
+
+def ratio_n(ratio: float, spread: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Pairs needed to detect a token ratio `ratio` (e.g. 0.76) at this log-ratio spread."""
+    za, zb = _z(alpha, power)
+    if ratio <= 0 or ratio == 1:
+        raise ValueError(f"ratio_n: ratio expected > 0 and != 1, got {ratio}")
+    return max(2, math.ceil(((za + zb) * spread / abs(math.log(ratio))) ** 2 - 1e-9))
+
+
+@dataclass(frozen=True)
+class Power:
+    """What a paired comparison of `n` pairs can detect (see POWER_METHOD), and the pairs
+    the paper's effects would need: accuracy in proportions, tokens as relative changes."""
+
+    n: int
+    discordance: float  # observed share of discordant pairs
+    mde: float  # accuracy: smallest detectable difference (NaN: none at this n)
+    log_ratio_sd: float  # spread of the per-task log token ratio (NaN: fewer than 2 pairs)
+    mde_tokens: float  # smallest detectable relative token change
+    n_for_paper: int | None = None  # pairs needed for the paper's accuracy effect
+    n_for_paper_tokens: int | None = None  # pairs needed for the paper's token ratio
+
+
+def paired_power(
+    records: Iterable[ResultRecord],
+    baseline: str,
+    config: str,
+    *,
+    paper_diff: float | None = None,
+    paper_ratio: float | None = None,
+) -> Power:
+    """The power of `config` against `baseline` on their common pairs (as `paired` counts
+    them), with the pairs the paper's accuracy difference and token ratio would need."""
+    recs = list(records)
+    base, conf = _by_pair(recs, baseline), _by_pair(recs, config)
+    common = sorted(base.keys() & conf.keys())
+    clean = [k for k in common if base[k].error is None and conf[k].error is None]
+    n = len(clean)
+    disc = sum(base[k].correct != conf[k].correct for k in clean) / n if n else 0.0
+    logs = [
+        math.log(conf[k].usage.total_tokens / base[k].usage.total_tokens)
+        for k in common
+        if base[k].usage.total_tokens > 0 and conf[k].usage.total_tokens > 0
+    ]
+    sd = float(np.std(logs, ddof=1)) if len(logs) >= 2 else math.nan
+    need = mcnemar_n(paper_diff, disc) if paper_diff else None
+    need_t = ratio_n(paper_ratio, sd) if paper_ratio and not math.isnan(sd) else None
+    return Power(n, disc, mcnemar_mde(n, disc), sd,
+                 ratio_mde(sd, len(logs)) if not math.isnan(sd) else math.nan,
+                 need, need_t)  # fmt: skip
+
+
+__all__ = [
+    "POWER_METHOD",
+    "Paired",
+    "Power",
+    "bootstrap_ratio",
+    "mcnemar_exact",
+    "mcnemar_mde",
+    "mcnemar_n",
+    "mcnemar_power",
+    "paired",
+    "paired_power",
+    "paired_table",
+    "ratio_mde",
+    "ratio_n",
+]
