@@ -29,21 +29,21 @@ def _annotation(log: Mapping[str, Any], n_steps: int) -> Annotation | None:
     return Annotation(str(agent), k, str(log.get("mistake_reason") or ""))
 
 
-def _hand_step(i: int, msg: Mapping[str, Any], prev_to: str | None) -> TraceStep:
+def _hand_step(i: int, msg: Mapping[str, Any], addressed: set[str]) -> TraceStep:
     role = str(msg.get("role", ""))
     agent, to = role.strip() or "unknown", None
     m = _ROLE.match(role)
     if m:
         agent = m.group(1)
-        addressed = _ADDRESSED.match(m.group(2).strip())
-        to = addressed.group(1).strip() if addressed else None
+        arrow = _ADDRESSED.match(m.group(2).strip())
+        to = arrow.group(1).strip() if arrow else None
     return TraceStep(
         index=i,
         agent=agent,
         role=role,
         content=str(msg.get("content") or ""),
         to=to,
-        is_observation=prev_to is not None and prev_to == agent,
+        is_observation=agent in addressed,  # a result returned to whoever asked
     )
 
 
@@ -56,7 +56,7 @@ def from_whowhen(log: Mapping[str, Any], *, log_id: str = "") -> Trajectory:
         raise TraceFormatError(f"Who&When log {log_id}: expected 'history', a list of objects")
     alg = "system_prompt" in log or any("name" in m for m in history)
     steps: list[TraceStep] = []
-    prev_to: str | None = None
+    addressed: set[str] = set()
     for i, msg in enumerate(history):
         if alg:
             content = str(msg.get("content") or "")
@@ -68,8 +68,9 @@ def from_whowhen(log: Mapping[str, Any], *, log_id: str = "") -> Trajectory:
                 is_observation=content.lstrip().startswith("exitcode:"),
             )
         else:
-            step = _hand_step(i, msg, prev_to)
-        prev_to = step.to
+            step = _hand_step(i, msg, addressed)
+        if step.to:
+            addressed.add(step.to)
         steps.append(step)
     prompts = log.get("system_prompt") or {}
     return Trajectory(
