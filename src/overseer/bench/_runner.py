@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -13,11 +14,12 @@ from typing import Literal, Protocol, TextIO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from overseer.bench._provenance import stamp
 from overseer.bench._solvers import Solver, SolverConfig, SolverOutput
 from overseer.bench._store import ResultKey, ResultRecord, ResultStore
 from overseer.models import Model
 from overseer.runtime import Budget
-from overseer.runtime._ledger import budgeted
+from overseer.runtime.books import budgeted
 from overseer.tasks import Task, ascore
 
 
@@ -170,7 +172,8 @@ async def run_experiment(
     The model is loaded only when something is left to do, so a finished experiment reruns
     without a single model call. Errored results are retried on the next run. `budget`
     limits each (config, task, seed) on its own: all model calls of its solver. `backend` says
-    where episodes run (asyncio in this process, or e.g. a `RayBackend`).
+    where episodes run (asyncio in this process, or e.g. a `RayBackend`). Each record is
+    stamped with its provenance (commit, versions, model file, threads, prompt cache).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency: expected >= 1, got {concurrency}")
@@ -192,13 +195,25 @@ async def run_experiment(
     if isinstance(backend, str) and backend != "asyncio":
         raise ValueError(f"backend: expected 'asyncio' or a Backend, got {backend!r}")
     opener = asyncio_episodes if isinstance(backend, str) else backend.open
+    loaded: list[Model] = []
+
+    def load() -> Model:  # in this process: the stamp reads threads and cache from the model
+        loaded.append(load_model())
+        return loaded[-1]
+
+    stamps: dict[int, dict[str, str]] = {}
 
     async def run(cfg: SolverConfig, task: Task, key: ResultKey) -> None:
         rec = await episode(cfg, task, key)
+        if not rec.provenance:
+            model = loaded[0] if loaded else None
+            prov = stamps.setdefault(id(model), stamp(model_name, model))
+            rec = dataclasses.replace(rec, provenance=prov)
         store.add(rec)
         report.advance(rec.error is not None)
 
     with report.bar:
-        async with opener(configs, load_model, concurrency, budget) as episode:
+        use = load if isinstance(backend, str) else load_model  # Ray workers load their own
+        async with opener(configs, use, concurrency, budget) as episode:
             await asyncio.gather(*(run(*p) for p in todo))
     return RunSummary(len(planned), len(planned) - len(todo), len(todo), report.errors, True)

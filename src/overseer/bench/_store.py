@@ -15,7 +15,7 @@ from urllib.parse import quote
 from overseer.errors import PathError, ensure_dir
 from overseer.models import Usage
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a provenance column (see overseer.bench._provenance)
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS results (
     error TEXT,
     extra TEXT NOT NULL,
     finished_at REAL NOT NULL,
+    provenance TEXT,
     PRIMARY KEY (config, model, suite, task_id, seed)
 );
 """
@@ -67,6 +68,8 @@ class ResultRecord:
     error: str | None = None
     extra: Mapping[str, object] = field(default_factory=dict)
     finished_at: float = 0.0
+    #: commit, versions, model file, threads, prompt cache (bench._provenance); {}: unknown
+    provenance: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def usage(self) -> Usage:
@@ -139,6 +142,7 @@ class ResultStore:
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = Path(path)
         self.readonly = readonly
+        self._prov_col = "provenance"
         self._lock = threading.Lock()
         self._check_file()
         with self._guard("open"):
@@ -205,9 +209,23 @@ class ResultStore:
                 self._db.execute(
                     "INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
                 )
+        elif int(row[0]) == 1:
+            self._migrate_v1()
         elif int(row[0]) != SCHEMA_VERSION:
             raise StoreError(
                 f"result store {self.path}: schema version {row[0]}, expected {SCHEMA_VERSION}"
+            )
+
+    def _migrate_v1(self) -> None:
+        """Version 1 had no provenance column: add it (its rows read as "unknown"); a
+        read-only store is read as it is."""
+        if self.readonly:
+            self._prov_col = "NULL"
+            return
+        with self._guard("write"), self._db:
+            self._db.execute("ALTER TABLE results ADD COLUMN provenance TEXT")
+            self._db.execute(
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
             )
 
     @contextmanager
@@ -239,7 +257,7 @@ class ResultStore:
         u = rec.usage
         with self._lock, self._guard("write"), self._db:
             self._db.execute(
-                "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     k.config,
                     k.model,
@@ -258,6 +276,7 @@ class ResultStore:
                     rec.error,
                     json.dumps(dict(rec.extra), sort_keys=True, default=str),
                     rec.finished_at or time.time(),
+                    json.dumps(dict(rec.provenance), sort_keys=True) if rec.provenance else None,
                 ),
             )
 
@@ -271,7 +290,8 @@ class ResultStore:
         """Stored records, optionally filtered, in a stable order."""
         sql = (
             "SELECT config, model, suite, task_id, seed, answer, parsed, correct, score, "
-            "usage_by_actor, latency_s, error, extra, finished_at FROM results WHERE 1=1"
+            f"usage_by_actor, latency_s, error, extra, finished_at, {self._prov_col} "
+            "FROM results WHERE 1=1"
         )
         args: list[object] = []
         if suite is not None:
@@ -298,6 +318,7 @@ class ResultStore:
                 error=r[11],
                 extra=json.loads(r[12]),
                 finished_at=r[13],
+                provenance=json.loads(r[14]) if r[14] else {},
             )
 
     def close(self) -> None:

@@ -81,6 +81,7 @@ class LlamaCppModel(Model):
         self.path = path
         self.n_ctx = n_ctx
         self.prompt_cache = prompt_cache
+        self.n_threads = threads  # stored results carry it (bench provenance)
         self.temperature = shape.backend_temperature(temperature)
         self._server: Any = xllamacpp.Server(params)
 
