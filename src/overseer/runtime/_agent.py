@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from overseer.models import (
     Completion,
@@ -19,11 +19,14 @@ from overseer.models import (
     StructuredOutputError,
     ask_structured,
 )
-from overseer.models._positions import decision_positions
+from overseer.models.positions import decision_positions
 from overseer.runtime._channel import ChannelMessage
 from overseer.runtime._interaction import Interaction, ToolRecord
 from overseer.runtime._spec import AgentSpec
 from overseer.runtime._tools import Tool
+
+if TYPE_CHECKING:
+    from overseer.runtime._bus import Outcome
 
 COMMON_RULES = (
     "You are one agent in a team that solves a task together. Teammates may send you their "
@@ -42,7 +45,6 @@ class AgentContext:
     round: int
     spatial_inputs: Sequence[ChannelMessage]
     temporal_inputs: Sequence[ChannelMessage]
-    guidance: Sequence[str] = ()
     local_task: str = ""
 
 
@@ -101,7 +103,6 @@ def build_messages(spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool]) ->
         own += [
             f"- {t.name}: {t.description} args: {json.dumps(dict(t.parameters))}" for t in tools
         ]
-    own += [f"[guidance] {g}" for g in ctx.guidance]
     return [
         {"role": "system", "content": COMMON_RULES},
         {"role": "user", "content": f"Task:\n{ctx.global_task}\n\n" + "\n".join(own)},
@@ -130,7 +131,8 @@ def parse_step(data: Any, tools: Mapping[str, Tool]) -> dict[str, Any]:
 CLOSED_NOTE = "\n\nYour tool calls were refused. Do not call tools now: give your answer."
 
 
-Judge = Callable[[Interaction], Awaitable[str]]
+#: the bus's judgement of a step: the observation to read next, or `stop` (the turn ends)
+Judge = Callable[[Interaction], Awaitable["Outcome"]]
 #: asked before a tool runs: None lets it run; a text refuses it (the agent reads the text)
 Before = Callable[[Interaction], Awaitable[str | None]]
 #: the texts an agent is shown for its earlier tool observations (one per record, oldest first)
@@ -168,7 +170,6 @@ class Agent:
         #: after this many refused tool calls in a row the next step may only answer: a small
         #: model otherwise repeats the refused call until max_steps, a model call each time
         self.answer_after_refusals = answer_after_refusals
-        self.top_logprobs = top_logprobs
         self.model = model
         self.tools = {t.name: t for t in tools}
         self.max_steps = max_steps
@@ -212,8 +213,9 @@ class Agent:
         *,
         before: Before | None = None,
         view: View | None = None,
-    ) -> str:
-        """Steps until an answer; every tool call and the answer pass `judge` (the bus).
+    ) -> str | None:
+        """Steps until an answer; every tool call and the answer pass `judge` (the bus). None:
+        a verdict ended the turn (a rollback, a replaced agent), so there is no message.
 
         `before` may refuse a tool call before it runs; `view` gives the texts shown for the
         turn's earlier tool observations (e.g. stubs for old ones), rebuilt at each step.
@@ -228,7 +230,7 @@ class Agent:
                 message = data["answer"]
                 if self.spec.share_thought and thought.strip():
                     message = f"{thought.strip()}\n{message}"
-                return await judge(
+                out = await judge(
                     Interaction(
                         kind="message",
                         agent=self.spec.name,
@@ -245,6 +247,7 @@ class Agent:
                         decision_positions=_answer_positions(c),
                     )
                 )
+                return None if out.stop else out.observation
             call = Interaction(
                 kind=self.tools[data["action"]].kind,
                 agent=self.spec.name,
@@ -260,7 +263,10 @@ class Agent:
                 role=self.spec.role,
                 logprobs=c.logprobs,
             )
-            done.append(await self._tool_step(call, data["args"], c.text, judge, before))
+            finished = await self._tool_step(call, data["args"], c.text, judge, before)
+            if finished is None:
+                return None
+            done.append(finished)
         raise AgentStepError("no_answer", f"no answer after {self.max_steps} steps")
 
     async def _tool_step(
@@ -270,16 +276,19 @@ class Agent:
         raw: str,
         judge: Judge,
         before: Before | None,
-    ) -> _Done:
-        """Run one tool call (unless `before` refuses it) and pass its result through `judge`."""
+    ) -> _Done | None:
+        """Run one tool call (unless `before` refuses it) and pass its result through `judge`;
+        None when the verdict ended the turn."""
         assert call.tool is not None
         refused = await before(call) if before is not None else None
         if refused is not None:
             return _Done(raw, ToolRecord(call.tool, call.input, refused), "", refused=True)
         result = await self.tools[call.tool].call(args)
-        observation = await judge(replace(call, observation=result.output, error=result.error))
+        out = await judge(replace(call, observation=result.output, error=result.error))
+        if out.stop:
+            return None
         note = f"\nError: {result.error}" if result.error else ""
-        return _Done(raw, ToolRecord(call.tool, call.input, observation), note)
+        return _Done(raw, ToolRecord(call.tool, call.input, out.observation), note)
 
     def _stuck(self, done: Sequence[_Done]) -> bool:
         """Whether the last `answer_after_refusals` tool calls were all refused."""

@@ -1,36 +1,59 @@
 """The bus: the one place that asks the supervisor chain and applies its verdicts.
 
-Teams (the Executor) and games (`GameSession`) send every step here. The bus records the
-interaction, asks the plug-ins in order, applies the verdict (guidance, a replaced
-observation, a verification, a rollback within its cap, a replaced agent or team), writes
-the trace events and calls the lifecycle hooks. A plug-in that may return an action its
-host cannot honour is refused when the bus is built, never ignored at run time.
+Teams (the Executor), games (`GameSession`) and framework guards send every step here. The
+bus records the interaction, asks the plug-ins in order, applies the verdict (guidance, a
+replaced observation, a verification, a rollback within its cap, a replaced agent or team)
+through its `Host`, writes the verdict's text and the trace events, and calls the lifecycle
+hooks. A verdict that ends the step (a rollback, a replaced agent) comes back as a value
+(`Outcome.stop`), never as an exception. A plug-in that may return an action its host cannot
+honour is refused when the bus is built, never ignored at run time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from overseer.runtime._interaction import (
-    ALL_ACTIONS,
+    Approve,
+    Guide,
     Interaction,
+    Replace,
+    ReplaceAgent,
+    ReplaceTeam,
+    Rollback,
     Supervisor,
     ToolRecord,
     Verdict,
+    Verify,
 )
 from overseer.runtime._run import Run, RunResult, StopReason
-
-if TYPE_CHECKING:
-    from overseer.runtime._channel import ChannelMessage
-    from overseer.runtime._spec import TeamSpec
 
 Verifier = Callable[[str, "Run"], Awaitable[str]]
 
 
 class UnsupportedVerdictError(ValueError):
     """A plug-in may return a verdict action that its host (a team, a game) cannot honour."""
+
+
+class Host(Protocol):
+    """What the bus needs of the place a run lives in (a team run, a game, a framework guard).
+
+    `label` names it in errors, `honours` lists the actions it can apply. The bus rolls the
+    channel back, purges a replaced agent's messages, sets the run's team and writes the
+    trace; the host does what only it knows: stop the work that ran on a rolled-back state,
+    and check that a new agent or team can run here (its tools and models exist).
+    """
+
+    label: str
+    honours: frozenset[str]
+
+    def roll_back(self, v: Rollback) -> None: ...
+
+    def replace_agent(self, v: ReplaceAgent) -> None: ...
+
+    def replace_team(self, v: ReplaceTeam) -> None: ...
 
 
 class SupervisorChain:
@@ -40,6 +63,12 @@ class SupervisorChain:
         names = [s.name for s in supervisors]
         if len(set(names)) != len(names):
             raise ValueError(f"supervisors: names must be unique, got {names}")
+        for s in supervisors:
+            if not isinstance(s, Supervisor):
+                raise TypeError(
+                    f"supervisor {getattr(s, 'name', s)!r}: expected the Supervisor protocol "
+                    "(name, kinds, actions and every hook; subclass BaseSupervisor)"
+                )
         self.supervisors = list(supervisors)
 
     @staticmethod
@@ -55,14 +84,14 @@ class SupervisorChain:
             if interaction.kind not in s.kinds:
                 continue
             v = _checked(s, await s.on_interaction(interaction, run))
-            if v.action != "approve":
+            if not isinstance(v, Approve):
                 return v
-        return Verdict.approve()
+        return Approve()
 
     async def round_end(self, run: Run) -> Verdict | None:
         for s in self.supervisors:
             v = await s.on_round_end(run)
-            if v is not None and v.action != "approve":
+            if v is not None and not isinstance(v, Approve):
                 return _checked(s, v)
         return None
 
@@ -73,116 +102,139 @@ class SupervisorChain:
 
 def _checked(s: Supervisor, v: Verdict) -> Verdict:
     """The verdict with its author filled in; an action the plug-in did not declare is an error."""
-    declared = getattr(s, "actions", ALL_ACTIONS)
-    if v.action != "approve" and v.action not in declared:
+    if not isinstance(v, Approve) and v.action not in s.actions:
         raise UnsupportedVerdictError(
             f"supervisor {s.name}: returned {v.action!r}, not among its declared actions "
-            f"{sorted(declared)}"
+            f"{sorted(s.actions)}"
         )
     return v if v.by else replace(v, by=s.name)
+
+
+def observation_after(v: Verdict, observation: str, finding: str = "") -> str:
+    """What an agent reads after verdict `v` on a step that returned `observation` (for a
+    verification, `finding` is the verifier's answer): the bus's wording, written only here."""
+    if isinstance(v, Guide):
+        return f"{observation}\n\n[guidance from {v.by}] {v.text}"
+    if isinstance(v, Replace):
+        text = f"{v.observation}\n\n[observation replaced by {v.by}: {v.note}]"
+        return f"{text}\n\n[guidance from {v.by}] {v.guidance}" if v.guidance else text
+    if isinstance(v, Verify):
+        return f"{observation}\n\n[verification requested by {v.by}] {finding}"
+    return observation
+
+
+def _refusal_text(v: Verdict) -> str:
+    """What an agent reads instead of a refused tool call: the verdict's own text."""
+    if isinstance(v, Replace):
+        return v.observation
+    return v.text if isinstance(v, Guide) else ""
 
 
 @dataclass(frozen=True)
 class Outcome:
     """What the bus made of one interaction: the observation the agent sees next, the verdict,
-    and whether the host must roll back (the cap allowed it) or replace the agent."""
+    and whether the step's turn ends here (`stop`: it was rolled back, or its agent replaced;
+    the host plays it again)."""
 
     observation: str
     verdict: Verdict
-    rollback: bool = False
-
-    @property
-    def replace_agent(self) -> bool:
-        return self.verdict.action == "replace_agent"
+    stop: bool = False
 
 
 class Bus:
-    """Judges the interactions of one run and applies the verdicts, within their caps."""
+    """Judges the interactions of one run and applies the verdicts through its host."""
 
     def __init__(
         self,
         run: Run,
         supervisors: Sequence[Supervisor] = (),
         *,
-        host: str = "team",
-        honours: frozenset[str] = ALL_ACTIONS,
+        host: Host,
         verifier: Verifier | None = None,
         max_rollbacks: int = 2,
         verify_tokens: int = 512,
         seed: int | None = 0,
     ) -> None:
+        self.chain = SupervisorChain(supervisors)
         for s in supervisors:
-            declared = frozenset(getattr(s, "actions", ALL_ACTIONS)) - {"approve"}
-            if not declared <= honours:
+            declared = frozenset(s.actions) - {"approve"}
+            if not declared <= host.honours:
                 raise UnsupportedVerdictError(
-                    f"supervisor {s.name}: may return {sorted(declared - honours)}, which a "
-                    f"{host} cannot honour (it honours {sorted(honours - {'approve'})})"
+                    f"supervisor {s.name}: may return {sorted(declared - host.honours)}, which "
+                    f"a {host.label} cannot honour (it honours {sorted(host.honours)})"
                 )
         if max_rollbacks < 0:
             raise ValueError(f"max_rollbacks: expected >= 0, got {max_rollbacks}")
         self.run = run
-        self.chain = SupervisorChain(supervisors)
+        self.host = host
         self.verifier = verifier
         self.max_rollbacks = max_rollbacks
         self.verify_tokens = verify_tokens
         self.seed = seed
-        self.rollbacks = 0
+        #: one record per rollback applied: round, agent, by, reason, messages removed
+        self.rolled_back: list[dict[str, Any]] = []
+
+    @property
+    def rollbacks(self) -> int:
+        return len(self.rolled_back)
 
     # -- interactions ------------------------------------------------------------------------
     async def judge(self, i: Interaction, *, ask: bool = True) -> Outcome:
         """Record `i`, ask the chain (unless `ask` is False) and apply what it says."""
-        run = self.run
-        run.interactions.append(i)
-        run.trace.event("interaction", **interaction_fields(i))
-        v = await self.chain.judge(i, run) if ask and self.chain else Verdict.approve()
-        if v.action == "approve":
+        self.run.interactions.append(i)
+        self.run.trace.event("interaction", **interaction_fields(i))
+        v = await self.chain.judge(i, self.run) if ask and self.chain else Approve()
+        return await self.apply(v, i)
+
+    async def apply(self, v: Verdict, i: Interaction) -> Outcome:
+        """Apply verdict `v` on step `i` (already recorded): the one place a step's verdict
+        takes effect."""
+        if isinstance(v, Approve):
             return Outcome(i.observation, v)
         self._record(v, agent=i.agent, round=i.round, step=i.step)
-        if v.action == "guide":
-            return Outcome(f"{i.observation}\n\n[guidance from {v.by}] {v.text}", v)
-        if v.action == "replace":
-            return Outcome(f"{v.text}\n\n[observation replaced by {v.by}: {v.note}]", v)
-        if v.action == "verify":
+        if isinstance(v, Guide | Replace):
+            return Outcome(observation_after(v, i.observation), v)
+        if isinstance(v, Verify):
             finding = await self._verify(v.task)
-            run.trace.event("verification", agent=i.agent, by=v.by, task=v.task, finding=finding)
-            return Outcome(f"{i.observation}\n\n[verification requested by {v.by}] {finding}", v)
-        if v.action == "rollback":
-            return Outcome(i.observation, v, rollback=self._may_roll_back(v))
-        if v.action == "replace_agent":
-            if v.agent_spec is None or v.agent_spec.name != i.agent:
-                raise ValueError(f"{v.by}: replace_agent must carry a spec named {i.agent!r}")
-            return Outcome(i.observation, v)
+            self.run.trace.event(
+                "verification", agent=i.agent, by=v.by, task=v.task, finding=finding
+            )
+            return Outcome(observation_after(v, i.observation, finding), v)
+        if isinstance(v, Rollback):
+            return Outcome(i.observation, v, stop=self._roll_back(v, i.round, i.agent))
+        if isinstance(v, ReplaceAgent):
+            self._replace_agent(v, i.agent)
+            return Outcome(i.observation, v, stop=True)
         raise UnsupportedVerdictError(f"{v.by}: {v.action!r} is a round-end verdict")
 
     async def before_tool(self, i: Interaction) -> str | None:
-        """Ask the plug-ins with a `before_tool` hook whether the call `i` may run; None: run
-        it. A refusal is recorded (interaction with the note as observation, and the verdict)
-        and its text is what the agent reads instead of a tool output."""
+        """Ask the plug-ins' `before_tool` hooks whether the call `i` may run; None: run it. A
+        refusal is recorded (interaction with the note as observation, and the verdict) and
+        its text is what the agent reads instead of a tool output."""
         for s in self.chain.supervisors:
-            hook = getattr(s, "before_tool", None)
-            if hook is None or i.kind not in s.kinds:
+            if i.kind not in s.kinds:
                 continue
-            v = await hook(i, self.run)
-            if v is None or v.action == "approve":
+            got = await s.before_tool(i, self.run)
+            if got is None or isinstance(got, Approve):
                 continue
-            v = _checked(s, v)
-            if v.action not in ("replace", "guide") or not v.text:
+            v = _checked(s, got)
+            text = _refusal_text(v)
+            if not text:
                 raise UnsupportedVerdictError(
                     f"{v.by}: before_tool may return replace or guide with a text, got {v.action!r}"
                 )
-            blocked = replace(i, observation=v.text, meta={**i.meta, "blocked_by": v.by})
+            blocked = replace(i, observation=text, meta={**i.meta, "blocked_by": v.by})
             self.run.interactions.append(blocked)
             self.run.trace.event("interaction", **interaction_fields(blocked))
             self._record(v, agent=i.agent, round=i.round, step=i.step)
-            return v.text
+            return text
         return None
 
     def view(self, agent: str, records: Sequence[ToolRecord]) -> list[str]:
-        """The texts `agent` is shown for its tool observations: the first plug-in with a
-        `view_observations` hook that answers decides; otherwise they stay whole."""
+        """The texts `agent` is shown for its tool observations: the first plug-in whose
+        `view_observations` answers decides; otherwise they stay whole."""
         for s in self.chain.supervisors:
-            hook = getattr(s, "view_observations", None)
-            texts = hook(agent, records, self.run) if hook is not None else None
+            texts = s.view_observations(agent, records, self.run)
             if texts is None:
                 continue
             if len(texts) != len(records):
@@ -195,8 +247,7 @@ class Bus:
 
     def _record(self, v: Verdict, **where: object) -> None:
         self.run.verdicts.append(v)
-        fields = {k: getattr(v, k) for k in ("action", "by", "reason", "text", "note", "task")}
-        self.run.trace.event("verdict", **where, **fields)
+        self.run.trace.event("verdict", **where, **v.trace_fields())
 
     async def _verify(self, task: str) -> str:
         if self.verifier is not None:
@@ -211,54 +262,59 @@ class Bus:
         )
         return c.text.strip()
 
-    # -- rollback ----------------------------------------------------------------------------
-    def _may_roll_back(self, v: Verdict) -> bool:
-        if self.rollbacks < self.max_rollbacks:
-            return True
-        self.run.trace.event("verdict_ignored", by=v.by, action=v.action, reason="rollback cap")
-        return False
-
-    def roll_back(self, v: Verdict, *, round: int, agent: str = "") -> list[ChannelMessage]:
-        """Roll the channel back to its last irreversible mark; one trace event, one count."""
-        self.rollbacks += 1
+    # -- rollback and replacement ------------------------------------------------------------
+    def _roll_back(self, v: Rollback, round: int, agent: str) -> bool:
+        """Roll the channel back to its last mark and have the host stop what ran on it,
+        within the cap; one record, one trace event. False: the cap refused it."""
+        if self.rollbacks >= self.max_rollbacks:
+            self.run.trace.event("verdict_ignored", by=v.by, action=v.action, reason="rollback cap")
+            return False
         removed = self.run.channel.rollback()
+        self.rolled_back.append(
+            {
+                "round": round,
+                "agent": agent,
+                "by": v.by,
+                "reason": v.reason,
+                "removed": len(removed),
+            }
+        )
+        self.run.trace.event("rollback", **self.rolled_back[-1], count=self.rollbacks)
+        self.host.roll_back(v)
+        return True
+
+    def _replace_agent(self, v: ReplaceAgent, agent: str) -> None:
+        if v.spec.name != agent:
+            raise ValueError(f"{v.by}: replace_agent must carry a spec named {agent!r}")
+        self.host.replace_agent(v)
+        removed = self.run.channel.purge(agent)
+        self.run.team = self.run.team.with_agent(v.spec)
         self.run.trace.event(
-            "rollback",
-            round=round,
+            "agent_replaced",
             agent=agent,
             by=v.by,
             reason=v.reason,
-            removed=len(removed),
-            count=self.rollbacks,
+            purged=len(removed),
+            spec=v.spec.model_dump(),
         )
-        return removed
 
     # -- lifecycle ---------------------------------------------------------------------------
-    async def round_end(
-        self, round: int, check_team: Callable[[TeamSpec], None] | None = None
-    ) -> Verdict | None:
-        """Ask the plug-ins at a round's end. A new team is applied here; a rollback the cap
-        allows is returned for the host to apply (`roll_back`)."""
+    async def round_end(self, round: int) -> bool:
+        """Ask the plug-ins at a round's end and apply what they say (a new team for the next
+        rounds, or a rollback); True when the round was rolled back."""
         v = await self.chain.round_end(self.run) if self.chain else None
         if v is None:
-            return None
+            return False
         self._record(v, round=round)
-        if v.action == "replace_team":
-            if v.team_spec is None:
-                raise ValueError(f"{v.by}: replace_team must carry a team spec")
-            if check_team is not None:
-                check_team(v.team_spec)
-            self.run.team = v.team_spec
+        if isinstance(v, ReplaceTeam):
+            self.host.replace_team(v)
+            self.run.team = v.spec
             self.run.trace.event(
-                "team_replaced",
-                round=round,
-                by=v.by,
-                reason=v.reason,
-                team=v.team_spec.model_dump(),
+                "team_replaced", round=round, by=v.by, reason=v.reason, team=v.spec.model_dump()
             )
-            return None
-        if v.action == "rollback":
-            return v if self._may_roll_back(v) else None
+            return False
+        if isinstance(v, Rollback):
+            return self._roll_back(v, round, "")
         raise UnsupportedVerdictError(
             f"{v.by}: on_round_end may return rollback or replace_team, got {v.action!r}"
         )

@@ -12,22 +12,21 @@ import traceback
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from overseer.models import Model
-from overseer.models._types import ContextWindowError
+from overseer.models.errors import ContextWindowError
 from overseer.runtime._agent import Agent, AgentContext, AgentStepError
 from overseer.runtime._bus import Bus, SupervisorChain, Verifier
-from overseer.runtime._interaction import Interaction, Supervisor
-from overseer.runtime._ledger import Budget, BudgetExceeded
-from overseer.runtime._run import (
-    AgentFailure,
-    ReplaceAgentSignal,
-    RollbackSignal,
-    Run,
-    RunResult,
-    StopReason,
-    open_run,
+from overseer.runtime._interaction import (
+    ALL_ACTIONS,
+    ReplaceAgent,
+    ReplaceTeam,
+    Rollback,
+    Supervisor,
 )
+from overseer.runtime._ledger import Budget, BudgetExceeded
+from overseer.runtime._run import AgentFailure, Run, RunResult, StopReason, open_run
 from overseer.runtime._spec import TeamSpec
 from overseer.runtime._tools import Tool
 
@@ -36,6 +35,12 @@ TeamBuilder = Callable[[Run], Awaitable[TeamSpec]]
 DECISION_RULES = (
     "You are the final decision-maker of a team. Read the task and your teammates' "
     "answers, find their errors, and give the final answer. Be brief."
+)
+
+
+CLOSED = (
+    ' Reply with one JSON object: {"reasoning": "<a few short sentences>", "answer": <the '
+    "final answer alone>}."
 )
 
 
@@ -70,6 +75,7 @@ class Executor:
         extract_answer: Callable[[str], str] = last_line,
         seed: int | None = 0,
         top_logprobs: int = 0,
+        answer_schema: Mapping[str, Any] | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency: expected >= 1, got {concurrency}")
@@ -91,6 +97,7 @@ class Executor:
         self.extract_answer = extract_answer
         self.seed = seed
         self.top_logprobs = top_logprobs
+        self.answer_schema = answer_schema  # the decision's closed answer format, if any
 
     def check_team(self, team: TeamSpec) -> None:
         """Every tool and model the team names is provided, or a ValueError naming it."""
@@ -119,15 +126,10 @@ class Executor:
             top_logprobs=self.top_logprobs,
         )
 
-    async def _step(self, bus: Bus, i: Interaction) -> str:
-        out = await bus.judge(i)
-        if out.rollback:
-            raise RollbackSignal(out.verdict)
-        if out.replace_agent:
-            raise ReplaceAgentSignal(out.verdict)
-        return out.observation
-
-    async def _turn(self, run: Run, bus: Bus, name: str, r: int) -> None:
+    async def _turn(self, host: _TeamRun, name: str, r: int) -> None:
+        """One agent's turn: its message on the channel, or a failure; a replaced agent's turn
+        starts again with the new spec; a rolled-back turn ends without a message."""
+        run, bus = host.run, host.bus
         for _ in range(self.max_replacements + 1):
             ctx = AgentContext(
                 global_task=run.query,
@@ -139,34 +141,20 @@ class Executor:
             )
             try:
                 text = await self._agent(run, name).run(
-                    ctx, lambda i: self._step(bus, i), before=bus.before_tool, view=bus.view
+                    ctx, bus.judge, before=bus.before_tool, view=bus.view
                 )
-            except ReplaceAgentSignal as sig:
-                self._replace_agent(run, name, sig)
-                continue
             except AgentStepError as exc:
                 if isinstance(exc.__cause__, ContextWindowError):  # would fail for every agent
                     raise exc.__cause__ from None
                 self._fail(run, AgentFailure(name, r, exc.reason, exc.detail))  # type: ignore[arg-type]
                 return
-            msg = run.channel.post(name, text, round=r)
-            run.trace.event("message", sender=name, round=r, seq=msg.seq, content=text)
-            return
+            if text is not None:
+                msg = run.channel.post(name, text, round=r)
+                run.trace.event("message", sender=name, round=r, seq=msg.seq, content=text)
+                return
+            if host.replay:  # rolled back: the round is played again
+                return
         self._fail(run, AgentFailure(name, r, "no_answer", "replaced too many times"))
-
-    def _replace_agent(self, run: Run, name: str, sig: ReplaceAgentSignal) -> None:
-        new = sig.verdict.agent_spec
-        assert new is not None
-        removed = run.channel.purge(name)
-        run.team = run.team.with_agent(new)
-        run.trace.event(
-            "agent_replaced",
-            agent=name,
-            by=sig.verdict.by,
-            reason=sig.verdict.reason,
-            purged=len(removed),
-            spec=new.model_dump(),
-        )
 
     @staticmethod
     def _fail(run: Run, fail: AgentFailure) -> None:
@@ -179,44 +167,38 @@ class Executor:
             detail=fail.detail,
         )
 
-    async def _round(self, run: Run, bus: Bus, r: int) -> None:
-        team = run.team
+    async def _round(self, host: _TeamRun, r: int) -> None:
+        team = host.run.team
         finished = {n: asyncio.Event() for n in team.names}
         gate = asyncio.Semaphore(self.concurrency)
 
         async def one(name: str) -> None:
-            # Successors start only after a turn that ended: a failed one (context window,
-            # budget, rollback) cancels the whole group before anyone else calls the model.
+            # Successors start only after a turn that ended; a rollback cancels every other
+            # turn of the round (`_TeamRun.roll_back`) before anyone else calls the model.
             for p in team.spatial_preds(name):
                 await finished[p].wait()
             async with gate:
-                await self._turn(run, bus, name, r)
+                await self._turn(host, name, r)
             finished[name].set()
 
-        async with asyncio.TaskGroup() as tg:
-            for name in team.order():
-                tg.create_task(one(name))
+        try:
+            async with asyncio.TaskGroup() as tg:
+                host.turns = [tg.create_task(one(name)) for name in team.order()]
+        except ExceptionGroup as eg:  # a turn failed (budget, context window): that error
+            raise _first(eg) from None
+        finally:
+            host.turns = []
 
-    async def _rounds(self, run: Run, bus: Bus) -> None:
+    async def _rounds(self, host: _TeamRun) -> None:
         """Play the rounds; a rollback (mid-round or at a round's end) replays the round."""
-        r = 0
+        run, r = host.run, 0
         while r < run.team.rounds:
             run.round = r
             run.channel.checkpoint()
             run.trace.event("round_start", round=r)
-            try:
-                await self._round(run, bus, r)
-                v = await bus.round_end(r, self.check_team)
-                if v is not None:
-                    raise ExceptionGroup("round end", [RollbackSignal(v)])
-            except ExceptionGroup as eg:
-                rb, rest = eg.split(RollbackSignal)
-                if rest is not None:
-                    raise _unwrap(rest) from None
-                assert rb is not None
-                sig = _unwrap(rb)
-                assert isinstance(sig, RollbackSignal)
-                bus.roll_back(sig.verdict, round=r)
+            host.replay = False
+            await self._round(host, r)
+            if host.replay or await host.bus.round_end(r):
                 continue
             run.channel.drop_checkpoint()
             run.trace.event("round_end", round=r)
@@ -242,11 +224,12 @@ class Executor:
         answers = "\n\n".join(f"[{m.sender}] {m.content}" for m in finals)
         c = await run.metered("decision", "decision").acomplete(
             [
-                {"role": "system", "content": DECISION_RULES},
+                {"role": "system", "content": DECISION_RULES + (CLOSED * bool(self.answer_schema))},
                 {"role": "user", "content": f"Task:\n{run.query}\n\nTeam answers:\n{answers}"},
             ],
             max_tokens=self.max_tokens,
             seed=self.seed,
+            schema=self.answer_schema,
         )
         run.channel.post("decision", c.text, round=last, kind="decision")
         return c.text
@@ -263,27 +246,21 @@ class Executor:
         run = open_run(
             query, spec, self.model, run_id=run_id, trace_dir=self.trace_dir, budget=self.budget
         )
-        bus = Bus(
-            run,
-            self.supervisors,
-            verifier=self.verifier,
-            max_rollbacks=self.max_rollbacks,
-            verify_tokens=self.max_tokens,
-            seed=self.seed,
-        )
-        bus.start()
-        stop, answer, error = await self._solve(run, bus, team)
-        return await bus.finish(stop, answer, error)
+        host = _TeamRun(self, run)
+        host.bus.start()
+        stop, answer, error = await self._solve(host, team)
+        return await host.bus.finish(stop, answer, error)
 
     async def _solve(
-        self, run: Run, bus: Bus, team: TeamSpec | TeamBuilder
+        self, host: _TeamRun, team: TeamSpec | TeamBuilder
     ) -> tuple[StopReason, str, str | None]:
+        run = host.run
         try:
             if not isinstance(team, TeamSpec):
                 run.team = await team(run)
                 self.check_team(run.team)
                 run.trace.event("team", team=run.team.model_dump())
-            await self._rounds(run, bus)
+            await self._rounds(host)
             return "done", await self._decide(run), None
         except BudgetExceeded as exc:
             return f"budget_{exc.reason}", _best_effort(run), str(exc)  # type: ignore[return-value]
@@ -295,7 +272,44 @@ class Executor:
             return "error", _best_effort(run), error
 
 
-def _unwrap(exc: BaseException) -> BaseException:
+class _TeamRun:
+    """One run of a team: the bus's host. It stops a round's other turns when the bus rolls
+    back (the round is then played again) and checks that a new agent or team can run with
+    the Executor's tools and models."""
+
+    label = "team"
+    honours: frozenset[str] = ALL_ACTIONS
+
+    def __init__(self, executor: Executor, run: Run) -> None:
+        self.executor = executor
+        self.run = run
+        self.replay = False  # the current round was rolled back
+        self.turns: list[asyncio.Task[None]] = []  # the current round's turns
+        self.bus = Bus(
+            run,
+            executor.supervisors,
+            host=self,
+            verifier=executor.verifier,
+            max_rollbacks=executor.max_rollbacks,
+            verify_tokens=executor.max_tokens,
+            seed=executor.seed,
+        )
+
+    def roll_back(self, v: Rollback) -> None:
+        self.replay = True
+        me = asyncio.current_task()
+        for t in self.turns:
+            if t is not me:
+                t.cancel()
+
+    def replace_agent(self, v: ReplaceAgent) -> None:
+        self.executor.check_team(self.run.team.with_agent(v.spec))
+
+    def replace_team(self, v: ReplaceTeam) -> None:
+        self.executor.check_team(v.spec)
+
+
+def _first(exc: BaseException) -> BaseException:
     """The first leaf of (nested) exception groups: what actually went wrong."""
     while isinstance(exc, BaseExceptionGroup):
         exc = exc.exceptions[0]

@@ -16,9 +16,15 @@ from pathlib import Path
 from typing import Any, Generic, TypedDict, TypeVar, Unpack
 
 from overseer.models import Completion, Message, Model, StructuredOutputError, ask_structured
-from overseer.models._positions import decision_positions
-from overseer.runtime._bus import Bus, Verifier
-from overseer.runtime._interaction import Interaction, Supervisor, Verdict
+from overseer.models.positions import decision_positions
+from overseer.runtime._bus import Bus, UnsupportedVerdictError, Verifier
+from overseer.runtime._interaction import (
+    Interaction,
+    ReplaceAgent,
+    ReplaceTeam,
+    Rollback,
+    Supervisor,
+)
 from overseer.runtime._ledger import Budget
 from overseer.runtime._run import Run, RunResult, open_run
 from overseer.runtime._spec import AgentSpec, TeamSpec
@@ -99,13 +105,11 @@ class GameSession:
         self.bus = Bus(
             self.run,
             options.get("supervisors", ()),
-            host="game",
-            honours=GAME_HONOURS,
+            host=self,
             verifier=options.get("verifier"),
             max_rollbacks=options.get("max_resets", 4),
         )
         self.turns = self.invalid = 0
-        self.interventions: list[dict[str, Any]] = []
         self.bus.start()
 
     def stats(self) -> dict[str, Any]:
@@ -122,6 +126,25 @@ class GameSession:
     @property
     def resets(self) -> int:
         return self.bus.rollbacks
+
+    @property
+    def interventions(self) -> list[dict[str, Any]]:
+        """The rollbacks applied (round, agent, by, reason, messages removed): the bus's record."""
+        return [dict(r) for r in self.bus.rolled_back]
+
+    # -- the bus's host: a game honours guide, replace, verify and rollback ------------------
+    label = "game"
+    honours = GAME_HONOURS
+
+    def roll_back(self, v: Rollback) -> None:
+        """Nothing to stop: the turn in play ends (`Played.rolled_back`, `round_end()`), and
+        the game resets its own state when it reads that."""
+
+    def replace_agent(self, v: ReplaceAgent) -> None:
+        raise UnsupportedVerdictError(f"{v.by}: a game cannot replace a player")
+
+    def replace_team(self, v: ReplaceTeam) -> None:
+        raise UnsupportedVerdictError(f"{v.by}: a game cannot replace its team")
 
     def texts(self) -> list[str]:
         """The channel's messages as the players read them."""
@@ -159,8 +182,7 @@ class GameSession:
             },
         )
         out = await self.bus.judge(i, ask=t.judged)
-        if out.rollback:
-            self._roll_back(out.verdict, t.round, t.agent)
+        if out.stop:
             return Played(move, text, c, error, True)
         return Played(move, out.observation, c, error, False)
 
@@ -181,20 +203,9 @@ class GameSession:
             return None, exc.completion, error
         return got.value, got.completion, None
 
-    def _roll_back(self, v: Verdict, round: int, agent: str) -> None:
-        removed = self.bus.roll_back(v, round=round, agent=agent)
-        self.interventions.append(
-            {"round": round, "agent": agent, "by": v.by, "reason": v.reason,
-             "removed": len(removed)}
-        )
-
     async def round_end(self, round: int) -> bool:
         """The plug-ins' round-end hook; True when it rolled the game back (cap permitting)."""
-        v = await self.bus.round_end(round)
-        if v is None:
-            return False
-        self._roll_back(v, round, "")
-        return True
+        return await self.bus.round_end(round)
 
     def post(self, sender: str, text: str, round: int, **meta: Any) -> None:
         """Put a move's text on the channel, where every player reads it."""

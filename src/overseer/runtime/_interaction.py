@@ -7,24 +7,48 @@ return (`actions`), so a place that cannot honour an action refuses the plug-in 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from overseer.models import TokenLogprob, Usage
-from overseer.runtime._spec import AgentSpec, TeamSpec
+from overseer.runtime.verdicts import (
+    ALL_ACTIONS,
+    Approve,
+    Guide,
+    Replace,
+    ReplaceAgent,
+    ReplaceTeam,
+    Rollback,
+    Verdict,
+    VerdictAction,
+    Verify,
+)
 
 if TYPE_CHECKING:
     from overseer.runtime._run import Run, RunResult
 
-InteractionKind = Literal["message", "tool", "memory", "move"]
-VerdictAction = Literal[
-    "approve", "guide", "replace", "verify", "rollback", "replace_agent", "replace_team"
+__all__ = [
+    "ALL_ACTIONS",
+    "ALL_KINDS",
+    "Approve",
+    "BaseSupervisor",
+    "Guide",
+    "Interaction",
+    "InteractionKind",
+    "Replace",
+    "ReplaceAgent",
+    "ReplaceTeam",
+    "Rollback",
+    "Supervisor",
+    "ToolRecord",
+    "Verdict",
+    "VerdictAction",
+    "Verify",
 ]
+
+InteractionKind = Literal["message", "tool", "memory", "move"]
 ALL_KINDS: frozenset[str] = frozenset({"message", "tool", "memory", "move"})
-ALL_ACTIONS: frozenset[str] = frozenset(
-    {"approve", "guide", "replace", "verify", "rollback", "replace_agent", "replace_team"}
-)
 
 
 @dataclass(frozen=True)
@@ -65,60 +89,19 @@ class ToolRecord:
     text: str
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """What a supervisor decided about one interaction, who decided it and why."""
-
-    action: VerdictAction
-    by: str = ""
-    reason: str = ""
-    text: str = ""  # guidance to append, or the replacement observation
-    note: str = ""  # the visible note that goes with a replaced observation
-    task: str = ""  # the question handed to the verifier
-    agent_spec: AgentSpec | None = None  # the new agent for replace_agent
-    team_spec: TeamSpec | None = None  # the new team for replace_team
-
-    @classmethod
-    def approve(cls, by: str = "", reason: str = "") -> Verdict:
-        return cls("approve", by, reason)
-
-    @classmethod
-    def guide(cls, text: str, *, by: str, reason: str = "") -> Verdict:
-        return cls("guide", by, reason, text=text)
-
-    @classmethod
-    def replace(cls, observation: str, *, note: str, by: str, reason: str = "") -> Verdict:
-        return cls("replace", by, reason, text=observation, note=note)
-
-    @classmethod
-    def verify(cls, task: str, *, by: str, reason: str = "") -> Verdict:
-        return cls("verify", by, reason, task=task)
-
-    @classmethod
-    def rollback(cls, *, by: str, reason: str) -> Verdict:
-        return cls("rollback", by, reason)
-
-    @classmethod
-    def replace_agent(cls, spec: AgentSpec, *, by: str, reason: str) -> Verdict:
-        return cls("replace_agent", by, reason, agent_spec=spec)
-
-    @classmethod
-    def replace_team(cls, spec: TeamSpec, *, by: str, reason: str) -> Verdict:
-        """A new team for the next rounds (returned from `on_round_end`)."""
-        return cls("replace_team", by, reason, team_spec=spec)
-
-
 @runtime_checkable
 class Supervisor(Protocol):
     """A plug-in on the bus. `kinds`: interaction kinds it is asked about; `actions`: the
-    verdict actions it may return.
+    verdict actions it may return (a host that cannot honour one refuses the plug-in).
 
-    Two optional hooks, found by name, let a plug-in act before and around tool calls:
-    `async before_tool(interaction, run) -> Verdict | None` is asked before a tool runs (the
-    interaction has no observation yet); a `replace` or `guide` verdict refuses the call and
-    the agent reads the verdict's text instead. `view_observations(agent, records, run) ->
-    list[str] | None` gives the texts an agent is shown for its earlier tool observations
-    (oldest first, one per record), e.g. stubs for old ones; None leaves them whole.
+    `on_interaction` judges one step. `before_tool` is asked before a tool runs (the
+    interaction has no observation yet); a `Replace` or `Guide` verdict refuses the call and
+    the agent reads the verdict's text instead. `view_observations` gives the texts an agent
+    is shown for its earlier tool observations (oldest first, one per record), e.g. stubs for
+    old ones; None leaves them whole. `on_round_end` may return a rollback or a new team;
+    `on_run_end` sees the result. `BaseSupervisor` has a no-op default for each. State a
+    plug-in keeps for one run lives on the run (`run.state(self, make)`), so one instance
+    serves concurrent runs.
     """
 
     name: str
@@ -127,20 +110,35 @@ class Supervisor(Protocol):
 
     async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict: ...
 
+    async def before_tool(self, interaction: Interaction, run: Run) -> Verdict | None: ...
+
+    def view_observations(
+        self, agent: str, records: Sequence[ToolRecord], run: Run
+    ) -> list[str] | None: ...
+
     async def on_round_end(self, run: Run) -> Verdict | None: ...
 
     async def on_run_end(self, run: Run, result: RunResult) -> None: ...
 
 
 class BaseSupervisor:
-    """Convenience base: approves everything, ignores round and run ends. Override what you need."""
+    """Convenience base: approves everything, lets every tool run, leaves observations whole,
+    ignores round and run ends. Override what you need."""
 
     name: str = "supervisor"
     kinds: frozenset[str] = ALL_KINDS
     actions: frozenset[str] = ALL_ACTIONS
 
     async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
-        return Verdict.approve(self.name)
+        return Approve(by=self.name)
+
+    async def before_tool(self, interaction: Interaction, run: Run) -> Verdict | None:
+        return None
+
+    def view_observations(
+        self, agent: str, records: Sequence[ToolRecord], run: Run
+    ) -> list[str] | None:
+        return None
 
     async def on_round_end(self, run: Run) -> Verdict | None:
         return None

@@ -6,9 +6,10 @@ import os
 import re
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar, cast
 
 from overseer.models import Model, Usage
 from overseer.runtime._channel import Channel, ChannelMessage
@@ -16,6 +17,8 @@ from overseer.runtime._interaction import Interaction, Verdict
 from overseer.runtime._ledger import ActorKind, Budget, Ledger, MeteredModel
 from overseer.runtime._spec import TeamSpec
 from overseer.runtime._trace import Trace
+
+S = TypeVar("S")
 
 StopReason = Literal[
     "done", "budget_tokens", "budget_steps", "budget_time", "context_window", "error"
@@ -47,8 +50,23 @@ class Run:
     interactions: list[Interaction] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
     failures: list[AgentFailure] = field(default_factory=list)
-    guidance_count: dict[str, int] = field(default_factory=dict)
     plugin_stats: dict[str, dict[str, object]] = field(default_factory=dict)  # by plug-in name
+    _states: dict[int, object] = field(default_factory=dict, init=False, repr=False)
+
+    def state(self, plugin: object, make: Callable[[], S]) -> S:
+        """The state `plugin` keeps for this run, made by `make()` at its first use.
+
+        The one place plug-ins keep per-run state: it lives and ends with the run, so one
+        plug-in instance serves concurrent runs (teams and games) without mixing them.
+        """
+        key = id(plugin)
+        if key not in self._states:
+            self._states[key] = make()
+        return cast(S, self._states[key])
+
+    def has_state(self, plugin: object) -> bool:
+        """Whether `plugin` has made its state for this run yet."""
+        return id(plugin) in self._states
 
     def metered(self, actor: str, kind: ActorKind, model: Model | None = None) -> MeteredModel:
         """A model for `actor` whose calls are budget-checked, booked and traced in this run."""
@@ -118,19 +136,3 @@ def open_run(
             rid = f"{rid}-{uuid.uuid4().hex[:6]}"
         path = Path(trace_dir) / f"{rid}.jsonl"
     return Run(rid, query, team, model, Ledger(rid, budget), Trace(path, rid))
-
-
-class RollbackSignal(Exception):
-    """Raised inside a round when a supervisor asked for a rollback."""
-
-    def __init__(self, verdict: Verdict) -> None:
-        super().__init__(verdict.reason)
-        self.verdict = verdict
-
-
-class ReplaceAgentSignal(Exception):
-    """Raised inside an agent's step when a supervisor asked to replace that agent."""
-
-    def __init__(self, verdict: Verdict) -> None:
-        super().__init__(verdict.reason)
-        self.verdict = verdict

