@@ -91,18 +91,15 @@ class _TeamWatcher(BaseSupervisor):
         self.watcher = Watcher(seed=seed)
         self.kinds = self.watcher.kinds
         self.actions = self.watcher.actions
-        self._runs: set[str] = set()
 
     async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
         from overseer.adapt.sop import team_to_sop
 
-        if run.id not in self._runs:
-            self._runs.add(run.id)
+        if not self.watcher.watching(run):
             self.watcher.watch(run, team_to_sop(run.team))
         return await self.watcher.on_interaction(interaction, run)
 
     async def on_run_end(self, run: Run, result: RunResult) -> None:
-        self._runs.discard(run.id)
         await self.watcher.on_run_end(run, result)
 
 

@@ -10,7 +10,7 @@ A verdict about an agent other than the one whose step triggered the review wait
 agent's next step. A guide or replace decision that names no issue, or mentions code names found
 nowhere in the task, the OP or the steps, is not applied (its review says why, `not_applied`).
 One instance may watch many runs: counters, caps and pending verdicts live
-per run (keyed by run id, dropped at the run's end); the reviews are in the run's trace
+on each run (`run.state`); the reviews are in the run's trace
 (`watcher_review`, read back by `reviews_of`).
 """
 
@@ -35,7 +35,6 @@ from overseer.runtime import (
     BaseSupervisor,
     Interaction,
     Run,
-    RunResult,
     Verdict,
     read_trace,
 )
@@ -177,6 +176,10 @@ class _Watch:
         return {agent_name(a.name): a for a in self.op.agents}
 
 
+def _no_state() -> _Watch:
+    raise AssertionError("watcher: the state is made by watch()")
+
+
 def _every(op: SOP) -> int:
     return max(1, len(op.agents) // 2)
 
@@ -218,24 +221,27 @@ class Watcher(BaseSupervisor):
         self.max_reviews = max_reviews
         self.max_tokens = max_tokens
         self.seed = seed
-        self._runs: dict[str, _Watch] = {}  # per run id, until the run ends
 
     def watch(self, run: Run, op: SOP, experiences: Sequence[Experience] = ()) -> None:
-        """Watch `run` against `op` and `experiences` (before its first step)."""
-        self._runs[run.id] = _Watch(op, tuple(experiences), self.every or _every(op))
+        """Watch `run` against `op` and `experiences` (before its first step; the state is
+        kept on the run)."""
+        if run.has_state(self):
+            raise ValueError(f"watcher: run {run.id!r} is already watched")
+        run.state(self, lambda: _Watch(op, tuple(experiences), self.every or _every(op)))
+
+    def watching(self, run: Run) -> bool:
+        """Whether `run` has its OP yet."""
+        return run.has_state(self)
 
     def _state(self, run: Run) -> _Watch:
-        if run.id not in self._runs:
+        if not run.has_state(self):
             if self.op is None:
                 raise ValueError(
                     f"watcher: no OP for run {run.id!r}; give Watcher(op) or call "
                     "watch(run, op) before the run's first step"
                 )
             self.watch(run, self.op, self.experiences)
-        return self._runs[run.id]
-
-    async def on_run_end(self, run: Run, result: RunResult) -> None:
-        self._runs.pop(run.id, None)
+        return run.state(self, _no_state)
 
     # -- triggers --------------------------------------------------------------------------
     def _trigger(self, w: _Watch, i: Interaction) -> str | None:
