@@ -3,7 +3,7 @@
 Any step that carries token logprobs (a game move, or a team agent's answer when the
 Executor runs with `top_logprobs`) is featurised at its decision positions. The plug-in
 returns `Verdict.rollback`; the bus applies it by rolling the channel back to its last
-irreversible mark. Each role may trigger up to `cap` times per run (counters live per run).
+irreversible mark. Each role may trigger up to `cap` times per run (counters kept on the run).
 Neither plug-in calls a model, so nothing is booked in the ledger.
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from overseer.monitor.features import turn_features
 from overseer.monitor.train import MonitorSet, RoleMonitor
-from overseer.runtime import BaseSupervisor, Interaction, Run, RunResult, Verdict
+from overseer.runtime import BaseSupervisor, Interaction, Run, Verdict
 
 DEFAULT_KEYS = ("action", "character")
 
@@ -26,17 +26,9 @@ def _role(i: Interaction) -> str:
     return i.role or str(i.meta.get("role", "")) or i.local_task
 
 
-class _PerRun:
-    """Trigger counts per run and role, dropped when the run ends."""
-
-    def __init__(self) -> None:
-        self._counts: dict[str, dict[str, int]] = {}
-
-    def of(self, run: Run) -> dict[str, int]:
-        return self._counts.setdefault(run.id, defaultdict(int))
-
-    def end(self, run: Run) -> None:
-        self._counts.pop(run.id, None)
+def _triggers(plugin: object, run: Run) -> defaultdict[str, int]:
+    """The plug-in's trigger counts by role in this run (kept on the run)."""
+    return run.state(plugin, lambda: defaultdict(int))
 
 
 class UncertaintyMonitor(BaseSupervisor):
@@ -71,7 +63,6 @@ class UncertaintyMonitor(BaseSupervisor):
         self.fallback_role = fallback_role
         self.rows: list[dict[str, Any]] = []
         self.missing = 0
-        self._triggers = _PerRun()
 
     def _row(self, i: Interaction, run: Run) -> dict[str, Any] | None:
         if not i.logprobs:
@@ -110,7 +101,7 @@ class UncertaintyMonitor(BaseSupervisor):
             "monitor_features", by=self.name, **{k: row[k] for k in _TRACED}, estimate=est,
             tau=m.tau if m is not None else None,
         )
-        triggers = self._triggers.of(run)
+        triggers = _triggers(self, run)
         if m is None or est is None or est >= m.tau or triggers[row["role"]] >= self.cap:
             return Verdict.approve(self.name)
         triggers[row["role"]] += 1
@@ -119,9 +110,6 @@ class UncertaintyMonitor(BaseSupervisor):
             f"{est:.2f} < {m.tau:.2f}"
         )
         return Verdict.rollback(by=self.name, reason=reason)
-
-    async def on_run_end(self, run: Run, result: RunResult) -> None:
-        self._triggers.end(run)
 
 
 _TRACED = ("role", "agent", "turn", "attempt", "entropy", "varentropy", "kurtosis", "positions",
@@ -149,16 +137,12 @@ class RandomMonitor(BaseSupervisor):
         self.rng = rng
         self.cap = cap
         self.name = name
-        self._triggers = _PerRun()
 
     async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
         role = _role(interaction)
         p = self.p.get(role, 0.0)
-        triggers = self._triggers.of(run)
+        triggers = _triggers(self, run)
         if triggers[role] >= self.cap or not self.rng.random() < p:
             return Verdict.approve(self.name)
         triggers[role] += 1
         return Verdict.rollback(by=self.name, reason=f"random trigger (p={p:.3f}) for {role}")
-
-    async def on_run_end(self, run: Run, result: RunResult) -> None:
-        self._triggers.end(run)

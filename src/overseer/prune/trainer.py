@@ -30,7 +30,7 @@ import numpy as np
 from overseer.models import Usage
 from overseer.prune.masks import EdgeMasks, GraphSample
 from overseer.prune.prune import prune_team
-from overseer.runtime import BaseSupervisor, Run, RunResult, TeamSpec, Verdict
+from overseer.runtime import BaseSupervisor, Run, TeamSpec, Verdict
 
 
 @dataclass(frozen=True)
@@ -282,7 +282,7 @@ class DialoguePruner(BaseSupervisor):
     Start the run with `first_team()` (or pass the pruner itself as the team builder); at each
     round end the pruner returns `Verdict.replace_team` with the next structure. Temporal masks
     are updated from round 1 on (round 0 has no previous round to read). Each run trains its
-    own masks from the same seed (state per run id, dropped at the run's end), so one instance
+    own masks from the same seed (state kept on the run, `run.state`), so one instance
     may serve many runs; the updates are in the trace (`agentprune_update`).
     """
 
@@ -310,7 +310,6 @@ class DialoguePruner(BaseSupervisor):
         self.train_rounds = train_rounds
         self.ratio = ratio
         self._fresh()  # fail on bad candidates now, not at the first round end
-        self._runs: dict[str, _Dialogue] = {}  # per run id, until the run ends
 
     def _fresh(self) -> _Dialogue:
         masks = EdgeMasks.from_team(self.base, candidates=self.candidates)  # type: ignore[arg-type]
@@ -318,9 +317,7 @@ class DialoguePruner(BaseSupervisor):
         return _Dialogue(masks, PolicyGradient(masks, self.cfg), rng, masks.sample(rng))
 
     def _state(self, run: Run) -> _Dialogue:
-        if run.id not in self._runs:
-            self._runs[run.id] = self._fresh()
-        return self._runs[run.id]
+        return run.state(self, self._fresh)
 
     def first_team(self) -> TeamSpec:
         """The sampled structure a run's first round uses (the same for every run)."""
@@ -355,6 +352,3 @@ class DialoguePruner(BaseSupervisor):
         )
         why = "one-shot pruned team" if pruned else "next sampled structure"
         return Verdict.replace_team(team, by=self.name, reason=f"round {r}: {why}")
-
-    async def on_run_end(self, run: Run, result: RunResult) -> None:
-        self._runs.pop(run.id, None)

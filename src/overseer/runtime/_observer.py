@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from overseer.runtime._interaction import ALL_KINDS, Interaction, Verdict
+from overseer.runtime._interaction import ALL_KINDS, BaseSupervisor, Interaction, Verdict
 
 if TYPE_CHECKING:
-    from overseer.runtime._run import Run, RunResult
+    from overseer.runtime._run import Run
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class StepReport:
     calls: int
 
 
-class StepObserver:
+class StepObserver(BaseSupervisor):
     """Approves everything; calls `report` with a StepReport after every interaction."""
 
     kinds: frozenset[str] = ALL_KINDS
@@ -51,9 +51,3 @@ class StepObserver:
             )
         )
         return Verdict.approve(self.name)
-
-    async def on_round_end(self, run: Run) -> Verdict | None:
-        return None
-
-    async def on_run_end(self, run: Run, result: RunResult) -> None:
-        return None
