@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HANG_S = 5.0  # a hung request is answered (too late) after this, so no thread outlives a test
+TRICKLE_S = 1.0  # "trickle": one byte of the reply (status line and headers too) per this
 
 OK_BODY = {
     "id": "x",
@@ -40,11 +41,13 @@ CTX_ERROR = {
 
 @dataclass
 class Fault:
-    """What the server answers: `kind` names the fault; `seen` records request times."""
+    """What the server answers: `kind` names the fault; `seen` records chat request times,
+    `paths` every request's path."""
 
     kind: str
     seen: list[float] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    cut: list[str] = field(default_factory=list)  # trickled replies the client hung up on
 
 
 def _reply(kind: str, n: int) -> tuple[int, dict[str, str], bytes] | None:
@@ -64,6 +67,16 @@ def _reply(kind: str, n: int) -> tuple[int, dict[str, str], bytes] | None:
         return 200, js, json.dumps(OK_BODY).encode()[:40]
     if kind == "html":
         return 200, {"Content-Type": "text/html"}, b"<html><body>Login required</body></html>"
+    if kind == "no-usage":
+        return 200, js, json.dumps({k: v for k, v in OK_BODY.items() if k != "usage"}).encode()
+    if kind == "empty-choices":
+        return 200, js, json.dumps({**OK_BODY, "choices": []}).encode()
+    if kind == "500-then-ok":
+        if n == 1:
+            return 500, js, b'{"error": {"message": "internal error"}}'
+        return 200, js, json.dumps(OK_BODY).encode()
+    if kind == "429-long":
+        return 429, {**js, "Retry-After": "3600"}, b'{"error": {"message": "come back later"}}'
     if kind == "no-choices":
         return 200, js, b'{"id": "x", "object": "chat.completion", "usage": {}}'
     if kind == "not-json-text":
@@ -90,8 +103,27 @@ def _handler(fault: Fault) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):
                 pass
 
+        def _trickle(self, body: bytes) -> None:
+            head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            head += f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            try:
+                for i, byte in enumerate(head.encode() + body):
+                    if i:
+                        time.sleep(TRICKLE_S)
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                fault.cut.append(self.path)
+            self.close_connection = True
+
         def do_GET(self) -> None:
             fault.paths.append(self.path)
+            if fault.kind == "trickle":
+                self._trickle(json.dumps(MODELS_BODY).encode())
+                return
+            if fault.kind == "500-then-ok" and fault.paths.count(self.path) == 1:
+                self._send(500, {}, b"oops")
+                return
             if fault.kind == "close":
                 self.close_connection = True
                 return
@@ -111,6 +143,9 @@ def _handler(fault: Fault) -> type[BaseHTTPRequestHandler]:
             fault.seen.append(time.monotonic())
             if fault.kind == "hang":
                 time.sleep(HANG_S)
+                return
+            if fault.kind == "trickle":
+                self._trickle(json.dumps(OK_BODY).encode())
                 return
             reply = _reply(fault.kind, len(fault.seen))
             if reply is None:

@@ -134,13 +134,12 @@ class ModelOpts:
     def load(self, spec: str, **extra: Any) -> Model:
         """The model `spec` (extra: more `load_model` options); an HTTP server is asked first
         whether it is there, and a missing one is one line (InputError) before any work."""
-        from overseer.models import ModelError, load_model
-        from overseer.models._check import check_server
+        from overseer.models import ModelError, check_server, load_model
 
         if spec.startswith("openai:"):
             try:
                 check_server(self.base_url, model=spec[7:], api_key=self.api_key,
-                             timeout_s=self.timeout)  # fmt: skip
+                             timeout_s=self.timeout, retries=self.retries)  # fmt: skip
             except ModelError as exc:
                 raise InputError(str(exc)) from None
         if self.n_ctx is not None:
@@ -155,7 +154,10 @@ _MODEL_TYPES: dict[str, Any] = {
     "api_key": Annotated[
         str | None, typer.Option(help="API key for openai:MODEL (default: $OPENAI_API_KEY).")
     ],
-    "timeout": Annotated[float, typer.Option(help="Seconds per HTTP attempt (openai:MODEL).")],
+    "timeout": Annotated[
+        float,
+        typer.Option(help="Deadline in seconds for each whole HTTP request (openai:MODEL)."),
+    ],
     "retries": Annotated[
         int, typer.Option(help="Retries of a failed HTTP call (5xx, 429, time-out, refused).")
     ],

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import random
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+import weakref
 from typing import Any
 
 import openai
@@ -14,8 +15,16 @@ import openai
 from overseer.models._openai_shape import (
     backend_temperature,
     build_request,
+    estimate_tokens,
     is_context_overflow,
     parse_response,
+)
+from overseer.models._retry import (
+    LoopThread,
+    attempts_text,
+    deadline_client,
+    retry_delay,
+    retryable_status,
 )
 from overseer.models._types import (
     Completion,
@@ -31,21 +40,20 @@ from overseer.models._types import (
 )
 
 
-def _typed(exc: openai.OpenAIError, where: str, tries: int) -> ModelError:
-    """Map the SDK's exceptions (after its own retries) onto our typed errors."""
+def _typed(exc: openai.OpenAIError, where: str, tries: int, timeout_s: float) -> ModelError:
+    """Map the SDK's exceptions (after our retries) onto our typed errors."""
+    after = attempts_text(tries)
     if isinstance(exc, openai.APITimeoutError):
-        return ModelTimeoutError(f"{where}: timed out after retries ({tries} attempts): {exc}")
+        return ModelTimeoutError(
+            f"{where}: timed out (no complete reply within {timeout_s:g} s) {after}"
+        )
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
-        return ModelConnectionError(
-            f"{where}: cannot connect after retries ({tries} attempts): {cause}"
-        )
+        return ModelConnectionError(f"{where}: cannot connect {after}: {cause}")
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        if status == 429 or status >= 500:
-            return ModelUnavailableError(
-                f"{where}: HTTP {status} after retries ({tries} attempts): {exc.message}"
-            )
+        if retryable_status(status):
+            return ModelUnavailableError(f"{where}: HTTP {status} {after}: {exc.message}")
         if status in (400, 413) and is_context_overflow(f"{exc.message} {exc.body}"):
             return ContextWindowError(f"{where}: prompt over the context window: {exc.message}")
         return ModelRequestError(f"{where}: HTTP {status}: {exc.message}")
@@ -54,15 +62,28 @@ def _typed(exc: openai.OpenAIError, where: str, tries: int) -> ModelError:
     return ModelError(f"{where}: {exc}")
 
 
+def _transient(exc: openai.OpenAIError) -> tuple[int | None, Any] | None:
+    """(status, headers) of a failure worth another attempt; None when it is not."""
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+        return None, None
+    if isinstance(exc, openai.APIStatusError) and retryable_status(exc.status_code):
+        return exc.status_code, exc.response.headers
+    return None
+
+
 class OpenAIModel(Model):
     """A chat model behind an OpenAI-compatible `/v1/chat/completions` endpoint.
 
-    Each attempt may take `timeout_s`; the SDK retries connection errors, time-outs,
-    408/409/429 (honouring Retry-After up to 60 s) and 5xx with exponential backoff
-    `max_retries` times; after that a typed ModelError says what kept failing. A reply that is
-    not an OpenAI chat completion (truncated JSON, an HTML page, no `choices`) is a
-    ModelOutputError, a prompt over the server's context window a ContextWindowError.
-    `temperature`, when set, replaces every request's own.
+    `timeout_s` is a deadline for each whole HTTP request (connect and every read; a server
+    trickling its reply is cut there). Connection errors, time-outs, 408/409/429 and 5xx are
+    retried `max_retries` times with exponential backoff, honouring Retry-After up to 60 s (a
+    longer one fails at once); after that a typed ModelError says what kept failing. A reply
+    that is not an OpenAI chat completion (truncated JSON, an HTML page, no `choices`) is a
+    ModelOutputError naming the URL, a prompt over the server's context window a
+    ContextWindowError. A reply without `usage` is counted by estimate (`estimate_tokens`)
+    and flagged `Usage.estimated`. `temperature`, when set, replaces every request's own.
+    The async API works from any event loop (one client per loop); the sync API runs on a
+    private loop of its own.
     """
 
     def __init__(
@@ -79,59 +100,85 @@ class OpenAIModel(Model):
             raise ModelRequestError(f"timeout_s: expected > 0, got {timeout_s}")
         if max_retries < 0:
             raise ModelRequestError(f"max_retries: expected >= 0, got {max_retries}")
-        key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self.name = model
         self.base_url = base_url
+        self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.temperature = backend_temperature(temperature)
-        kwargs: dict[str, Any] = {
-            "api_key": key,
-            "base_url": base_url,
-            "timeout": timeout_s,
-            "max_retries": max_retries,
-        }
-        self._client = openai.OpenAI(**kwargs)
-        self._aclient = openai.AsyncOpenAI(**kwargs)
+        self._key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+        self._where = f"model {model} at {base_url or 'api.openai.com'}"
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._rng = random.Random()  # backoff jitter only
+        self._sync: LoopThread | None = None
+
+    def _client(self) -> openai.AsyncOpenAI:
+        """This event loop's client (an httpx pool is bound to the loop that opened it)."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = openai.AsyncOpenAI(
+                api_key=self._key,
+                base_url=self.base_url,
+                timeout=self.timeout_s,
+                max_retries=0,  # ours: see _acomplete
+                http_client=deadline_client(self.timeout_s),
+            )
+            self._clients[loop] = client
+        return client
 
     def _body(self, request: Request) -> dict[str, Any]:
         body = build_request(request, self.temperature)
         body["model"] = self.name
         return body
 
-    @contextmanager
-    def _typed_errors(self) -> Iterator[None]:
-        """Raise the SDK's failures (after its own retries) as typed ModelErrors."""
-        where = f"model {self.name} at {self.base_url or 'api.openai.com'}"
-        try:
-            yield
-        except openai.OpenAIError as exc:
-            raise _typed(exc, where, self.max_retries + 1) from exc
-        except json.JSONDecodeError as exc:  # the SDK parses a JSON content type unchecked
-            raise ModelOutputError(
-                f"{where}: reply is not valid JSON ({exc.msg} at char {exc.pos}): "
-                f"{exc.doc[:200]!r}"
-            ) from exc
-
-    def _parsed(self, resp: Any, start: float) -> Completion:
+    def _parsed(self, resp: Any, start: float, request: Request) -> Completion:
         latency = time.perf_counter() - start
         if isinstance(resp, str):  # the SDK hands back the text of a non-JSON content type
             raise ModelOutputError(
-                f"model {self.name} at {self.base_url or 'api.openai.com'}: reply is not an "
-                f"OpenAI chat completion but text: {resp[:200]!r}"
+                f"{self._where}: reply is not an OpenAI chat completion but text: {resp[:200]!r}"
             )
-        return parse_response(resp.model_dump(), latency_s=latency, model=self.name)
+        try:
+            return parse_response(
+                resp.model_dump(), latency_s=latency, model=self.name,
+                count=estimate_tokens, request=request,
+            )  # fmt: skip
+        except ModelOutputError as exc:
+            detail = str(exc).removeprefix(f"model {self.name}: ")
+            raise ModelOutputError(f"{self._where}: {detail}") from None
 
-    def _complete(self, request: Request) -> Completion:
-        start = time.perf_counter()
-        with self._typed_errors():
-            resp = self._client.chat.completions.create(**self._body(request))
-        return self._parsed(resp, start)
+    async def _attempt(self, body: dict[str, Any]) -> Any:
+        try:
+            return await self._client().chat.completions.create(**body)
+        except json.JSONDecodeError as exc:  # the SDK parses a JSON content type unchecked
+            raise ModelOutputError(
+                f"{self._where}: reply is not valid JSON ({exc.msg} at char {exc.pos}): "
+                f"{exc.doc[:200]!r}"
+            ) from exc
 
     async def _acomplete(self, request: Request) -> Completion:
-        start = time.perf_counter()
-        with self._typed_errors():
-            resp = await self._aclient.chat.completions.create(**self._body(request))
-        return self._parsed(resp, start)
+        body, start, attempt = self._body(request), time.perf_counter(), 0
+        while True:
+            try:
+                resp = await self._attempt(body)
+                return self._parsed(resp, start, request)
+            except openai.OpenAIError as exc:
+                transient = _transient(exc)
+                if transient is None:
+                    raise _typed(exc, self._where, attempt + 1, self.timeout_s) from exc
+                wait = retry_delay(self._where, *transient, attempt, self._rng)
+                if attempt >= self.max_retries:
+                    raise _typed(exc, self._where, attempt + 1, self.timeout_s) from exc
+            await asyncio.sleep(wait)
+            attempt += 1
+
+    def _complete(self, request: Request) -> Completion:
+        if self._sync is None:
+            self._sync = LoopThread()
+        return self._sync.run(lambda: self._acomplete(request))
 
     def close(self) -> None:
-        self._client.close()
+        if self._sync is not None:
+            self._sync.close()
+            self._sync = None

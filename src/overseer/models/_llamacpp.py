@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
+import threading
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +16,7 @@ from overseer.models._types import (
     Completion,
     ContextWindowError,
     Model,
-    ModelOutputError,
+    ModelCancelledError,
     ModelRequestError,
     Request,
 )
@@ -83,6 +87,7 @@ class LlamaCppModel(Model):
         self.prompt_cache = prompt_cache
         self.n_threads = threads  # stored results carry it (bench provenance)
         self.temperature = shape.backend_temperature(temperature)
+        self._live: set[threading.Event] = set()  # stop flags of the calls in progress
         self._server: Any = xllamacpp.Server(params)
 
     @property
@@ -90,30 +95,114 @@ class LlamaCppModel(Model):
         """The loopback OpenAI-compatible endpoint of this in-process server (ends in /v1)."""
         return str(self._server.listening_address).rstrip("/") + "/v1"
 
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` by this model's own tokenizer (the in-process server's /tokenize);
+        used when a reply comes back without usage."""
+        url = self.base_url.removesuffix("/v1") + "/tokenize"
+        data = json.dumps({"content": text}).encode()
+        req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:  # loopback, our own server
+            return len(json.loads(resp.read())["tokens"])
+
     def _complete(self, request: Request) -> Completion:
+        return self._generate(request, threading.Event())
+
+    async def _acomplete(self, request: Request) -> Completion:
+        """In a worker thread; cancelling the caller (Ctrl-C, a deadline) stops generation at
+        the next token, so the thread ends promptly instead of finishing the reply."""
+        stop = threading.Event()
+        try:
+            return await asyncio.to_thread(self._generate, request, stop)
+        except asyncio.CancelledError:
+            stop.set()
+            raise
+
+    def _generate(self, request: Request, stop: threading.Event) -> Completion:
+        """One streamed completion, stopped between two tokens once `stop` is set (or the
+        model is closed); a KeyboardInterrupt raised in the callback stops it too."""
         if self._server is None:
             raise ModelRequestError(f"model {self.name}: used after close()")
         body = shape.build_request(request, self.temperature)
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
         if not self.prompt_cache:
             body["cache_prompt"] = False  # llama.cpp's own request field
+        collect = _Stream(stop, request.top_logprobs > 0)
+        self._live.add(stop)
         start = time.perf_counter()
         try:
-            data = self._server.handle_chat_completions(body)
+            self._server.handle_chat_completions(body, collect)
         except ValueError as exc:
             msg = f"model {self.name}: llama.cpp rejected the request: {exc}"
             raise ModelRequestError(msg) from None
+        finally:
+            self._live.discard(stop)
         latency = time.perf_counter() - start
-        if not isinstance(data, dict):
-            raise ModelOutputError(f"model {self.name}: llama.cpp returned {type(data).__name__}")
-        if "error" in data:
-            err = data["error"]
-            msg = err.get("message", err) if isinstance(err, dict) else err
-            if shape.is_context_overflow(err):
-                raise ContextWindowError(
-                    f"model {self.name}: prompt over the context window (n_ctx {self.n_ctx}): {msg}"
-                )
-            raise ModelRequestError(f"model {self.name}: llama.cpp error: {msg}")
-        return shape.parse_response(data, latency_s=latency, model=self.name)
+        if collect.interrupt is not None:
+            raise collect.interrupt
+        if collect.error is not None:
+            self._raise(collect.error)
+        if collect.stopped:
+            raise ModelCancelledError(f"model {self.name}: the call was cancelled")
+        data = collect.response()
+        return shape.parse_response(data, latency_s=latency, model=self.name,
+                                    count=self.count_tokens, request=request)  # fmt: skip
+
+    def _raise(self, err: Any) -> None:
+        msg = err.get("message", err) if isinstance(err, dict) else err
+        if shape.is_context_overflow(err):
+            raise ContextWindowError(
+                f"model {self.name}: prompt over the context window (n_ctx {self.n_ctx}): {msg}"
+            )
+        raise ModelRequestError(f"model {self.name}: llama.cpp error: {msg}")
 
     def close(self) -> None:
+        """Stop every call in progress (at its next token), then drop the model."""
+        for stop in list(self._live):
+            stop.set()
         self._server = None
+
+
+class _Stream:
+    """Collects the chunks of one streamed chat completion into the non-streamed shape; its
+    answer to each chunk tells llama.cpp whether to stop (True) before the next token."""
+
+    def __init__(self, stop: threading.Event, logprobs: bool) -> None:
+        self.stop, self.want_logprobs = stop, logprobs
+        self.text: list[str] = []
+        self.logprobs: list[Any] = []
+        self.finish, self.usage = "", None
+        self.error: Any = None
+        self.stopped = False
+        self.interrupt: BaseException | None = None
+
+    def __call__(self, chunk: Any) -> bool:
+        try:
+            return self._take(chunk)
+        except BaseException as exc:  # e.g. Ctrl-C delivered while this runs in the main thread
+            self.interrupt = exc
+            return True
+
+    def _take(self, chunk: Any) -> bool:
+        if not isinstance(chunk, dict) or "error" in chunk:
+            self.error = chunk.get("error", chunk) if isinstance(chunk, dict) else chunk
+            return True
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                self.text.append(delta["content"])
+            self.logprobs.extend((choice.get("logprobs") or {}).get("content") or ())
+            self.finish = choice.get("finish_reason") or self.finish
+        self.usage = chunk.get("usage") or self.usage
+        if self.stop.is_set() and not self.finish:
+            self.stopped = True
+            return True
+        return False
+
+    def response(self) -> dict[str, Any]:
+        """The collected reply as a non-streamed chat completion."""
+        message = {"role": "assistant", "content": "".join(self.text)}
+        choice: dict[str, Any] = {"index": 0, "finish_reason": self.finish, "message": message}
+        if self.want_logprobs:
+            choice["logprobs"] = {"content": self.logprobs}
+        return {"choices": [choice], "usage": self.usage}

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from overseer.models._types import (
@@ -73,20 +74,62 @@ def _logprobs(choice: Mapping[str, Any]) -> tuple[TokenLogprob, ...] | None:
     )
 
 
-def parse_response(data: Mapping[str, Any], *, latency_s: float, model: str) -> Completion:
-    """Turn an OpenAI chat-completions response dict into a Completion; shape errors are typed."""
+CHARS_PER_TOKEN = 4
+MESSAGE_OVERHEAD_TOKENS = 4
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens of `text` by the usual rule for English with BPE tokenizers: one per 4 characters,
+    rounded up. Used only for HTTP servers that report no usage (a documented approximation)."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def estimated_usage(request: Request, text: str, count: Callable[[str], int]) -> Usage:
+    """Usage counted by `count` (a tokenizer) when the backend reported none: each message's
+    content plus `MESSAGE_OVERHEAD_TOKENS` for its role and separators, and the reply."""
+    prompt = sum(count(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in request.messages)
+    return Usage(prompt_tokens=prompt, completion_tokens=count(text) if text else 0,
+                 estimated=True)  # fmt: skip
+
+
+def _usage(data: Mapping[str, Any]) -> Usage | None:
+    """The reported usage, or None when the reply has none (or only zeros)."""
+    usage = data.get("usage") or {}
+    details = usage.get("prompt_tokens_details") or {}
+    u = Usage(
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        cached_prompt_tokens=int(details.get("cached_tokens") or 0),
+    )
+    return u if u.total_tokens else None
+
+
+def parse_response(
+    data: Mapping[str, Any],
+    *,
+    latency_s: float,
+    model: str,
+    count: Callable[[str], int] | None = None,
+    request: Request | None = None,
+) -> Completion:
+    """Turn an OpenAI chat-completions response dict into a Completion; shape errors are typed.
+    A reply without usage is counted with `count` over `request` and the text (estimated)."""
+    if data.get("choices") == []:
+        raise ModelOutputError(
+            f"model {model}: response is not an OpenAI chat completion: the reply has no "
+            'choices ("choices": [])'
+        )
     try:
         choice = data["choices"][0]
         text = choice["message"].get("content") or ""
-        usage = data.get("usage") or {}
-        details = usage.get("prompt_tokens_details") or {}
+        usage = _usage(data)
+        if usage is None:
+            usage = Usage()
+            if count is not None and request is not None:
+                usage = estimated_usage(request, text, count)
         return Completion(
             text=text,
-            usage=Usage(
-                prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                completion_tokens=int(usage.get("completion_tokens") or 0),
-                cached_prompt_tokens=int(details.get("cached_tokens") or 0),
-            ),
+            usage=usage,
             latency_s=latency_s,
             model=model,
             finish_reason=str(choice.get("finish_reason") or ""),

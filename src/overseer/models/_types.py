@@ -19,11 +19,14 @@ class Message(TypedDict):
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens as the backend counted them; `cached_prompt_tokens` came from its prefix cache."""
+    """Tokens as the backend counted them; `cached_prompt_tokens` came from its prefix cache.
+    `estimated`: the backend reported no usage and the counts are our estimate (see
+    `estimate_tokens`); a sum is estimated when any of its parts is."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0
+    estimated: bool = False
 
     @property
     def total_tokens(self) -> int:
@@ -34,6 +37,7 @@ class Usage:
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.cached_prompt_tokens + other.cached_prompt_tokens,
+            self.estimated or other.estimated,
         )
 
 
@@ -87,6 +91,10 @@ class ModelTimeoutError(ModelError):
 
 class ModelUnavailableError(ModelError):
     """The server kept answering 429 or 5xx after the bounded retries."""
+
+
+class ModelCancelledError(ModelError):
+    """The call was stopped before it finished (its caller was cancelled or the model closed)."""
 
 
 class ModelRequestError(ModelError):
