@@ -3,10 +3,13 @@
 Exported is what a user needs to get a model (`load_model`, `list_models`, `model_card`,
 `ModelCard`, `LlamaCppModel`, `OpenAIModel`, `ScriptedModel`), call it (`Model`, `Message`,
 `Request`, `Completion`, `Usage`, `TokenLogprob`, `ask_structured`) and catch its failures
-(`ModelError`, `StructuredOutputError`). The finer error classes, the registry's tables and the
-token-position helpers stay in the private modules.
+(`ModelError`, `StructuredOutputError`) and check a server before a run (`check_server`). The finer
+error classes are in `overseer.models.errors`, the token-position helpers in
+`overseer.models.positions`, the reading of model text (code blocks, the stand-in token count)
+in `overseer.models.text`; the registry's tables stay in the private modules.
 """
 
+from overseer.models._check import check_server
 from overseer.models._http import OpenAIModel
 from overseer.models._llamacpp import LlamaCppModel
 from overseer.models._registry import ModelCard, list_models, load_model, model_card
@@ -36,6 +39,7 @@ __all__ = [
     "TokenLogprob",
     "Usage",
     "ask_structured",
+    "check_server",
     "list_models",
     "load_model",
     "model_card",
