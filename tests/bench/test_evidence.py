@@ -85,11 +85,10 @@ def test_prune_page_on_a_scripted_model_is_stored_and_rerun_only_rewrites_it(
         assert needle in text, needle
     # full team answers B, the direct call C: the paired table says so
     assert "| one direct call (no attack) | 2 | 0/0 |" in text
-    # no mechanism acts in a clean prune run: 0 of 2 tasks; a direct call keeps no trace
-    assert (
-        "| full team | 2 | 0 | 0/2 |" in text
-        and "| one direct call (no attack) | 2 | 0 | - |" in text
-    )
+    # no mechanism acts on the full team: 0 of 2 tasks; a direct call keeps no trace
+    # (columns: n, errors, unparsed, acted on)
+    cells = {ln.split(" | ")[0]: ln.split(" | ") for ln in text.splitlines() if " | 2 | 0 | " in ln}
+    assert cells["| full team"][4] == "0/2" and cells["| one direct call (no attack)"][4] == "-"
     for i in (1, 2, 3):
         assert (docs / f"prune-{i}.png").read_bytes().startswith(PNG)
     runs = json.loads((out / "prune-tiny.runs.json").read_text())
@@ -152,8 +151,9 @@ def test_tiny_claim_on_the_embedded_model_writes_its_page(
 def test_acted_on_counts_tasks_whose_trace_has_a_verdict_rule_or_rollback(tmp_path: Path) -> None:
     from overseer.bench import ResultRecord
     from overseer.bench._store import ResultKey
-    from overseer.evidence.page import _acted
+    from overseer.evidence.page import acted_flags
     from overseer.evidence.runs import Part
+    from overseer.evidence.tables import acted_column
 
     def rec(config: str, task: str, events: list[dict[str, object]] | None) -> ResultRecord:
         extra: dict[str, object] = {}
@@ -171,6 +171,14 @@ def test_acted_on_counts_tasks_whose_trace_has_a_verdict_rule_or_rollback(tmp_pa
             rec("sup", "t1", quiet + rule), rec("sup", "t2", [*quiet, {"event": "rollback"}]),
             rec("direct", "t1", None), rec("direct", "t2", None)]  # fmt: skip
     part = Part("p", recs, ["direct", "team", "sup"], "team")
-    assert _acted(part, tmp_path / "store.sqlite") == {"direct": "-", "team": "0/2", "sup": "2/2"}
+
+    def acted(p: Part) -> dict[str, str]:
+        return acted_column(p, acted_flags([p], tmp_path / "store.sqlite"))
+
+    assert acted(part) == {"direct": "-", "team": "0/2", "sup": "2/2"}
+    # a structural mechanism (a pruned team) acts on every task, trace or not
+    pruned = Part("p", recs, ["direct", "team", "sup"], "team",
+                  acted_by={"direct": lambda r: True})  # fmt: skip
+    assert acted(pruned)["direct"] == "2/2"
     (tmp_path / "sup-t2.jsonl").unlink()  # a trace no longer there: not counted as quiet
-    assert _acted(part, tmp_path / "store.sqlite")["sup"] == "-"
+    assert acted(part)["sup"] == "-"

@@ -149,3 +149,17 @@ def test_ratio_power_and_paired_power_on_records() -> None:
     assert (pw.n, pw.discordance) == (20, 0.2)
     assert pw.n_for_paper == 155 and pw.n_for_paper_tokens is not None
     assert 0.2 < pw.mde < 1 and 0 < pw.mde_tokens < 1
+
+
+def test_paired_diff_ci_by_hand_and_without_discordant_pairs() -> None:
+    from overseer.bench.stats import paired_diff_ci
+
+    # 8 wins, 2 losses, 13 pairs: cells + 1/2, d = 6/15, se = sqrt(11 - 36/15)/15
+    lo, hi = paired_diff_ci(8, 2, 13)
+    half = 1.959964 * math.sqrt(11 - 36 / 15) / 15
+    assert (lo, hi) == (pytest.approx(0.4 - half), pytest.approx(0.4 + half))
+    lo, hi = paired_diff_ci(0, 0, 30)  # no discordant pair: still an interval, not a point
+    assert lo == pytest.approx(-hi) and 0.05 < hi < 0.07
+    assert all(math.isnan(x) for x in paired_diff_ci(0, 0, 0))
+    with pytest.raises(ValueError, match="wins \\+ losses <= n"):
+        paired_diff_ci(3, 2, 4)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -128,3 +128,33 @@ def write_jsonl(records: Iterable[ResultRecord], path: str | Path) -> int:
             fh.write(json.dumps(result_row(rec), sort_keys=True, default=str) + "\n")
             n += 1
     return n
+
+
+def record_json(rec: ResultRecord) -> dict[str, Any]:
+    """A result as JSON that `record_from_json` turns back into the same record: the flat row
+    (see COLUMNS) with the tokens of every actor and the provenance stamp."""
+    row = result_row(rec)
+    row["usage_by_actor"] = {
+        a: [u.prompt_tokens, u.cached_prompt_tokens, u.completion_tokens]
+        for a, u in sorted(rec.usage_by_actor.items())
+    }
+    row["provenance"] = dict(rec.provenance)
+    row["correct"] = rec.correct  # as stored (an errored result keeps its flag)
+    return row
+
+
+def record_from_json(d: Mapping[str, Any]) -> ResultRecord:
+    """The record of a `record_json` object; KeyError/TypeError/ValueError on a bad one."""
+    from overseer.bench._store import ResultKey
+    from overseer.models import Usage
+
+    usage = {
+        a: Usage(prompt_tokens=int(p), cached_prompt_tokens=int(c), completion_tokens=int(o))
+        for a, (p, c, o) in dict(d["usage_by_actor"]).items()
+    }
+    key = ResultKey(str(d["config"]), str(d["model"]), str(d["suite"]), str(d["task_id"]),
+                    int(d["seed"]))  # fmt: skip
+    return ResultRecord(key, str(d["answer"]), d["parsed"], bool(d["correct"]),
+                        float(d["score"]), usage, float(d["latency_s"]), d["error"],
+                        dict(d["extra"]), float(d["finished_at"]),
+                        {str(k): str(v) for k, v in dict(d["provenance"]).items()})  # fmt: skip

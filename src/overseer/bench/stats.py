@@ -146,6 +146,23 @@ def paired_table(
     return [paired(recs, baseline, c, seed=seed) for c in configs if c != baseline]
 
 
+def paired_diff_ci(wins: int, losses: int, n: int, *, level: float = 0.95) -> tuple[float, float]:
+    """An interval for the difference of paired proportions (config minus baseline) from
+    `wins` and `losses` among `n` pairs: Agresti and Min's (2005) adjusted Wald interval (half
+    a pair added to each cell), which stays honest with no discordant pair. NaN when n = 0."""
+    if n <= 0:
+        return math.nan, math.nan
+    if wins < 0 or losses < 0 or wins + losses > n:
+        raise ValueError(
+            f"paired_diff_ci: expected 0 <= wins + losses <= n, got {wins}, {losses}, {n}"
+        )
+    z = float(norm.ppf(0.5 + level / 2))
+    b, c, m = wins + 0.5, losses + 0.5, n + 2
+    d = (b - c) / m
+    se = math.sqrt(max((b + c) - (b - c) ** 2 / m, 0.0)) / m
+    return max(-1.0, d - z * se), min(1.0, d + z * se)
+
+
 #: How a page states its power, in the page's words.
 POWER_METHOD = (
     "minimum detectable effect (MDE) of a paired comparison, two-sided alpha = 0.05, power "
@@ -277,6 +294,7 @@ __all__ = [
     "mcnemar_n",
     "mcnemar_power",
     "paired",
+    "paired_diff_ci",
     "paired_power",
     "paired_table",
     "ratio_mde",

@@ -1,7 +1,10 @@
-"""The files `overseer report` writes (--out DIR, --csv, --jsonl) and `overseer trace html`."""
+"""The files `overseer report` writes (--out DIR, --csv, --jsonl), its provenance checks and
+lines (--mix), an evidence page recomputed from its export (--from-export), and
+`overseer trace html`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -13,7 +16,7 @@ from overseer.cli._app import InputError
 from overseer.cli._trace import trace_app
 
 if TYPE_CHECKING:
-    from overseer.bench import ResultStore
+    from overseer.bench import ResultRecord, ResultStore
 
 OutDir = Annotated[
     Path | None,
@@ -127,3 +130,74 @@ def trace_html_cmd(
     target = out or file.with_suffix(".html")
     target.write_text(trace_html(events, title=file.stem), encoding="utf-8")
     Console(highlight=False, markup=False, soft_wrap=True).print(f"trace page: {target}")
+
+
+FromExport = Annotated[
+    Path | None,
+    typer.Option(
+        "--from-export",
+        help="An evidence page's export (docs/evidence/data/CLAIM.jsonl.gz): recompute and "
+        "print the page's tables and reading from it (no store needed).",
+    ),
+]
+Mix = Annotated[
+    bool,
+    typer.Option(
+        "--mix",
+        help="Pair results made by different commits or model files (refused otherwise).",
+    ),
+]
+
+
+def print_export(path: Path, json_out: bool) -> None:
+    """The tables and the Reading of an evidence page, recomputed from its export."""
+    from overseer.cli import _io
+    from overseer.evidence.export import read_export
+    from overseer.evidence.reading import reading_lines
+    from overseer.evidence.tables import page_tables, records_of
+
+    try:
+        data, meta = read_export(path)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    lines = [*page_tables(data), *reading_lines(data)]
+    prov = provenance_rows(records_of(data))
+    if json_out:
+        _io.emit_json({"export": str(path), "claim": data.claim, "meta": meta,
+                       "markdown": "\n".join(lines), "provenance": prov})  # fmt: skip
+        return
+    out = Console(highlight=False, markup=False, soft_wrap=True)
+    out.print("\n".join(lines))
+    out.print("provenance:")
+    for p in prov:
+        out.print(f"  {p['text']} ({p['results']} results)")
+
+
+def provenance_rows(records: Sequence[ResultRecord]) -> list[dict[str, object]]:
+    """The distinct provenance stamps of the records, how many carry each, and a line."""
+    from overseer.bench._provenance import describe, distinct
+
+    return [{**p, "results": n, "text": describe(p)} for p, n in distinct(
+        r.provenance for r in records)]  # fmt: skip
+
+
+def refuse_mixed(records: Sequence[ResultRecord]) -> None:
+    """InputError (exit 2) naming what differs when results to be paired (same suite and
+    model) come from different commits or model files."""
+    from collections import defaultdict
+
+    from overseer.bench._provenance import mixed
+
+    groups: dict[tuple[str, str], list[ResultRecord]] = defaultdict(list)
+    for r in records:
+        groups[(r.key.suite, r.key.model)].append(r)
+    for (suite, model), recs in sorted(groups.items()):
+        what = mixed(r.provenance for r in recs)
+        if what:
+            raise InputError(f"results of {suite} / {model}: {what}; pass --mix to pair them")
+
+
+def print_provenance(console: Console, records: Sequence[ResultRecord]) -> None:
+    """One line per distinct provenance stamp under the tables."""
+    for p in provenance_rows(records):
+        console.print(f"provenance: {p['text']} ({p['results']} results)")

@@ -4,8 +4,9 @@ our protocol, our tables with 95% intervals, paired comparisons and plots.
 
 Exported is what `benchmarks/evidence.py` needs: the claims as data (`CLAIMS`, `Claim`,
 `PaperFigure`, `get_claim`) and running one (`run_claim`, into `DEFAULT_OUT`, pages in
-`DEFAULT_DOCS`). The claim runners (`runs`,
-`bench_claims`, `games`, `pruning`) and the page writer (`page`, `plots`) are submodules.
+`DEFAULT_DOCS`). The claim runners (`runs`, `bench_claims`, `games`, `pruning`), the page
+writer (`page`, `plots`), its tables and power (`tables`), the verdicts (`reading`), the page's
+export (`export`) and the README rows generated from the pages (`readme`) are submodules.
 """
 
 from __future__ import annotations

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from overseer.bench import ConfigRegistry
+from overseer.bench import ConfigRegistry, ResultRecord
 from overseer.evidence.runs import Context, Part, run_configs, suite_tasks
 from overseer.registry import bench_configs
+from overseer.runtime import make_team
 
 
 def supervise_parts(ctx: Context) -> list[Part]:
@@ -59,11 +61,26 @@ def masfly_parts(ctx: Context) -> list[Part]:
               "masfly": "MASFly (with the Watcher)",
               "masfly-nowatch": "MASFly without the Watcher"}  # fmt: skip
     ablation = [r for r in recs if r.key.config in ("masfly", "masfly-nowatch")]
+    acted = dict.fromkeys(("masfly", "masfly-nowatch"), own_team(make_team("complete", 3).names))
+    note = ("paired with the best fixed team of the paper's headline, the complete team; "
+            "*acted on* counts MASFly where its team differs from that fixed team, or a "
+            "Watcher verdict is in the trace")  # fmt: skip
     return [
-        Part("HumanEval (test split)", recs, names, "chain", labels, "pass@1"),
+        Part("HumanEval (test split)", recs, names, "complete", labels, "pass@1", note, acted),
         Part("Watcher ablation (the same tasks)", ablation, ["masfly", "masfly-nowatch"],
-             "masfly", labels, "pass@1"),
+             "masfly", labels, "pass@1", "", acted),
     ]  # fmt: skip
+
+
+def own_team(fixed: Sequence[str]) -> Callable[[ResultRecord], bool | None]:
+    """MASFly acts on a task when the team it built (agent names kept in the result) is not
+    the fixed team; None when the result kept no team."""
+
+    def test(rec: ResultRecord) -> bool | None:
+        team = rec.extra.get("team")
+        return None if not isinstance(team, list) else list(team) != list(fixed)
+
+    return test
 
 
 def compose_names(monitor: Path, full: Path, pruned: Path) -> dict[str, str]:

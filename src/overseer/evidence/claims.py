@@ -24,6 +24,23 @@ class PaperFigure:
 
 
 @dataclass(frozen=True)
+class Effect:
+    """A paper's effect the page tests: `config` against `baseline` (label or configuration
+    name prefixes) in the page's part `part`. `points`: the paper's accuracy difference in
+    points; `ratio`: its token ratio. `kind` "gain" claims the accuracy change; "saving"
+    claims fewer tokens at accuracy kept."""
+
+    what: str
+    config: str
+    baseline: str
+    part: int = 0
+    points: float | None = None
+    ratio: float | None = None
+    kind: str = "gain"
+    requires: str = ""  # another effect (its `what` prefix) that must be reproduced first
+
+
+@dataclass(frozen=True)
 class Claim:
     """One seed claim: what the paper says, how we test it, and run sizes (knob -> value)."""
 
@@ -36,6 +53,7 @@ class Claim:
     timing: str = ""  # the per-episode times the default size was chosen from
     headline: str = ""  # which row answers the claim
     needs: Sequence[str] = field(default=())  # claims whose artefacts this one reuses
+    effects: Sequence[Effect] = field(default=())  # the paper's effects, read on the page
 
     def size(self, name: str) -> Mapping[str, int]:
         """The knobs of a named size; ValueError naming the sizes there are."""
@@ -50,8 +68,13 @@ def _claim(name: str, d: Mapping[str, Any]) -> Claim:
     p = d["paper"]
     paper = PaperFigure(p["source"], tuple(p["columns"]), tuple(map(tuple, p["rows"])),
                         p.get("note", ""))  # fmt: skip
+    effects = tuple(Effect(**e) for e in d.get("effects", ()))
+    for e in effects:
+        if e.kind not in ("gain", "saving"):
+            raise ValueError(f"claim {name}: effect kind expected gain or saving, got {e.kind!r}")
     return Claim(name, d["title"], d["claim"], paper, d["protocol"], d["sizes"],
-                 d.get("timing", ""), d.get("headline", ""), tuple(d.get("needs", ())))  # fmt: skip
+                 d.get("timing", ""), d.get("headline", ""), tuple(d.get("needs", ())),
+                 effects)  # fmt: skip
 
 
 def load_claims(path: Path = DATA) -> dict[str, Claim]:
@@ -62,6 +85,8 @@ def load_claims(path: Path = DATA) -> dict[str, Claim]:
         return {name: _claim(name, d) for name, d in data.items()}
     except KeyError as exc:
         raise ValueError(f"{path}: a claim lacks the field {exc}") from None
+    except TypeError as exc:
+        raise ValueError(f"{path}: a claim's effect has a bad field ({exc})") from None
 
 
 CLAIMS: dict[str, Claim] = load_claims()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from overseer.bench import ResultStore, Solver, SolverConfig, SolverOutput
+from overseer.bench import ResultRecord, ResultStore, Solver, SolverConfig, SolverOutput
 from overseer.evidence.runs import Context, Part, stored
 from overseer.models import Model, StructuredOutputError, ask_structured
 from overseer.tasks import Task
@@ -20,6 +20,7 @@ CAPS = (1, 2)
 
 if TYPE_CHECKING:
     from overseer.experiments.monitor import EnvSetup
+    from overseer.monitor import MonitorSet
 
 
 class _Pick(BaseModel):
@@ -86,8 +87,38 @@ def trained_monitor(ctx: Context, setup: EnvSetup | None = None) -> Path:
     return path
 
 
+def flagged(monitors: MonitorSet, rec: ResultRecord) -> bool | None:
+    """Whether the trained monitor would reset this game (an estimate below its role's
+    threshold at some turn), read from the turn features the game kept; None without them."""
+    rows = rec.extra.get("rows")
+    if not isinstance(rows, list) or not rows:
+        return None
+    for row in rows:
+        m = monitors.monitors.get(str(row.get("role")))
+        if m is not None and all(k in row for k in m.inputs) and m.estimate_row(row) < m.tau:
+            return True
+    return False
+
+
+def precision_text(monitors: MonitorSet, games: list[ResultRecord]) -> str:
+    """The monitor's precision on the games without intervention: of the games it would
+    reset, the share that failed (the paper reports it, Table 7)."""
+    flags = [(flagged(monitors, r), r.correct) for r in games if r.error is None]
+    hit = [ok for f, ok in flags if f]
+    if not hit:
+        return "Monitor precision: no game without intervention would have been reset."
+    failed = sum(not ok for ok in hit)
+    base = sum(not ok for _, ok in flags)
+    return (
+        f"Monitor precision on the games without intervention: {failed}/{len(hit)} of the "
+        f"games it would reset failed ({100 * failed / len(hit):.0f}%; {base}/{len(flags)} "
+        "failed in all)."
+    )
+
+
 def monitor_parts(ctx: Context) -> list[Part]:
     """Collect, train (once), evaluate; the test games' part of the page."""
+    from overseer.envs import Game
     from overseer.experiments.monitor import configs_factory
     from overseer.monitor import MonitorSet
 
@@ -101,8 +132,11 @@ def monitor_parts(ctx: Context) -> list[Part]:
         recs = stored(st, ctx, names, test)
     labels = {n: n.split("@")[0] for n in names}
     labels["direct"] = "one call, both halves"
+    n_chars = Game.from_dict(dict(test[0].meta["game"])).n if test else 0
     note = (
         f"{size['train']} training and {size['val']} validation games (no intervention) "
-        f"trained the monitor `{path.name}`; configuration names carry its content hash."
+        f"trained the monitor `{path.name}`; configuration names carry its content hash. "
+        f"Chance level: {100 / max(n_chars, 1):.0f}% (a guess among {n_chars} characters). "
+        + precision_text(MonitorSet.load(path), [r for r in recs if r.key.config == "none"])
     )
     return [Part("WhoDunitEnv-Asym test games", recs, names, "none", labels, "success", note)]

@@ -29,6 +29,9 @@ class Part:
     labels: Mapping[str, str] = field(default_factory=dict)  # config -> name on the page
     metric: str = "accuracy"
     note: str = ""
+    #: config -> whether its mechanism acted on a record, where that is not a verdict, rule
+    #: or rollback in the trace (a pruned team, MASFly's own team); None: not known
+    acted_by: Mapping[str, Callable[[ResultRecord], bool | None]] = field(default_factory=dict)
 
     def label(self, config: str) -> str:
         return self.labels.get(config, config)
