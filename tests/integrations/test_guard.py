@@ -135,7 +135,8 @@ async def test_async_after_tool_in_an_event_loop() -> None:
     )
     g.start_run("aperture?")
     out = await g.aafter_tool("a", "fetch", {}, PAGE)
-    assert out == "aperture 240 cm"
+    # the correction in the bus's words: the new text, then a note saying it was replaced
+    assert out.startswith("aperture 240 cm\n\n[observation replaced by supervisor: ")
     # the sync form also works while a loop runs (the model call goes to a worker thread)
     assert g.after_tool("a", "fetch", {}, "fine") == "fine"
 

@@ -228,7 +228,8 @@ def test_llm_supervisor_rewrites_what_the_rules_leave(loopback: Start) -> None:
     settings = GuardSettings(rules=RuleSettings(purify=False), supervisor=SupervisorSettings())
     mw = OverseerMiddleware(settings, supervisor_model=sup)
     _ask(_page_agent(srv, [mw]))
-    assert messages_text(srv.requests[1], "tool") == ["Tinbel telescope aperture: 240 cm"]
+    (shown,) = messages_text(srv.requests[1], "tool")  # the correction, with the bus's note
+    assert shown.startswith("Tinbel telescope aperture: 240 cm\n\n[observation replaced by ")
     assert mw.stats["supervisor"]["actions"] == {"correct_observation": 1}
     by_kind = mw.guard.ledger.by_kind()
     assert by_kind["agent"].prompt_tokens == srv.prompt_tokens

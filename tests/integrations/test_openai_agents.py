@@ -238,7 +238,8 @@ async def test_llm_supervisor_rewrites_what_the_rules_leave(loopback: Start) -> 
     settings = GuardSettings(rules=RuleSettings(purify=False), supervisor=SupervisorSettings())
     ov = Overseer(settings, supervisor_model=ScriptedModel([fix]))
     await ov.run(_page_agent(srv), PAGE_QUESTION, run_config=NO_TRACING)
-    assert messages_text(srv.requests[1], "tool") == ["Tinbel telescope aperture: 240 cm"]
+    (shown,) = messages_text(srv.requests[1], "tool")  # the correction, with the bus's note
+    assert shown.startswith("Tinbel telescope aperture: 240 cm\n\n[observation replaced by ")
     assert ov.stats["supervisor"]["actions"] == {"correct_observation": 1}
     by_kind = ov.guard.ledger.by_kind()
     assert by_kind["agent"].prompt_tokens == srv.prompt_tokens

@@ -203,7 +203,8 @@ async def test_llm_supervisor_rewrites_what_the_rules_leave(loopback: Start) -> 
     settings = GuardSettings(rules=RuleSettings(purify=False), supervisor=SupervisorSettings())
     cap = OverseerCapability(settings, supervisor_model=ScriptedModel([fix]))
     await _page_agent(srv).run(PAGE_QUESTION, capabilities=[cap])
-    assert messages_text(srv.requests[1], "tool") == ["Tinbel telescope aperture: 240 cm"]
+    (shown,) = messages_text(srv.requests[1], "tool")  # the correction, with the bus's note
+    assert shown.startswith("Tinbel telescope aperture: 240 cm\n\n[observation replaced by ")
     assert cap.stats["supervisor"]["actions"] == {"correct_observation": 1}
     by_kind = cap.guard.ledger.by_kind()
     assert by_kind["agent"].prompt_tokens == srv.prompt_tokens

@@ -79,7 +79,8 @@ def test_long_observation_is_replaced_before_the_next_step() -> None:
     assert "buy now" not in last_input_text(agent_model)
     # the supervisor's tokens are in the step and in smolagents' totals
     step = agent.memory.steps[1]
-    assert step.observations == short
+    assert (step.observations or "").startswith(short)
+    assert "[observation replaced by supervisor:" in (step.observations or "")
     assert sup.usage.prompt_tokens > 0
     assert step.token_usage.input_tokens == 10 + sup.usage.prompt_tokens
     assert agent.monitor.get_total_token_counts().input_tokens >= 10 + sup.usage.prompt_tokens
@@ -99,7 +100,7 @@ def test_loop_gets_guidance_appended_and_cap_holds() -> None:
     assert len(guided) == 1, sup.log  # the cap: one guidance per (agent, sub-task)
     assert any(e.note == "guidance cap reached" for e in sup.log)
     texts = [s.observations or "" for s in agent.memory.steps[1:]]
-    assert sum("[Supervisor guidance] Stop fetching" in t for t in texts) == 1
+    assert sum("[guidance from supervisor] Stop fetching" in t for t in texts) == 1
     assert sup.stats["triggers"]["inefficient"] >= 2
 
 

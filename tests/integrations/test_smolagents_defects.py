@@ -84,7 +84,10 @@ def test_supervisor_tokens_are_booked_once_across_runs(how: str) -> None:
     assert (shown.input_tokens, shown.output_tokens) == (true_in, true_out)
     # each run's one long page cost one supervisor call: registered twice, still reviewed once
     fetched = [s for s in steps if s.tool_calls and s.tool_calls[0].name == "fetch"]
-    assert len(fetched) == 2 and all(s.observations == SHORT for s in fetched)
+    # the corrected page, with the bus's note (reviewed once: one note, no second one)
+    shown_text = [s.observations or "" for s in fetched]
+    assert len(fetched) == 2 and all(t.startswith(SHORT) for t in shown_text)
+    assert all(t.count("[observation replaced by supervisor:") == 1 for t in shown_text)
     assert len(sup.core.stats.actions) == 1 and sup.stats["actions"] == {"correct_observation": 1}
     agent_only = 10 * len(model.seen)
     assert true_in == agent_only + 2 * sup.usage.prompt_tokens  # two runs, same review each

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 from collections import Counter
 from collections.abc import Coroutine, Mapping, Sequence
@@ -21,10 +22,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from overseer.models import Completion, Model, Usage
-from overseer.runtime import Budget, Ledger
+from overseer.runtime import Budget, Interaction, Ledger, Run, TeamSpec
 from overseer.runtime._ledger import BudgetExceeded, MeteredModel
 from overseer.runtime._trace import Trace
-from overseer.supervise import Review, Step, SupervisorCore, SupervisorSettings
+from overseer.runtime.bus import Bus, UnsupportedVerdictError
+from overseer.runtime.verdicts import Approve, ReplaceAgent, ReplaceTeam, Rollback
+from overseer.supervise import Review, Step, SupervisorCore, SupervisorSettings, verdict_of
 from overseer.supervise.rules import RuleFiring, RuleSettings, RuleTier, ToolRecord
 
 __all__ = ["BudgetExceeded", "Guard", "GuardSettings", "ToolRecord", "args_text"]
@@ -33,13 +36,19 @@ T = TypeVar("T")
 Args = str | Mapping[str, Any]  # a tool call's arguments: JSON text or a mapping
 
 
-def args_text(args: Args | None) -> str:
-    """Tool arguments as the rules compare them: JSON text (a string is kept as given)."""
+def args_text(args: object) -> str:
+    """Tool arguments as the rules compare them: JSON text with sorted keys (a string is kept
+    as given; what JSON cannot hold, as its text). The one writer for every adapter."""
     if args is None:
         return ""
     if isinstance(args, str):
         return args
-    return json.dumps(dict(args), ensure_ascii=False, sort_keys=True, default=str)
+    if isinstance(args, Mapping):
+        args = dict(args)
+    try:
+        return json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return str(args)
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -50,6 +59,11 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coro)
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coro).result()
+
+
+async def _no_verifier(task: str, run: Run) -> str:
+    """A guard runs no verifier: the agent is asked to check it itself."""
+    return f"no verifier ran here: check this yourself before going on ({task})"
 
 
 @dataclass(frozen=True)
@@ -73,8 +87,13 @@ class Guard:
     """overseer's engine for one agent team inside another framework (one run at a time).
 
     Thread-safe: frameworks run tool calls in parallel threads. `ledger` is the current run's
-    (a new one per `start_run`), `stats` sums up what acted.
+    (a new one per `start_run`), `stats` sums up what acted. The LLM supervisor's verdicts are
+    applied by a bus of the run (`bus`), with the guard as its host: a guard honours guide,
+    replace and verify (a framework's own loop cannot be rolled back or re-staffed from here).
     """
+
+    label = "guard"
+    honours: frozenset[str] = frozenset({"guide", "replace", "verify"})
 
     def __init__(
         self,
@@ -101,6 +120,7 @@ class Guard:
         self._lock = threading.RLock()
         self._sup_lock = threading.Lock()
         self.ledger = self._new_ledger()
+        self.bus: Bus | None = None  # the current run's, when there is an LLM supervisor
 
     # -- run lifecycle -------------------------------------------------------------------
     def _new_ledger(self) -> Ledger:
@@ -130,6 +150,25 @@ class Guard:
                     model="",
                     supervisors=["rules", *(["supervisor"] if self.core else [])],
                 )
+            self.bus = self._new_bus(task) if self.supervisor_model is not None else None
+
+    def _new_bus(self, task: str) -> Bus:
+        """The bus that applies the supervisor's verdicts in this run (its books: the run's)."""
+        assert self.supervisor_model is not None
+        rid = self.ledger.run
+        trace = self.trace or Trace(Path(os.devnull), rid)
+        run = Run(rid, task, TeamSpec.placeholder(), self.supervisor_model, self.ledger, trace)
+        return Bus(run, host=self, verifier=_no_verifier)
+
+    # -- the bus's host: nothing to roll back or re-staff in another framework's loop ------
+    def roll_back(self, v: Rollback) -> None:
+        raise UnsupportedVerdictError(f"{v.by}: a guard cannot roll a framework's run back")
+
+    def replace_agent(self, v: ReplaceAgent) -> None:
+        raise UnsupportedVerdictError(f"{v.by}: a guard cannot replace a framework's agent")
+
+    def replace_team(self, v: ReplaceTeam) -> None:
+        raise UnsupportedVerdictError(f"{v.by}: a guard cannot replace a framework's team")
 
     def end_run(
         self, answer: str = "", *, stop_reason: str = "done", error: str | None = None
@@ -219,9 +258,10 @@ class Guard:
             review = await self.core.review(
                 step, global_task=self.task, local_task=self.task, model=model
             )
-        return self._apply(review, step, text)
+            return await self._apply(review, step, text)
 
-    def _apply(self, review: Review, step: Step, text: str) -> str:
+    async def _apply(self, review: Review, step: Step, text: str) -> str:
+        """The review's verdict (`verdict_of`, as everywhere) applied by the run's bus."""
         d = review.decision
         if review.trigger is None:
             return text
@@ -234,16 +274,24 @@ class Guard:
                 action=d.action if d else None,
                 note=review.note,
             )
-        if d is None or review.note or d.action == "approve":
+        v = verdict_of(review, "supervisor")
+        if isinstance(v, Approve):
             return text
-        self.counts[f"supervisor_{d.action}"] += 1
-        if d.action == "provide_guidance":
-            return f"{text}\n\n[Supervisor guidance] {d.parameter}".strip()
-        if d.action == "correct_observation":
-            return d.parameter
-        if d.action == "run_verification":
-            return (f"{text}\n\n[Supervisor] verify before going on: {d.parameter}").strip()
-        return text
+        self.counts[f"supervisor_{v.action}"] += 1
+        assert self.bus is not None
+        i = Interaction(
+            kind="tool",
+            agent=step.agent,
+            global_task=self.task,
+            local_task=self.task,
+            round=0,
+            step=0,
+            input=step.args,
+            observation=text,
+            error=step.error,
+            tool=step.tool,
+        )
+        return (await self.bus.apply(v, i)).observation
 
     # -- model calls ---------------------------------------------------------------------
     def model_input(self, agent: str, records: Sequence[ToolRecord]) -> list[str]:

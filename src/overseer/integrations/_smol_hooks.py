@@ -15,7 +15,8 @@ from typing import Any, Protocol
 
 from smolagents.local_python_executor import CodeOutput
 
-from overseer.integrations._smol_steps import CODE_TOOL, args_text
+from overseer.integrations._guard import args_text
+from overseer.integrations._smol_steps import CODE_TOOL
 
 
 class Gate(Protocol):

@@ -8,7 +8,6 @@ an unknown tool or a tool that raised leaves it unset; the call is still in the 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from smolagents.memory import ActionStep
@@ -16,6 +15,7 @@ from smolagents.models import ChatMessage
 from smolagents.monitoring import TokenUsage
 from smolagents.utils import AgentParsingError
 
+from overseer.integrations._guard import args_text
 from overseer.models import Completion, Model, ModelError, Request, Usage
 from overseer.supervise import Step
 from overseer.supervise.rules import RuleTier, ToolRecord
@@ -24,18 +24,6 @@ from overseer.supervise.rules import RuleTier, ToolRecord
 UNPARSED = "unparsed_reply"
 #: smolagents' tool name for a CodeAgent's code action
 CODE_TOOL = "python_interpreter"
-
-
-def args_text(value: object) -> str:
-    """Tool arguments as text the rules compare (JSON with sorted keys, or the text given)."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        return str(value)
 
 
 def _reply_call(message: ChatMessage | None) -> tuple[str, Any] | None:

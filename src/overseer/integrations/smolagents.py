@@ -43,7 +43,16 @@ from overseer.integrations._smol_steps import (
     unexecuted,
 )
 from overseer.models import Model, Usage
-from overseer.supervise import Review, Step, SupervisorCore, SupervisorSettings, preset
+from overseer.runtime.bus import observation_after
+from overseer.runtime.verdicts import Approve, Verify
+from overseer.supervise import (
+    Review,
+    Step,
+    SupervisorCore,
+    SupervisorSettings,
+    preset,
+    verdict_of,
+)
 from overseer.supervise.modes import mode_settings
 from overseer.supervise.rules import RuleSettings, ToolRecord
 
@@ -286,20 +295,14 @@ class OverseerSupervisor:
         if d is not None:
             self.usage = self.usage + d.usage
             book_tokens(memory_step, d.usage, agent_obj, self)
-        if r.purified is not None:  # the rule tier's extract, unless the decision replaces it
-            memory_step.observations = r.purified
+        # the review's verdict, as on the bus, in the bus's words
+        v = verdict_of(r, "supervisor")
         obs = memory_step.observations or ""
-        if d is None or r.note or d.action == "approve":
-            return
-        if d.action == "provide_guidance":
-            memory_step.observations = f"{obs}\n\n[Supervisor guidance] {d.parameter}".strip()
-        elif d.action == "correct_observation":
-            memory_step.observations = d.parameter
-        elif d.action == "run_verification" and self.verifier is not None:
-            result = self.verifier(d.parameter)
-            memory_step.observations = (
-                f"{obs}\n\n[Supervisor verification] {d.parameter}\n{result}".strip()
-            )
+        if isinstance(v, Verify):
+            if self.verifier is not None:  # (without one, verification is never offered)
+                memory_step.observations = observation_after(v, obs, self.verifier(v.task))
+        elif not isinstance(v, Approve):
+            memory_step.observations = observation_after(v, obs)
 
     @property
     def stats(self) -> dict[str, object]:
