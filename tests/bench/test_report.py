@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,7 @@ def test_no_baseline_gives_no_ratio_and_table_renders() -> None:
 
 def test_errors_are_their_own_column_and_out_of_accuracy() -> None:
     recs = [rec("c", i, i < 3, 10, 1) for i in range(4)]  # 3 right, 1 wrong
+    recs[3] = replace(recs[3], parsed="B")  # the wrong one read; the right ones unparsed here
     recs += [
         ResultRecord(
             key=ResultKey("c", "m", "s", f"e/{i}", 0),
@@ -71,12 +73,13 @@ def test_errors_are_their_own_column_and_out_of_accuracy() -> None:
     ]
     (row,) = summarize(recs)
     assert (row.n, row.errors, row.correct, row.accuracy) == (10, 6, 3, 0.75)
+    assert row.unparsed == 3  # answered with nothing read; errors are not counted again
     assert 0.25 < row.ci_low < 0.75 < row.ci_high <= 1.0  # Wilson over the 4 answered
     console = Console(record=True, width=200)
     console.print(summary_table([row]))
     line = next(x for x in console.export_text().splitlines() if " c " in x)
     cells = [c.strip() for c in line.split("\u2502") if c.strip()]
-    assert cells[3:7] == ["10", "6", "0.750", f"{row.ci_low:.2f}-{row.ci_high:.2f}"]
+    assert cells[3:8] == ["10", "6", "3", "0.750", f"{row.ci_low:.2f}-{row.ci_high:.2f}"]
 
 
 def test_all_errors_give_no_accuracy_and_the_error_list() -> None:

@@ -20,7 +20,8 @@ from overseer.bench.stats import Paired, paired_table
 class SummaryRow:
     """One configuration's figures over its stored results. `n` counts every result; errors
     (no answer at all) are their own column, and accuracy with its interval is over the
-    `n - errors` answered results (NaN when none)."""
+    `n - errors` answered results (NaN when none). `unparsed` counts answered results in
+    which the scorer found no answer (no letter, number or code): format failures."""
 
     config: str
     model: str
@@ -28,6 +29,7 @@ class SummaryRow:
     n: int
     correct: int
     errors: int
+    unparsed: int
     accuracy: float
     ci_low: float
     ci_high: float
@@ -64,6 +66,7 @@ def summarize(
         n = len(recs)
         errors = sum(r.error is not None for r in recs)
         correct = sum(r.correct for r in recs if r.error is None)
+        unparsed = sum(r.error is None and r.parsed is None for r in recs)
         acc, low, high = accuracy_ci(correct, n - errors)
         total = np.array([r.usage.total_tokens for r in recs], dtype=float)
         mean_total = float(total.mean())
@@ -76,6 +79,7 @@ def summarize(
                 n=n,
                 correct=correct,
                 errors=errors,
+                unparsed=unparsed,
                 accuracy=acc,
                 ci_low=low,
                 ci_high=high,
@@ -104,6 +108,7 @@ def summary_table(rows: Sequence[SummaryRow], *, baseline: str | None = None) ->
         "config",
         "n",
         "err",
+        "unparsed",
         "acc",
         "95% CI",
         "tok mean",
@@ -122,6 +127,7 @@ def summary_table(rows: Sequence[SummaryRow], *, baseline: str | None = None) ->
             r.config,
             str(r.n),
             str(r.errors),
+            str(r.unparsed),
             "-" if math.isnan(r.accuracy) else f"{r.accuracy:.3f}",
             "-" if math.isnan(r.ci_low) else f"{r.ci_low:.2f}-{r.ci_high:.2f}",
             f"{r.mean_tokens:.0f}",

@@ -48,7 +48,8 @@ def summary_section(rows: Sequence[SummaryRow], baseline: str | None) -> Section
     s = Section(
         "Accuracy and tokens",
         "Accuracy is over answered tasks (errors are their own "
-        "column), with its 95% Wilson interval; tokens are net: every actor's calls."
+        "column; unparsed: answered, but no answer could be read from it), with its 95% Wilson "
+        "interval; tokens are net: every actor's calls."
         + (f" Token ratios are against {baseline}." if baseline else ""),
     )
     s.images.append(
@@ -64,6 +65,7 @@ def summary_section(rows: Sequence[SummaryRow], baseline: str | None) -> Section
         "config",
         "n",
         "errors",
+        "unparsed",
         "accuracy",
         "95% CI",
         "mean tokens",
@@ -81,6 +83,7 @@ def summary_section(rows: Sequence[SummaryRow], baseline: str | None) -> Section
                     r.config,
                     str(r.n),
                     str(r.errors),
+                    str(r.unparsed),
                     _f(r.accuracy),
                     f"{_f(r.ci_low, '.2f')}–{_f(r.ci_high, '.2f')}",
                     f"{r.mean_tokens:.0f}",

@@ -10,6 +10,7 @@ import hashlib
 import json
 import re
 
+from overseer.models.text import extract_code
 from overseer.tasks._types import Score, Task
 
 CODE_TIMEOUT_S = 10.0
@@ -49,7 +50,14 @@ _LETTER_FOLLOWERS = frozenset(
 
 
 def _json_answer(text: str) -> str | None:
-    """The "answer" field of the last JSON object in the text, if any."""
+    """The "answer" field of the last JSON object in the text, if any (the whole text first:
+    a constrained reply's reasoning may hold braces)."""
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, dict) and "answer" in whole:
+        return str(whole["answer"])
     for m in reversed(list(re.finditer(r"\{[^{}]*\}", text))):
         try:
             data = json.loads(m.group(0))
@@ -226,22 +234,6 @@ def score_numeric(output: str, answer: str, *, rel_tol: float = 1e-6) -> Score:
     return Score(ok, float(ok), got, "" if got else "no number found")
 
 
-_FENCE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
-
-
-def extract_code(completion: str, entry: str | None = None) -> str:
-    """The code of a completion: of its ```python blocks (an unclosed last one included), the
-    last that defines `entry`, else the longest; without blocks, the text itself."""
-    blocks = _FENCE.findall(completion)
-    if not blocks:
-        return completion
-    if entry is not None:
-        defining = [b for b in blocks if _defines(b, entry)]
-        if defining:
-            return str(defining[-1])
-    return str(max(blocks, key=len))
-
-
 def _defines(code: str, entry: str) -> bool:
     return re.search(rf"^\s*def\s+{re.escape(entry)}\s*\(", code, re.MULTILINE) is not None
 
@@ -274,6 +266,13 @@ def _code_score(ok: bool, timed_out: bool, stderr: str, stdout: str, sentinel: s
 _NO_CODE = Score(False, 0.0, None, "no code")
 
 
+def _with_code(task: Task, completion: str, sc: Score) -> Score:
+    """A code score whose `parsed` is the code that ran (None only when there was none, so
+    'unparsed' means the same for code as for letters and numbers)."""
+    code = extract_code(completion, str(task.meta["entry_point"]))
+    return Score(sc.correct, sc.value, code, sc.detail)
+
+
 def _has_code(task: Task, completion: str) -> bool:
     return bool(extract_code(completion, str(task.meta["entry_point"])).strip())
 
@@ -288,7 +287,7 @@ def score_code(task: Task, completion: str) -> Score:
     mark = _sentinel(task, completion)
     program = code_program(task, completion, sentinel=mark)
     r = run_python(program, limits=SandboxLimits(timeout_s=CODE_TIMEOUT_S))
-    return _code_score(r.ok, r.timed_out, r.stderr, r.stdout, mark)
+    return _with_code(task, completion, _code_score(r.ok, r.timed_out, r.stderr, r.stdout, mark))
 
 
 async def ascore_code(task: Task, completion: str) -> Score:
@@ -300,7 +299,7 @@ async def ascore_code(task: Task, completion: str) -> Score:
     mark = _sentinel(task, completion)
     program = code_program(task, completion, sentinel=mark)
     r = await arun_python(program, limits=SandboxLimits(timeout_s=CODE_TIMEOUT_S))
-    return _code_score(r.ok, r.timed_out, r.stderr, r.stdout, mark)
+    return _with_code(task, completion, _code_score(r.ok, r.timed_out, r.stderr, r.stdout, mark))
 
 
 def score(task: Task, output: str) -> Score:
