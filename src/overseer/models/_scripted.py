@@ -24,43 +24,63 @@ def count_tokens(text: str) -> int:
     return max(len(text.split()), math.ceil(len(text) / 4)) if text else 0
 
 
+Script = Sequence[Reply | Exception] | ReplyFn
+
+
+class _Source:
+    """Replies in order from a list, or from a function of the messages."""
+
+    def __init__(self, script: Script, label: str) -> None:
+        self.script = script
+        self.label = label
+        self.index = 0
+        self.lock = threading.Lock()
+
+    def next(self, messages: list[Message]) -> Reply:
+        if callable(self.script):
+            return self.script(messages)
+        with self.lock:
+            if self.index >= len(self.script):
+                raise ModelError(f"{self.label}: ran out of replies after {self.index} calls")
+            reply = self.script[self.index]
+            self.index += 1
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+
 class ScriptedModel(Model):
     """Replies in order from `replies` (a list) or by calling `replies(messages)`.
 
-    A reply that is a dict is sent as JSON text. An Exception instance in the list is raised.
-    Usage counts prompt and reply with `count_tokens`; `calls` records every request.
-    With `logprobs_fn`, each reply token gets logprobs from `logprobs_fn(token_index, token)`.
+    `by_actor` gives some actors their own script (a list or a function), chosen by the
+    request's `actor` (a run's metered model names it: an agent's name, "supervisor",
+    "decision", "verifier", ...); every other caller gets `replies`. A reply that is a dict
+    is sent as JSON text. An Exception instance in a list is raised. Usage counts prompt and
+    reply with `count_tokens`; `calls` records every request (with its actor). With
+    `logprobs_fn`, each reply token gets logprobs from `logprobs_fn(token_index, token)`.
     """
 
     def __init__(
         self,
-        replies: Sequence[Reply | Exception] | ReplyFn,
+        replies: Script = (),
         *,
+        by_actor: Mapping[str, Script] | None = None,
         name: str = "scripted",
         latency_s: float = 0.0,
         logprobs_fn: Callable[[int, str], TokenLogprob] | None = None,
     ) -> None:
         self.name = name
-        self._replies = replies
-        self._index = 0
+        self._default = _Source(replies, f"scripted model {name}")
+        self._by_actor = {
+            a: _Source(r, f"scripted model {name} (actor {a})") for a, r in (by_actor or {}).items()
+        }
         self._lock = threading.Lock()
         self.latency_s = latency_s
         self.logprobs_fn = logprobs_fn
         self.calls: list[dict[str, Any]] = []
 
-    def _next(self, messages: list[Message]) -> Reply:
-        if callable(self._replies):
-            return self._replies(messages)
-        with self._lock:
-            if self._index >= len(self._replies):
-                raise ModelError(
-                    f"scripted model {self.name}: ran out of replies after {self._index} calls"
-                )
-            reply = self._replies[self._index]
-            self._index += 1
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
+    def _next(self, messages: list[Message], actor: str = "") -> Reply:
+        return self._by_actor.get(actor, self._default).next(messages)
 
     def _logprobs(self, text: str, k: int) -> tuple[TokenLogprob, ...]:
         tokens = text.split() or [text]
@@ -83,9 +103,10 @@ class ScriptedModel(Model):
                     "schema": request.schema,
                     "top_logprobs": request.top_logprobs,
                     "seed": request.seed,
+                    "actor": request.actor,
                 }
             )
-        reply = self._next(msgs)
+        reply = self._next(msgs, request.actor)
         text = reply if isinstance(reply, str) else json.dumps(reply)
         prompt = sum(count_tokens(m["content"]) + 4 for m in msgs)
         k = request.top_logprobs

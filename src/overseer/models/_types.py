@@ -138,6 +138,7 @@ class RequestOptions(TypedDict, total=False):
     schema: Mapping[str, Any] | None
     top_logprobs: int
     seed: int | None
+    actor: str
 
 
 def _is_int(x: object) -> bool:
@@ -150,7 +151,9 @@ class Request:
 
     `schema` asks for JSON that fits a JSON Schema; `top_logprobs` > 0 asks for per-token
     logprobs with that many alternatives (at most 20); `stop` ends generation at any of its
-    strings. A bad argument raises ModelRequestError naming it.
+    strings. `actor` names who asks (set by the run's metered model: an agent's name,
+    "supervisor", "decision", ...); real backends ignore it, the scripted test double may
+    answer by it. A bad argument raises ModelRequestError naming it.
     """
 
     messages: tuple[Message, ...]
@@ -160,6 +163,7 @@ class Request:
     schema: Mapping[str, Any] | None = None
     top_logprobs: int = 0
     seed: int | None = None
+    actor: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "messages", tuple(validate_messages(self.messages)))
@@ -191,8 +195,8 @@ class Model(ABC):
     """A chat model. Backends implement `_complete(request)`; `_acomplete` defaults to a thread.
 
     Callers use `complete`/`acomplete(messages, *, max_tokens=256, temperature=0.0, stop=None,
-    schema=None, top_logprobs=0, seed=None)`: both build one validated `Request` here, so a
-    backend never sees (or re-checks) a bad argument.
+    schema=None, top_logprobs=0, seed=None, actor="")`: both build one validated `Request`
+    here, so a backend never sees (or re-checks) a bad argument.
     """
 
     name: str = "model"

@@ -151,8 +151,9 @@ class MeteredModel(Model):
         return c
 
     def _capped(self, request: Request) -> Request:
+        """The request capped to the tokens left, and naming this actor (unless it names one)."""
         cap = self.ledger.reserve(request.max_tokens)
-        return request if cap == request.max_tokens else replace(request, max_tokens=cap)
+        return replace(request, max_tokens=cap, actor=request.actor or self.actor)
 
     def _complete(self, request: Request) -> Completion:
         capped = self._capped(request)
