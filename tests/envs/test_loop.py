@@ -67,7 +67,7 @@ async def test_invalid_move_is_re_asked_then_the_turn_is_lost() -> None:
 
 
 async def test_turn_limit_ends_without_award() -> None:
-    model = ScriptedModel(lambda m: broad() if "Beth" in m[0]["content"][:12] else share())
+    model = ScriptedModel(lambda m: share(), by_actor={"Beth": lambda m: broad()})
     r = await play_whodunit(GAME, model, CFG)
     assert r.ended == "turn_limit" and r.awarded is None and not r.success and r.turns == 7
 

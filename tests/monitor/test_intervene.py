@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -24,9 +25,17 @@ def confused_digits(i: int, tok: str) -> TokenLogprob:
     return TokenLogprob(tok, top[0][1], top)
 
 
-def reply(messages: list) -> dict:
-    if messages[0]["content"].startswith("You are Beth"):
-        return {"thoughts": "", "action": 3, "character": GAME.culprit, "property": P, "value": V}
+def beth(messages: list) -> dict:
+    """Beth, the awarder: awards the culprit at once."""
+    return {"thoughts": "", "action": 3, "character": GAME.culprit, "property": P, "value": V}
+
+
+def scripted(**kw: Any) -> ScriptedModel:
+    """The accuser shares a fact; Beth (her own actor) awards the culprit."""
+    return ScriptedModel(accuser, by_actor={"Beth": beth}, **kw)
+
+
+def accuser(messages: list) -> dict:
     return {
         "thoughts": "",
         "action": 2,
@@ -56,7 +65,7 @@ def linear_monitor(role: str, tau: float) -> RoleMonitor:
 
 async def test_recorder_only_collects_rows() -> None:
     rec = UncertaintyMonitor()
-    model = ScriptedModel(reply, logprobs_fn=confused_digits)
+    model = scripted(logprobs_fn=confused_digits)
     r = await play_whodunit(GAME, model, CFG, supervisors=[rec])
     assert r.resets == 0 and r.turns == 1
     (row,) = rec.rows
@@ -68,7 +77,7 @@ async def test_recorder_only_collects_rows() -> None:
 async def test_low_estimate_rolls_back_up_to_the_cap() -> None:
     for cap, expected in ((1, 1), (2, 2)):
         mon = UncertaintyMonitor({"accuser": linear_monitor("accuser", 0.5)}, cap=cap)
-        model = ScriptedModel(reply, logprobs_fn=confused_digits)
+        model = scripted(logprobs_fn=confused_digits)
         r = await play_whodunit(GAME, model, CFG, supervisors=[mon])
         assert r.resets == expected and r.turns == expected + 1 and r.success
         assert sum(i["by"] == mon.name for i in r.interventions) == expected
@@ -78,14 +87,14 @@ async def test_low_estimate_rolls_back_up_to_the_cap() -> None:
 
 async def test_confident_turns_pass() -> None:
     mon = UncertaintyMonitor({"accuser": linear_monitor("accuser", 0.5)}, cap=2)
-    r = await play_whodunit(GAME, ScriptedModel(reply, logprobs_fn=None), CFG, supervisors=[mon])
+    r = await play_whodunit(GAME, scripted(logprobs_fn=None), CFG, supervisors=[mon])
     assert r.resets == 0 and mon.rows[0]["estimate"] > 0.5
 
 
 async def test_random_monitor_respects_p_and_cap() -> None:
     never = RandomMonitor({"accuser": 0.0}, np.random.default_rng(0), cap=2)
-    r = await play_whodunit(GAME, ScriptedModel(reply), CFG, supervisors=[never])
+    r = await play_whodunit(GAME, scripted(), CFG, supervisors=[never])
     assert r.resets == 0
     always = RandomMonitor({"accuser": 1.0}, np.random.default_rng(0), cap=2)
-    r = await play_whodunit(GAME, ScriptedModel(reply), CFG, supervisors=[always])
+    r = await play_whodunit(GAME, scripted(), CFG, supervisors=[always])
     assert r.resets == 2 and r.turns == 3

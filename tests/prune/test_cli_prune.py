@@ -45,10 +45,12 @@ def test_unknown_suite(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2 and "unknown suite" in err
 
 
-def reply(messages: list) -> object:
-    if "final decision-maker" in messages[0]["content"]:
-        return "Answer: B"
-    return {"thought": "t", "action": "answer", "answer": "I think B. Answer: B"}
+def scripted() -> ScriptedModel:
+    """Agents think B; the decision node (actor "decision") answers B."""
+    return ScriptedModel(
+        lambda m: {"thought": "t", "action": "answer", "answer": "I think B. Answer: B"},
+        by_actor={"decision": lambda m: "Answer: B"},
+    )
 
 
 def test_prune_flow_on_a_scripted_model_resumes(
@@ -59,7 +61,7 @@ def test_prune_flow_on_a_scripted_model_resumes(
 
     def fake_load(name: str, **kw: object) -> ScriptedModel:
         loads.append(name)
-        return ScriptedModel(reply)
+        return scripted()
 
     monkeypatch.setattr(overseer.models, "load_model", fake_load)
     argv = ["prune", "--suite", "mmlu-sample", "--team", "agentprune-c", "--agents", "4",
@@ -89,7 +91,7 @@ def test_share_thoughts_is_kept_in_the_pruned_spec(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    model = ScriptedModel(reply)
+    model = scripted()
     monkeypatch.setattr(overseer.models, "load_model", lambda name, **kw: model)
     argv = ["prune", "--suite", "mmlu-sample", "--agents", "3", "--train", "1", "--test", "1",
             "--share-thoughts", "--out", "p.json", "--store", "r.sqlite"]  # fmt: skip

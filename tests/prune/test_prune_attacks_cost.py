@@ -109,12 +109,10 @@ async def test_replacement_attack_replaces_only_the_target_output(tmp_path: Path
     team = make_team("complete", 3, rounds=1)
     at = apply_attack(team, "replace", 1)
 
-    def reply(messages: list) -> object:
-        if "final decision-maker" in messages[0]["content"]:
-            return "Answer: C"
-        return {"thought": "t", "action": "answer", "answer": "Careful work. Answer: C"}
-
-    model = ScriptedModel(reply)
+    model = ScriptedModel(
+        lambda m: {"thought": "t", "action": "answer", "answer": "Careful work. Answer: C"},
+        by_actor={"decision": lambda m: "Answer: C"},
+    )
     ex = Executor(model, models=at.models, trace_dir=tmp_path)
     res = await ex.run(at.team, "Pick one. Finish with a line 'Answer: X' where X is a letter.")
     msgs = {m.sender: m.content for m in res.messages if m.kind == "message"}

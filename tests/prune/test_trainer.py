@@ -180,10 +180,12 @@ def test_bad_config_is_rejected() -> None:
         TrainConfig(baseline_decay=1.0)
 
 
-def reply(messages: list) -> object:
-    if "final decision-maker" in messages[0]["content"]:
-        return "Answer: C"
-    return {"thought": "t", "action": "answer", "answer": "Answer: C"}
+def scripted() -> ScriptedModel:
+    """Agents and the decision node (actor "decision") all answer C."""
+    return ScriptedModel(
+        lambda m: {"thought": "t", "action": "answer", "answer": "Answer: C"},
+        by_actor={"decision": lambda m: "Answer: C"},
+    )
 
 
 async def test_dialogue_pruner_trains_k_rounds_then_runs_the_pruned_team(tmp_path: Path) -> None:
@@ -195,7 +197,7 @@ async def test_dialogue_pruner_trains_k_rounds_then_runs_the_pruned_team(tmp_pat
         return 1.0
 
     pruner = DialoguePruner(team, round_utility, train_rounds=2, ratio=0.5, cfg=TrainConfig(seed=1))
-    model = ScriptedModel(reply)
+    model = scripted()
     ex = Executor(model, supervisors=[pruner], trace_dir=tmp_path)
     res = await ex.run(pruner.first_team(), "Which letter? 'Answer: X'")
     assert res.stop_reason == "done", res.error
@@ -208,10 +210,9 @@ async def test_dialogue_pruner_trains_k_rounds_then_runs_the_pruned_team(tmp_pat
     assert len(pruned.spatial_edges) == 3 and len(pruned.temporal_edges) == 8
     assert [u["pruned"] for u in ups] == [False, True]
     # rounds 2 and 3 ran on the pruned structure: agents read only their pruned spatial preds
-    last = [c for c in model.calls if "Your name: " in c["messages"][-1]["content"]][-4:]
+    last = [c for c in model.calls if c["actor"] != "decision"][-4:]
     for c in last:
-        name = c["messages"][-1]["content"].split("Your name: ")[1].split(".")[0]
-        text = c["messages"][-1]["content"]
+        name, text = c["actor"], c["messages"][-1]["content"]
         n_in = (
             text.split("From teammates this round:")[1].count("\n[") if "this round:" in text else 0
         )
@@ -226,7 +227,7 @@ async def test_one_dialogue_pruner_trains_each_run_afresh(tmp_path: Path) -> Non
         return next(utilities)
 
     pruner = DialoguePruner(team, round_utility, train_rounds=2, ratio=0.5, cfg=TrainConfig(seed=1))
-    ex = Executor(ScriptedModel(reply), supervisors=[pruner], trace_dir=tmp_path)
+    ex = Executor(scripted(), supervisors=[pruner], trace_dir=tmp_path)
     first = await ex.run(pruner.first_team(), "Which letter?", run_id="one")
     second = await ex.run(pruner, "Which letter?", run_id="two")  # the pruner as team builder
     assert first.stop_reason == second.stop_reason == "done", (first.error, second.error)

@@ -27,10 +27,12 @@ def monitor_file(toy_monitor: Path) -> Path:
     return toy_monitor
 
 
-def reply(messages: list) -> object:
-    if "final decision-maker" in messages[0]["content"]:
-        return "Answer: C"
-    return {"thought": "check", "action": "answer", "answer": "It is C. Answer: C"}
+def scripted() -> ScriptedModel:
+    """Agents say C; the decision node (actor "decision") answers C."""
+    return ScriptedModel(
+        lambda m: {"thought": "check", "action": "answer", "answer": "It is C. Answer: C"},
+        by_actor={"decision": lambda m: "Answer: C"},
+    )
 
 
 def test_the_registry_lists_configurations_without_importing_the_cli() -> None:
@@ -65,7 +67,7 @@ async def test_name_plus_monitor_file_puts_the_monitor_on_a_team(
     with ResultStore(tmp_path / "r.sqlite") as store:
         s = await run_experiment(
             configs=[cfg], tasks=[MC], seeds=[0], model_name="scripted",
-            load_model=lambda: ScriptedModel(reply), store=store, progress=False,
+            load_model=lambda: scripted(), store=store, progress=False,
         )  # fmt: skip
         (rec,) = store.records()
     assert s.ran == 1 and rec.error is None and rec.correct

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,18 +37,21 @@ def say(text: str) -> dict:
 
 
 def echo(messages: list) -> object:
-    """Each agent says its name and round; the decision node says DECIDED."""
-    if "final decision-maker" in messages[0]["content"]:
-        return "DECIDED"
+    """Each agent says its name."""
     return say(f"from {name_of(messages)}")
 
 
+def echo_model(**kw: Any) -> ScriptedModel:
+    """Agents echo their names; the decision node (actor "decision") says DECIDED."""
+    return ScriptedModel(echo, by_actor={"decision": lambda m: "DECIDED"}, **kw)
+
+
 def prompts_of(model: ScriptedModel, agent: str) -> list[str]:
-    return [c["messages"][1]["content"] for c in model.calls if name_of(c["messages"]) == agent]
+    return [c["messages"][1]["content"] for c in model.calls if c["actor"] == agent]
 
 
 async def test_spatial_and_temporal_inputs(tmp_path: Path) -> None:
-    model = ScriptedModel(echo)
+    model = echo_model()
     team = make_team("chain", 3, rounds=2)  # a1 -> a2 -> a3, temporal self edges
     res = await Executor(model, trace_dir=tmp_path).run(team, "Q?")
     assert res.answer == "from a3" and res.stop_reason == "done"
@@ -74,7 +78,7 @@ async def test_shared_thoughts_travel_with_the_answer(tmp_path: Path) -> None:
 
 
 async def test_decisions_llm_and_vote(tmp_path: Path) -> None:
-    res = await Executor(ScriptedModel(echo), trace_dir=tmp_path).run(make_team("complete", 3), "Q")
+    res = await Executor(echo_model(), trace_dir=tmp_path).run(make_team("complete", 3), "Q")
     assert res.answer == "DECIDED" and res.calls_by_actor["decision:decision"] == 1
 
     def votes(messages: list) -> object:
@@ -89,7 +93,7 @@ async def test_decisions_llm_and_vote(tmp_path: Path) -> None:
 
 
 async def test_ledger_and_trace(tmp_path: Path) -> None:
-    res = await Executor(ScriptedModel(echo), trace_dir=tmp_path).run(make_team("star", 3), "Q")
+    res = await Executor(echo_model(), trace_dir=tmp_path).run(make_team("star", 3), "Q")
     assert set(res.usage_by_actor) == {"agent:a1", "agent:a2", "agent:a3"}
     assert all(u.prompt_tokens > 0 and u.completion_tokens > 0 for u in res.usage_by_actor.values())
     events = list(read_trace(res.trace_path))
@@ -100,7 +104,7 @@ async def test_ledger_and_trace(tmp_path: Path) -> None:
 
 
 async def test_a_rerun_with_the_same_run_id_gets_its_own_trace(tmp_path: Path) -> None:
-    ex = Executor(ScriptedModel(echo), trace_dir=tmp_path)
+    ex = Executor(echo_model(), trace_dir=tmp_path)
     first = await ex.run(make_team("star", 2), "Q", run_id="same")
     second = await ex.run(make_team("star", 2), "Q", run_id="same")
     assert first.trace_path == tmp_path / "same.jsonl" and second.trace_path != first.trace_path
@@ -117,7 +121,7 @@ async def test_a_rerun_with_the_same_run_id_gets_its_own_trace(tmp_path: Path) -
 async def test_budgets_stop_with_a_typed_reason(
     tmp_path: Path, budget: Budget, reason: str
 ) -> None:
-    model = ScriptedModel(echo)
+    model = echo_model()
     res = await Executor(model, trace_dir=tmp_path, budget=budget).run(make_team("chain", 4), "Q")
     assert res.stop_reason == reason and "budget exceeded" in (res.error or "")
     assert len(model.calls) <= 2
@@ -174,7 +178,7 @@ async def test_guide_and_replace_reach_the_next_agent(tmp_path: Path) -> None:
             return Verdict.replace("cleaned text", note="noise removed", by="sup")
         return None
 
-    model, sup = ScriptedModel(echo), Scripted("sup", decide)
+    model, sup = echo_model(), Scripted("sup", decide)
     res = await Executor(model, trace_dir=tmp_path, supervisors=[sup]).run(
         make_team("chain", 3), "Q"
     )
@@ -193,14 +197,14 @@ async def test_verify_uses_the_verifier(tmp_path: Path) -> None:
     async def verifier(task: str, run: Run) -> str:
         return f"checked: {task} yes"
 
-    model = ScriptedModel(echo)
+    model = echo_model()
     ex = Executor(
         model, trace_dir=tmp_path, supervisors=[Scripted("sup", decide)], verifier=verifier
     )
     await ex.run(make_team("chain", 2), "Q")
     assert "[verification requested by sup] checked: is 2+2=4? yes" in prompts_of(model, "a2")[0]
     # The default verifier is a booked model call of its own.
-    model2 = ScriptedModel(lambda m: "verified" if "Check:" in m[1]["content"] else echo(m))
+    model2 = ScriptedModel(echo, by_actor={"verifier": lambda m: "verified"})
     ex2 = Executor(model2, trace_dir=tmp_path, supervisors=[Scripted("sup", decide)])
     res = await ex2.run(make_team("chain", 2), "Q")
     assert res.calls_by_actor["verifier:verifier"] == 1
@@ -213,7 +217,7 @@ async def test_rollback_redoes_the_round_and_is_capped(tmp_path: Path) -> None:
         calls["n"] += 1
         return Verdict.rollback(by="mon", reason="uncertain") if calls["n"] == 2 else None
 
-    model = ScriptedModel(echo)
+    model = echo_model()
     res = await Executor(model, trace_dir=tmp_path, supervisors=[Scripted("mon", once)]).run(
         make_team("chain", 3), "Q"
     )
@@ -222,7 +226,7 @@ async def test_rollback_redoes_the_round_and_is_capped(tmp_path: Path) -> None:
     assert len(prompts_of(model, "a1")) == 2
     always = Scripted("mon", lambda i, r: Verdict.rollback(by="mon", reason="again"))
     res = await Executor(
-        ScriptedModel(echo), trace_dir=tmp_path, supervisors=[always], max_rollbacks=2
+        echo_model(), trace_dir=tmp_path, supervisors=[always], max_rollbacks=2
     ).run(make_team("chain", 2), "Q")
     events = [e["event"] for e in read_trace(res.trace_path)]
     assert events.count("rollback") == 2 and "verdict_ignored" in events
@@ -241,7 +245,7 @@ async def test_replace_agent_purges_and_resumes(tmp_path: Path) -> None:
             return Verdict.replace_agent(new, by="watch", reason="off track")
         return None
 
-    model = ScriptedModel(echo)
+    model = echo_model()
     team = make_team("chain", 2, rounds=2)
     res = await Executor(model, trace_dir=tmp_path, supervisors=[Scripted("watch", decide)]).run(
         team, "Q"
@@ -256,7 +260,7 @@ async def test_chain_order_kinds_and_unknown_names(tmp_path: Path) -> None:
     first = Scripted("first", lambda i, r: Verdict.guide("from first", by="first"))
     second = Scripted("second", lambda i, r: Verdict.guide("from second", by="second"))
     tools_only = Scripted("tools", lambda i, r: None, kinds=frozenset({"tool"}))
-    model = ScriptedModel(echo)
+    model = echo_model()
     await Executor(model, trace_dir=tmp_path, supervisors=[tools_only, first, second]).run(
         make_team("chain", 2), "Q"
     )
@@ -273,7 +277,7 @@ async def test_chain_order_kinds_and_unknown_names(tmp_path: Path) -> None:
 async def test_agents_without_edges_run_concurrently(tmp_path: Path) -> None:
     team = TeamSpec(agents=tuple(AgentSpec(name=f"a{i}") for i in range(4)), decision="last")
     for conc, low, high in ((4, 0.0, 0.125), (1, 0.2, 10.0)):
-        ex = Executor(ScriptedModel(echo, latency_s=0.05), trace_dir=tmp_path, concurrency=conc)
+        ex = Executor(echo_model(latency_s=0.05), trace_dir=tmp_path, concurrency=conc)
         t0 = time.perf_counter()
         await ex.run(team, "Q")
         assert low <= time.perf_counter() - t0 < high

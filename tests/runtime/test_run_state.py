@@ -22,8 +22,7 @@ from overseer.runtime import (
     read_trace,
 )
 
-from ..monitor.test_intervene import CFG, GAME, confused_digits, linear_monitor
-from ..monitor.test_intervene import reply as game_reply
+from ..monitor.test_intervene import CFG, GAME, confused_digits, linear_monitor, scripted
 
 
 def _flat(i: int, tok: str) -> TokenLogprob:
@@ -61,7 +60,7 @@ async def test_one_plugin_serves_two_concurrent_team_runs_and_a_game(tmp_path: P
         latency_s=0.001,  # each call yields, so the three runs interleave
     )
     ex = Executor(team_model, supervisors=[counter, mon], trace_dir=tmp_path, top_logprobs=10)
-    game_model = ScriptedModel(game_reply, logprobs_fn=confused_digits, latency_s=0.001)
+    game_model = scripted(logprobs_fn=confused_digits, latency_s=0.001)
     team = make_team("debate", 2, rounds=2)
     r1, r2, game = await asyncio.gather(
         ex.run(team, "Pick A or B.", run_id="one"),

@@ -238,10 +238,11 @@ async def run(tmp_path: Path, trigger: LearnedTrigger | None) -> tuple[RunResult
     sup_calls: list = []
     n = {"agent": 0}
 
+    def supervisor(messages: list) -> object:
+        sup_calls.append(messages)
+        return reply_template("provide_guidance", "typo", "use q='b'")
+
     def reply(messages: list) -> object:
-        if messages[0]["content"].startswith("You supervise one agent"):
-            sup_calls.append(messages)
-            return reply_template("provide_guidance", "typo", "use q='b'")
         n["agent"] += 1
         if n["agent"] <= 2:
             return {"thought": "", "action": "lookup", "args": {"q": f"a{n['agent']}"}}
@@ -250,7 +251,7 @@ async def run(tmp_path: Path, trigger: LearnedTrigger | None) -> tuple[RunResult
     cfg = SupervisorSettings(filter=FilterConfig(tau_step=100), learned=trigger, verify=False)
     team = TeamSpec(agents=[AgentSpec(name="a", role="Looker", tools=["lookup"])], decision="last")
     ex = Executor(
-        ScriptedModel(reply),
+        ScriptedModel(reply, by_actor={"supervisor": supervisor}),
         supervisors=[SupervisorAgent(settings=cfg)],
         tools={"lookup": ErrTool()},
         trace_dir=tmp_path,
