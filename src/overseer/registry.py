@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from overseer.bench import ConfigRegistry, Solver, TeamConfig, default_configs, team_solver
-from overseer.bench._solvers import PluginFactory
-from overseer.bench._teams import team_configs
+from overseer.bench.solvers import PluginFactory, team_configs
 from overseer.models import Model
 from overseer.runtime import (
     PRESETS,

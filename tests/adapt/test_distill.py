@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from overseer.adapt import Distiller, ExperiencePool, LeakageError, MASFly, MASFlyConfig, Repository
-from overseer.adapt.distill import GENERALISE_PROMPT, REFLECT_PROMPT, training_ids
-from overseer.tasks import Task, load_suite, split_tasks
+from overseer.adapt.distill import GENERALISE_PROMPT, REFLECT_PROMPT
+from overseer.experiments.adapt_campaign import training_ids
+from overseer.tasks import Task, ascore, load_suite, split_tasks
 
 from .conftest import TableEmbedder, answer, router, sop
 
@@ -55,7 +56,7 @@ async def test_success_stores_the_generalised_sop(tmp_path) -> None:
         other=other(general, REFLECTION, "{"),
     )
     f = fly(tmp_path, m)
-    rec = await Distiller(f, train_ids={"toy/1"}).distill(TASK, TASK.prompt)
+    rec = await Distiller(f, train_ids={"toy/1"}).distill(TASK, TASK.prompt, evaluate=ascore)
     assert rec.success and [a.correct for a in rec.attempts] == [True]
     case = f.repository.cases()[0]
     assert case.sop.description == "general flow" and case.domain == "numeric"
@@ -79,7 +80,8 @@ async def test_failure_stores_an_experience_revises_and_reruns(tmp_path) -> None
         other=other(revised, REFLECTION, revised),
     )
     f = fly(tmp_path, m)
-    rec = await Distiller(f, train_ids={"toy/1"}, max_tries=2).distill(TASK, TASK.prompt)
+    d = Distiller(f, train_ids={"toy/1"}, max_tries=2)
+    rec = await d.distill(TASK, TASK.prompt, evaluate=ascore)
     assert [(a.correct, a.op_source) for a in rec.attempts] == [(False, "llm"), (True, "revised")]
     exp = f.pool.all()[0]
     assert exp.failure_cause == "added wrongly" and exp.lessons[0].agent == "Solver"
@@ -102,7 +104,8 @@ async def test_code_starts_from_one_agent_and_adds_one_role_on_failure(tmp_path)
         other=other({}, REFLECTION, "{"),  # reflection ok, revision unusable -> fallback
     )
     f = fly(tmp_path, m)
-    rec = await Distiller(f, train_ids={"toy/c"}, max_tries=2).distill(code, code.prompt)
+    d = Distiller(f, train_ids={"toy/c"}, max_tries=2)
+    rec = await d.distill(code, code.prompt, evaluate=ascore)
     assert [a.op_source for a in rec.attempts] == ["fallback_single", "revised"]
     assert not rec.success and len(f.pool) == 2
     ops = [c for c in m.calls if c["messages"][0]["content"].startswith("You design")]
@@ -118,5 +121,5 @@ async def test_test_split_tasks_are_refused_before_any_model_call(tmp_path) -> N
     d = Distiller(fly(tmp_path, m), train_ids=train)
     for t in parts["test"][:3] + parts["validation"][:1]:
         with pytest.raises(LeakageError, match="not in the training split"):
-            await d.distill(t, t.prompt)
+            await d.distill(t, t.prompt, evaluate=ascore)
     assert m.calls == []

@@ -10,7 +10,7 @@ from overseer.adapt.instantiate import instantiate
 from overseer.adapt.retrieve import analyse_need
 from overseer.adapt.watcher import intervened, reviews_of, signals, stub_functions
 from overseer.models import ScriptedModel, Usage
-from overseer.models._types import ModelConnectionError
+from overseer.models.errors import ModelConnectionError
 from overseer.runtime import Executor, Interaction, ToolResult, make_team
 
 from .conftest import TableEmbedder, answer, router, sop

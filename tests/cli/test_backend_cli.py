@@ -12,7 +12,7 @@ import pytest
 import overseer.bench
 import overseer.experiments.monitor
 from overseer.bench import RunSummary
-from overseer.bench._ray import RayBackend
+from overseer.bench.backends import RayBackend
 from overseer.cli import main
 
 COMMANDS = {

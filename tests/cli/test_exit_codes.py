@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from overseer.models import ScriptedModel
-from overseer.models._types import ModelConnectionError
+from overseer.models.errors import ModelConnectionError
 
 from .conftest import run_cli
 

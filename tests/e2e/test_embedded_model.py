@@ -9,7 +9,7 @@ import math
 import pytest
 
 from overseer.models import LlamaCppModel, load_model
-from overseer.models._types import ModelRequestError
+from overseer.models.errors import ModelRequestError
 
 pytestmark = pytest.mark.e2e
 

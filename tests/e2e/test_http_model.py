@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from overseer.models import LlamaCppModel, OpenAIModel
-from overseer.models._types import (
+from overseer.models.errors import (
     ModelConnectionError,
     ModelRequestError,
     ModelTimeoutError,

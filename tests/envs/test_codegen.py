@@ -346,7 +346,7 @@ def test_cli_collect_train_eval_codegen(
         "overseer.models.load_model",
         lambda name, **options: ScriptedModel(canonical_team, logprobs_fn=noisy),
     )
-    monkeypatch.setattr("overseer.models._check.check_server", lambda *a, **kw: None)  # no server
+    monkeypatch.setattr("overseer.models.check_server", lambda *a, **kw: None)  # no server
     common = ["--env", "codegen", "--model", "openai:scripted", "--turns", "1", "--coders", "2"]
     common += ["--store", str(tmp_path / "r.sqlite")]
     args = ["monitor", "collect", *common, "--games", "3", "--val-games", "3", "--no-progress"]

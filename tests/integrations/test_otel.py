@@ -39,7 +39,7 @@ from overseer.runtime import (
     make_team,
     read_trace,
 )
-from overseer.runtime._trace import Trace, trace_sinks
+from overseer.runtime.books import Trace, trace_sinks
 
 from ..cli.conftest import run_cli
 from ..envs.test_loop import CFG, GAME, WRONG, StopWrongAward, award, broad, share

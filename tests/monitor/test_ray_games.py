@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from overseer.bench import ResultStore, RunSummary
-from overseer.bench._ray import RayBackend, WorkerSpec
+from overseer.bench.backends import RayBackend, WorkerSpec
 from overseer.experiments.monitor import (
     EnvSetup,
     configs_factory,

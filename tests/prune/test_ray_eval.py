@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from overseer.bench import ResultStore, RunSummary
-from overseer.bench._ray import RayBackend, WorkerSpec
+from overseer.bench.backends import RayBackend, WorkerSpec
 from overseer.experiments.prune import evaluate_pruned
 from overseer.experiments.prune_runs import RunSettings, build_team
 from overseer.models import ScriptedModel

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from overseer.models import ScriptedModel
-from overseer.models._types import ModelConnectionError
+from overseer.models.errors import ModelConnectionError
 from overseer.runtime import AgentSpec
 from overseer.runtime._agent import Agent, AgentStepError
 

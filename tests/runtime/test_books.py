@@ -21,7 +21,7 @@ from overseer.models import Completion, Model, Request, ScriptedModel, Usage
 from overseer.runtime import AgentSpec, Executor, RunResult, TeamSpec, ToolResult, read_trace
 from overseer.supervise import FilterConfig, SupervisorAgent, SupervisorSettings
 from overseer.supervise._decide import reply_template
-from overseer.tasks import Task
+from overseer.tasks import Task, ascore
 
 from ..adapt.conftest import TableEmbedder, answer, router, sop
 
@@ -178,7 +178,8 @@ async def test_distillation_books_its_learning_calls_as_trainer(tmp_path: Path) 
     rec = Recorder(m)
     task = Task(suite="toy", id="toy/1", prompt="What is 2+3?", answer="5", kind="numeric")
     fly = _fly(tmp_path, rec, watcher=False)
-    got = await Distiller(fly, train_ids={"toy/1"}, max_tries=2).distill(task, task.prompt)
+    d = Distiller(fly, train_ids={"toy/1"}, max_tries=2)
+    got = await d.distill(task, task.prompt, evaluate=ascore)
     assert [a.correct for a in got.attempts] == [False, True]
     runs = sorted((tmp_path / "runs").glob("distill-*-s0.jsonl"))
     assert len(runs) == 2

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from overseer.models import Completion, Model, Request, ScriptedModel, Usage
-from overseer.models._types import ContextWindowError
+from overseer.models.errors import ContextWindowError
 from overseer.runtime import Budget, Executor, Ledger, make_team
 from overseer.runtime._ledger import BudgetExceeded, MeteredModel
 

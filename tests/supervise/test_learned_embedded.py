@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from overseer.bench._workloads import workload_solver
+from overseer.bench.solvers import workload_solver
 from overseer.experiments.supervise import supervise_plugin
 from overseer.models import LlamaCppModel
 from overseer.runtime import AgentSpec, Executor, TeamSpec, read_trace

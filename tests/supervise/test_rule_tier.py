@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from overseer.models import ScriptedModel
-from overseer.models._types import Completion, Request
+from overseer.models import Completion, Request, ScriptedModel
 from overseer.runtime import Executor, RunResult, read_trace
 from overseer.supervise import FilterConfig, Step, SupervisorAgent, SupervisorCore
 from overseer.supervise import SupervisorSettings as Settings

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import pytest
 
 from overseer.models import ScriptedModel
-from overseer.models._types import ModelConnectionError
+from overseer.models.errors import ModelConnectionError
 from overseer.runtime import AgentSpec, Executor, RunResult, TeamSpec, ToolResult, read_trace
 from overseer.supervise import FilterConfig, SupervisorAgent, SupervisorSettings, tool_verifier
 from overseer.supervise._decide import check_reply, decide, reply_template

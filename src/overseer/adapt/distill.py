@@ -14,10 +14,10 @@ booked as kind "trainer" in a ledger and trace of their own, one per attempt
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 from overseer.adapt.experience import Experience
 from overseer.adapt.masfly import MASFly, Outcome, Plan
@@ -26,10 +26,8 @@ from overseer.adapt.retrieve import fallback_need
 from overseer.adapt.sop import SOP, AgentLesson, Reflection, SOPAgent, sop_to_team
 from overseer.models import Model, ModelError, Usage, ask_structured
 from overseer.runtime import Ledger, Tool, read_trace
-from overseer.runtime._executor import last_line
-from overseer.runtime._ledger import MeteredModel
-from overseer.runtime._trace import Trace
-from overseer.tasks import Score, Task, ascore, split_tasks
+from overseer.runtime.books import MeteredModel, Trace
+from overseer.runtime.steps import last_line
 
 GENERALISE_PROMPT = (
     "This operating procedure (OP) made a team of AI agents solve the task below. Rewrite it "
@@ -54,9 +52,31 @@ class LeakageError(RuntimeError):
     """A task outside the training split was handed to distillation."""
 
 
-def training_ids(tasks: Iterable[Task], *, seed: int) -> frozenset[str]:
-    """Ids of the training split of a suite's tasks (the runner's seeded hash split)."""
-    return frozenset(t.id for t in split_tasks(list(tasks), seed=seed)["train"])
+class Task(Protocol):
+    """What distillation needs of a labelled task: its id (checked against the training
+    split), its suite and its kind (the domain of the SOP it yields). `overseer.tasks.Task`
+    is one."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def suite(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+
+
+class Score(Protocol):
+    """What distillation needs of an evaluation: right or wrong, and why."""
+
+    @property
+    def correct(self) -> bool: ...
+    @property
+    def detail(self) -> str: ...
+
+
+TaskT = TypeVar("TaskT", bound=Task)
+#: How an answer to a task is evaluated (e.g. `overseer.tasks.ascore`); may be async.
+Evaluate = Callable[[TaskT, str], Score | Awaitable[Score]]
 
 
 @dataclass
@@ -171,11 +191,11 @@ class Distiller:
 
     async def distill(
         self,
-        task: Task,
+        task: TaskT,
         query: str,
         *,
+        evaluate: Evaluate[TaskT],
         tools: Mapping[str, Tool] | None = None,
-        evaluate: Callable[[Task, str], object] | None = None,
         seed: int | None = 0,
         extract_answer: Callable[[str], str] = last_line,
     ) -> DistillRecord:
@@ -213,21 +233,33 @@ class Distiller:
                 )
             assert op is not None
             rec.usage += outcome.result.total
-            sc = await _evaluate(task, outcome.answer, evaluate)
-            attempt = Attempt(sc.correct, sc.detail, source)
-            rec.attempts.append(attempt)
-            books = _TrainerBooks.open(
-                self.fly.model, outcome.result.run_id, self.fly.trace_dir, task.id, n
-            )
-            try:
-                learn = _Learn(task, query, plan, sorted(tools or {}), minimal, seed)
-                op = await self._learn(books.model, learn, op, outcome, sc, attempt, rec, n)
-            finally:
-                rec.usage += books.close(attempt)
+            learn = _Learn(task, query, plan, sorted(tools or {}), minimal, seed)
+            op = await self._evaluate_and_learn(learn, op, outcome, evaluate, source, rec, n)
             if rec.success:
                 return rec
             source = "revised"
         return rec
+
+    async def _evaluate_and_learn(
+        self,
+        learn: _Learn,
+        op: SOP,
+        outcome: Outcome,
+        evaluate: Evaluate[Any],
+        source: str,
+        rec: DistillRecord,
+        n: int,
+    ) -> SOP:
+        """Score run n, record the attempt, and learn from it in the attempt's trainer books."""
+        sc = await _evaluate(learn.task, outcome.answer, evaluate)
+        attempt = Attempt(sc.correct, sc.detail, source)
+        rec.attempts.append(attempt)
+        run_id, fly = outcome.result.run_id, self.fly
+        books = _TrainerBooks.open(fly.model, run_id, fly.trace_dir, learn.task.id, n)
+        try:
+            return await self._learn(books.model, learn, op, outcome, sc, attempt, rec, n)
+        finally:
+            rec.usage += books.close(attempt)
 
     async def _learn(
         self,
@@ -409,13 +441,8 @@ def _same_shape(sop: SOP, op: SOP, tools: list[str]) -> None:
     sop_to_team(sop, tools=tools)
 
 
-async def _evaluate(
-    task: Task, answer: str, evaluate: Callable[[Task, str], object] | None
-) -> Score:
-    if evaluate is not None:
-        result = evaluate(task, answer)
-        if hasattr(result, "__await__"):
-            result = await result
-        assert isinstance(result, Score)
-        return result
-    return await ascore(task, answer)
+async def _evaluate(task: TaskT, answer: str, evaluate: Evaluate[TaskT]) -> Score:
+    result = evaluate(task, answer)
+    if isinstance(result, Awaitable):
+        return await result
+    return result

@@ -30,6 +30,7 @@ from overseer.adapt._llm import failure
 from overseer.adapt.experience import Experience
 from overseer.adapt.sop import SOP, agent_name
 from overseer.models import Model, ModelError, ask_structured
+from overseer.models.text import extract_code
 from overseer.runtime import (
     AgentSpec,
     BaseSupervisor,
@@ -38,8 +39,7 @@ from overseer.runtime import (
     Verdict,
     read_trace,
 )
-from overseer.runtime._interaction import ALL_KINDS
-from overseer.tasks._score import extract_code
+from overseer.runtime.steps import ALL_KINDS
 
 WATCH_PROMPT = (
     "You supervise a team of AI agents while it works. Compare what the agents did with the "

@@ -14,7 +14,7 @@ from pathlib import Path
 from overseer.bench._solvers import Solver, SolverOutput, team_query
 from overseer.models import Model
 from overseer.runtime import Budget, Executor, Run, RunResult, Supervisor, TeamSpec, Tool
-from overseer.runtime._executor import last_line
+from overseer.runtime.steps import last_line
 from overseer.tasks import Task, score
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from overseer.bench._compose import GRAMMAR, split_config
 from overseer.models import Message, Model, Usage
 from overseer.runtime import Supervisor, Tool
-from overseer.runtime._bus import Verifier
+from overseer.runtime.steps import Verifier
 from overseer.tasks import Task
 
 

@@ -1,18 +1,29 @@
 """Where benchmark episodes run: the `Backend` protocol, this process (`asyncio_episodes`, the
-default) or Ray worker actors (`RayBackend` over a picklable `WorkerSpec`; the `ray` extra).
+default) or Ray worker actors (`RayBackend` over a picklable `WorkerSpec`; the `ray` extra);
+`check_backend` says early whether a backend can run, `ConfigSource` is what workers rebuild
+the configurations from.
 
 The runner stays the only writer of the result store whatever the backend; see the README's
 "Scale-out" section.
 """
 
-from overseer.bench._ray import RayBackend, WorkerSpec, episode_backend, listed_configs
+from overseer.bench._ray import (
+    ConfigSource,
+    RayBackend,
+    WorkerSpec,
+    check_backend,
+    episode_backend,
+    listed_configs,
+)
 from overseer.bench._runner import Backend, asyncio_episodes
 
 __all__ = [
     "Backend",
+    "ConfigSource",
     "RayBackend",
     "WorkerSpec",
     "asyncio_episodes",
+    "check_backend",
     "episode_backend",
     "listed_configs",
 ]

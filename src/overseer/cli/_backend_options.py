@@ -14,8 +14,7 @@ from overseer.cli._app import InputError
 from overseer.cli._options import _group
 
 if TYPE_CHECKING:
-    from overseer.bench._ray import ConfigSource
-    from overseer.bench._runner import Backend
+    from overseer.bench.backends import Backend, ConfigSource
     from overseer.models import Model
 
 
@@ -31,7 +30,7 @@ class BackendOpts:
     def __post_init__(self) -> None:
         if self.backend == "asyncio" and self.address is None and self.workers >= 1:
             return  # the default: nothing to check, Ray's module not even looked up
-        from overseer.bench._ray import check_backend
+        from overseer.bench.backends import check_backend
 
         try:
             check_backend(self.backend, workers=self.workers, address=self.address)
@@ -45,7 +44,7 @@ class BackendOpts:
     ) -> Backend | Literal["asyncio"]:
         """The backend for `run_experiment`; Ray workers build their configurations and model
         from `configs` and `model`, which must pickle (module-level functions or partials)."""
-        from overseer.bench._ray import WorkerSpec, episode_backend
+        from overseer.bench.backends import WorkerSpec, episode_backend
 
         spec = WorkerSpec(configs, model)
         return episode_backend(self.backend, spec, workers=self.workers, address=self.address)

@@ -179,7 +179,7 @@ def report_cmd(
     token ratio with its paired bootstrap 95% interval. --out writes the HTML report with
     plots, --csv/--jsonl the per-result rows."""
     from overseer.bench import ResultStore
-    from overseer.bench._report import errors_table
+    from overseer.bench.reports import errors_table
 
     if not store.is_file():
         raise InputError(f"--store: no result store at {store}")

@@ -13,7 +13,7 @@ import typer
 
 from overseer.cli._app import InputError
 from overseer.runtime import TeamSpec
-from overseer.runtime._observer import StepReport
+from overseer.runtime.steps import StepReport
 
 QueryFile = Annotated[
     Path | None, typer.Option(help="Read the query from this file ('-': standard input).")

@@ -175,10 +175,10 @@ def print_export(path: Path, json_out: bool) -> None:
 
 def provenance_rows(records: Sequence[ResultRecord]) -> list[dict[str, object]]:
     """The distinct provenance stamps of the records, how many carry each, and a line."""
-    from overseer.bench._provenance import describe, distinct
+    from overseer.bench.reports import describe_provenance, distinct_provenance
 
-    return [{**p, "results": n, "text": describe(p)} for p, n in distinct(
-        r.provenance for r in records)]  # fmt: skip
+    seen = distinct_provenance(r.provenance for r in records)
+    return [{**p, "results": n, "text": describe_provenance(p)} for p, n in seen]
 
 
 def refuse_mixed(records: Sequence[ResultRecord]) -> None:
@@ -186,13 +186,13 @@ def refuse_mixed(records: Sequence[ResultRecord]) -> None:
     model) come from different commits or model files."""
     from collections import defaultdict
 
-    from overseer.bench._provenance import mixed
+    from overseer.bench.reports import mixed_provenance
 
     groups: dict[tuple[str, str], list[ResultRecord]] = defaultdict(list)
     for r in records:
         groups[(r.key.suite, r.key.model)].append(r)
     for (suite, model), recs in sorted(groups.items()):
-        what = mixed(r.provenance for r in recs)
+        what = mixed_provenance(r.provenance for r in recs)
         if what:
             raise InputError(f"results of {suite} / {model}: {what}; pass --mix to pair them")
 

@@ -13,7 +13,7 @@ from overseer.bench import ResultRecord
 
 
 def _baseline(records: Sequence[ResultRecord], configs: Sequence[str], baseline: str | None):
-    from overseer.bench._report import default_baseline
+    from overseer.bench.reports import default_baseline
 
     return baseline or default_baseline(records, configs)
 
@@ -24,7 +24,7 @@ def report_doc(
     """JSON-ready: `rows` (summary per configuration), `baseline` and `paired` (one object per
     configuration, suite and model: the fields of `overseer.bench.stats.Paired`, NaN as null)."""
     from overseer.bench import summarize
-    from overseer.bench._report import paired_groups
+    from overseer.bench.reports import paired_groups
 
     base = _baseline(records, configs, baseline)
     rows = [asdict(r) for r in summarize(records, baseline=base, order=configs)]
@@ -47,7 +47,7 @@ def print_report(
 ) -> None:
     """The summary table, then the paired table when there is something to pair."""
     from overseer.bench import summarize, summary_table
-    from overseer.bench._report import paired_groups, paired_view
+    from overseer.bench.reports import paired_groups, paired_view
 
     base = _baseline(records, configs, baseline)
     rows = summarize(records, baseline=base, order=configs)

@@ -78,7 +78,7 @@ def run_cmd(
     json_out: _io.JsonOut = False,
 ) -> None:
     """Run one query through a team; print the answer, tokens per actor and the trace path."""
-    from overseer.bench._solvers import team_query
+    from overseer.bench.solvers import team_query
     from overseer.models import model_card
 
     question = _io.read_query(question, query_file, max_query_chars)
@@ -110,9 +110,9 @@ def _execute(m: Any, setup: tuple, query: str, *, trace_dir: Path, budget: Any, 
              progress: bool) -> Any:  # fmt: skip
     """The team on the Executor, with a live line per agent step when `progress`."""
     from overseer.bench import ExecutorSettings
-    from overseer.bench._factory import TeamSetup, make_executor
+    from overseer.bench.solvers import TeamSetup, make_executor
     from overseer.registry import MONITOR_TOP_LOGPROBS
-    from overseer.runtime._observer import StepObserver
+    from overseer.runtime.steps import StepObserver
 
     team_spec, sups, tool_map, monitored = setup
     line = _io.StepLine()

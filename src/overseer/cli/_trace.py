@@ -11,7 +11,7 @@ from rich.table import Table
 from overseer.cli._app import CommandFailed, InputError, app, out_console
 from overseer.cli._io import emit_json, strip_controls
 from overseer.runtime import RunResult, read_trace
-from overseer.runtime._events import describe_event
+from overseer.runtime.books import describe_event
 
 trace_app = typer.Typer(help="Read run traces.", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")

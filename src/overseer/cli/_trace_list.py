@@ -12,7 +12,7 @@ from rich.table import Table
 from overseer.cli._app import InputError, out_console
 from overseer.cli._io import strip_controls
 from overseer.cli._trace import trace_app
-from overseer.runtime._trace_index import list_traces
+from overseer.runtime.books import list_traces
 
 
 @trace_app.command("list")

@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from overseer.models import Message
-from overseer.runtime._channel import ChannelMessage
+from overseer.runtime.games import ChannelMessage
 from overseer.tasks import Task
 
 if TYPE_CHECKING:

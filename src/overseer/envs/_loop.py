@@ -23,7 +23,7 @@ from overseer.envs.whodunit import (
     user_prompt,
 )
 from overseer.models import Model, Usage
-from overseer.runtime._game import GameSession, SessionOptions, Turn
+from overseer.runtime.games import GameSession, SessionOptions, Turn
 
 
 @dataclass

@@ -35,10 +35,9 @@ from overseer.envs._codegen_text import (
 )
 from overseer.envs._loop import call_seed
 from overseer.models import Message, Model, Usage
-from overseer.runtime._channel import ChannelMessage
-from overseer.runtime._game import GameSession, Played, SessionOptions, Turn
+from overseer.runtime.games import ChannelMessage, GameSession, Played, SessionOptions, Turn
 from overseer.tasks import Score, Task, load_suite
-from overseer.tasks._score import ascore_code, code_program
+from overseer.tasks.code import ascore_code, code_program
 
 _MARK = "@@overseer-tests@@"
 

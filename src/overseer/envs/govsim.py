@@ -26,7 +26,7 @@ import numpy as np
 
 from overseer.envs._loop import call_seed
 from overseer.models import Model, Usage
-from overseer.runtime._game import GameSession, Played, SessionOptions, Turn
+from overseer.runtime.games import GameSession, Played, SessionOptions, Turn
 
 FISHERS = ("Ana", "Bo", "Cy", "Di", "Eli")
 COLLAPSE = 5

@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from overseer.bench._export import record_from_json, record_json
-from overseer.bench._store import ResultKey
+from overseer.bench.reports import ResultKey, record_from_json, record_json
 from overseer.evidence.claims import Effect
 from overseer.evidence.runs import Part
 from overseer.evidence.tables import PageData, records_of

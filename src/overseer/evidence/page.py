@@ -9,9 +9,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from overseer.bench import ResultRecord, summarize
-from overseer.bench._provenance import describe, distinct
-from overseer.bench._store import ResultKey
-from overseer.bench._traces import find_trace, load_events, trace_roots
+from overseer.bench.reports import (
+    ResultKey,
+    describe_provenance,
+    distinct_provenance,
+    find_trace,
+    load_events,
+    trace_roots,
+)
 from overseer.evidence.claims import Claim
 from overseer.evidence.export import export_path, write_export
 from overseer.evidence.plots import part_plot
@@ -52,8 +57,8 @@ def acted_flags(parts: Sequence[Part], store: Path) -> dict[ResultKey, bool | No
 
 def provenance_lines(records: Sequence[ResultRecord]) -> list[str]:
     """One line per distinct provenance stamp of the page's results."""
-    seen = distinct(r.provenance for r in records)
-    return [f"- {describe(p)} ({n} results)" for p, n in seen]
+    seen = distinct_provenance(r.provenance for r in records)
+    return [f"- {describe_provenance(p)} ({n} results)" for p, n in seen]
 
 
 def _made(claim: Claim, data: PageData, docs_dir: Path, meta: Mapping[str, object]) -> list[str]:

@@ -7,8 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from overseer.bench._plots import accuracy_tokens
-from overseer.bench._report import SummaryRow
+from overseer.bench.reports import SummaryRow, accuracy_tokens
 from overseer.evidence.runs import Part
 
 

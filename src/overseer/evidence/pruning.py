@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from overseer.bench._solvers import DIRECT
+from overseer.bench.solvers import DIRECT
 from overseer.evidence.runs import Context, Part, run_configs, suite_tasks
 
 SUITE = "mmlu-sample"

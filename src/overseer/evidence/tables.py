@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from overseer.bench import ResultRecord, summarize
-from overseer.bench._store import ResultKey
+from overseer.bench.reports import ResultKey
 from overseer.bench.stats import POWER_METHOD, paired_power, paired_table
 from overseer.evidence.claims import Effect
 from overseer.evidence.runs import Part

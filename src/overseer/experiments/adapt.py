@@ -16,8 +16,7 @@ from overseer.adapt.repository import Repository
 from overseer.adapt.starter import starter_cases
 from overseer.adapt.watcher import intervened
 from overseer.bench import Solver, SolverConfig, SolverOutput, TeamConfig
-from overseer.bench._factory import task_run_id
-from overseer.bench._solvers import PluginFactory, plugin_verifier, team_query
+from overseer.bench.solvers import PluginFactory, plugin_verifier, task_run_id, team_query
 from overseer.models import Model
 from overseer.runtime import PythonTool, Tool
 from overseer.tasks import Task, open_environment

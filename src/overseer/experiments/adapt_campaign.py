@@ -3,18 +3,19 @@ repository and the experience pool (what `overseer adapt init|distill` runs)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 
-from overseer.adapt.distill import Distiller, DistillRecord, training_ids
+from overseer.adapt.distill import Distiller, DistillRecord, Evaluate
 from overseer.adapt.embed import TextEmbedder
 from overseer.adapt.experience import ExperiencePool
 from overseer.adapt.masfly import MASFly, MASFlyConfig
 from overseer.adapt.repository import Repository
-from overseer.bench._solvers import team_query
+from overseer.bench.solvers import team_query
 from overseer.experiments.adapt import open_stores, task_tools
 from overseer.models import Model
-from overseer.tasks import Task, load_suite, score
+from overseer.tasks import Score, Task, ascore, load_suite, score, split_tasks
 
 DEFAULT_TRACE_DIR = Path("runs") / "adapt"
 
@@ -27,6 +28,16 @@ def campaign_stores(
     if starter:
         return open_stores(path, embedder)
     return Repository(path, embedder), ExperiencePool(path, embedder)
+
+
+def _score_finished(task: Task, answer: str, *, finish: Callable[[str], str]) -> Score:
+    """The score of what the task's environment stores from the answer."""
+    return score(task, finish(answer))
+
+
+def training_ids(tasks: Iterable[Task], *, seed: int) -> frozenset[str]:
+    """Ids of the training split of a suite's tasks (the runner's seeded hash split)."""
+    return frozenset(t.id for t in split_tasks(list(tasks), seed=seed)["train"])
 
 
 def training_tasks(suite: str, *, seed: int, limit: int) -> tuple[list[Task], frozenset[str]]:
@@ -58,9 +69,9 @@ async def distill_tasks(
     out = []
     for t in tasks:
         tools, finish = task_tools(t)
-        evaluate = None
+        evaluate: Evaluate[Task] = ascore
         if "environment" in t.meta:
-            evaluate = lambda task, ans, f=finish: score(task, f(ans))  # noqa: E731
+            evaluate = partial(_score_finished, finish=finish)
         rec = await d.distill(t, team_query(t), tools=tools, evaluate=evaluate, seed=seed)
         out.append(rec)
         if on_record is not None:

@@ -28,9 +28,8 @@ from overseer.bench import (
     SolverOutput,
     run_experiment,
 )
-from overseer.bench._runner import Backend
-from overseer.envs import Game, WhoDunitConfig, generate_games, play_whodunit
-from overseer.envs._loop import call_seed
+from overseer.bench.backends import Backend
+from overseer.envs import Game, WhoDunitConfig, call_seed, generate_games, play_whodunit
 from overseer.envs.codegen import CodeGenConfig, codegen_splits, play_codegen
 from overseer.envs.govsim import GovSimConfig, govsim_splits, play_govsim
 from overseer.models import Model

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from overseer.bench import ResultRecord, ResultStore, RunSummary, SolverConfig, run_experiment
-from overseer.bench._ray import listed_configs
-from overseer.bench._runner import Backend
+from overseer.bench.backends import Backend, listed_configs
 from overseer.experiments.prune_runs import (
     RunSettings,
     learn_and_prune,

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from overseer.bench import ExecutorSettings, Solver, SolverOutput, run_team
-from overseer.bench._factory import TeamSetup
+from overseer.bench.solvers import TeamSetup
 from overseer.models import Model, Usage
 from overseer.prune.attacks import AttackedTeam, apply_attack
 from overseer.prune.cost import RunCost

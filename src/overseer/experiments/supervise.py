@@ -18,8 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from overseer.bench import Solver, TeamConfig
-from overseer.bench._solvers import BusPlugin, PluginFactory
-from overseer.bench._workloads import workload_solver
+from overseer.bench.solvers import BusPlugin, PluginFactory, workload_solver
 from overseer.models import Completion, Model, Request
 from overseer.runtime import Supervisor
 from overseer.supervise import SupervisorAgent, SupervisorSettings, preset, tool_verifier

@@ -23,8 +23,7 @@ from typing import Any, TypeVar
 
 from overseer.models import Completion, Model, Usage
 from overseer.runtime import Budget, Interaction, Ledger, Run, TeamSpec
-from overseer.runtime._ledger import BudgetExceeded, MeteredModel
-from overseer.runtime._trace import Trace
+from overseer.runtime.books import BudgetExceeded, MeteredModel, Trace
 from overseer.runtime.bus import Bus, UnsupportedVerdictError
 from overseer.runtime.verdicts import Approve, ReplaceAgent, ReplaceTeam, Rollback
 from overseer.supervise import Review, Step, SupervisorCore, SupervisorSettings, verdict_of

@@ -29,7 +29,7 @@ from typing import Self
 from urllib.parse import urlsplit
 
 from overseer.integrations._otel_spans import RunSpans
-from overseer.runtime._trace import TraceSink, trace_sinks
+from overseer.runtime.books import TraceSink, trace_sinks
 
 try:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from overseer.models import TokenLogprob
-from overseer.models._positions import decision_positions, value_spans
+from overseer.models.positions import decision_positions, value_spans
 
 __all__ = [
     "FEATURES",

@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 
 from overseer.models import Completion, Model, Request, Usage
-from overseer.models._scripted import count_tokens
+from overseer.models.text import count_tokens
 from overseer.runtime import AgentSpec, TeamSpec
 
 Attack = Literal["none", "prompt", "replace"]

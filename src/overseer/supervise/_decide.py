@@ -20,7 +20,7 @@ from overseer.models import (
     Usage,
     ask_structured,
 )
-from overseer.models._structured import REPLY_CUT
+from overseer.models.text import REPLY_CUT
 from overseer.supervise._prompts import PARAM, Action, decision_schema, system_prompt
 from overseer.supervise.filters import Context
 

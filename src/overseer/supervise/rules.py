@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 
-from overseer.runtime._interaction import ToolRecord  # one record type for runtime and rules
+from overseer.runtime.steps import ToolRecord
 from overseer.supervise._extract import extract
 from overseer.supervise.filters import Step, normalize_action
 

@@ -220,7 +220,7 @@ class BrowserSession:
     """One agent team's browser: search results, the open page and its viewport."""
 
     def __init__(self, pages: Sequence[Page], viewport_chars: int = VIEWPORT_CHARS) -> None:
-        from overseer.runtime._tools import KeywordMemory
+        from overseer.runtime.tools import KeywordMemory
 
         self.pages = {p.url: p for p in pages}
         self._index = KeywordMemory([f"{p.url}\n{p.text}" for p in pages])

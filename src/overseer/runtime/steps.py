@@ -1,0 +1,22 @@
+"""The agent step and what is recorded of it, for plug-ins and hosts that look closer than
+`Interaction`: the ReAct agent and its context, tool records, the interaction kinds, step
+observers (live progress), the bus's verifier type and the default answer extractor."""
+
+from overseer.runtime._agent import Agent, AgentContext, AgentStepError
+from overseer.runtime._bus import Verifier
+from overseer.runtime._executor import last_line
+from overseer.runtime._interaction import ALL_KINDS, InteractionKind, ToolRecord
+from overseer.runtime._observer import StepObserver, StepReport
+
+__all__ = [
+    "ALL_KINDS",
+    "Agent",
+    "AgentContext",
+    "AgentStepError",
+    "InteractionKind",
+    "StepObserver",
+    "StepReport",
+    "ToolRecord",
+    "Verifier",
+    "last_line",
+]

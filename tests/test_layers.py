@@ -1,0 +1,79 @@
+"""The package layers hold: the algorithms sit below the experiment runner, and no package
+reaches into another package's private module (see docs/architecture.md, "Layers")."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "overseer"
+PLUGINS = ("supervise", "monitor", "prune", "adapt")
+#: what a plug-in package may pull in: the core it is built on (the runtime's Python tool
+#: runs on the sandbox) and the errors every package shares
+ALLOWED = {"runtime", "models", "sandbox", "errors"}
+
+
+@pytest.mark.parametrize("name", PLUGINS)
+def test_a_plugin_imports_only_the_core(name: str) -> None:
+    code = (
+        f"import sys, overseer.{name}\n"
+        "print(' '.join(sorted({m.split('.')[1] for m in sys.modules "
+        "if m.startswith('overseer.')})))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(out.stdout.split())
+    assert name in loaded
+    assert loaded - ALLOWED - {name} == set(), f"import overseer.{name} pulls in {loaded}"
+
+
+def _package(path: Path) -> str:
+    rel = path.relative_to(SRC).parts
+    return rel[0] if len(rel) > 1 else rel[0].removesuffix(".py")
+
+
+def _private_imports(text: str, mine: str, where: str) -> list[str]:
+    """`overseer.X._y` modules (X not `mine`, the importing package) imported by `text`."""
+    out = []
+    for node in ast.walk(ast.parse(text, where)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for mod in names:
+            parts = mod.split(".")
+            if parts[0] != "overseer" or len(parts) < 3 or parts[1] == mine:
+                continue
+            if any(p.startswith("_") and not p.startswith("__") for p in parts[2:]):
+                out.append(f"{where}:{node.lineno} imports {mod}")
+                break
+    return out
+
+
+def test_no_package_imports_another_packages_private_module() -> None:
+    found = [
+        hit
+        for f in sorted(SRC.rglob("*.py"))
+        for hit in _private_imports(f.read_text(), _package(f), str(f.relative_to(SRC)))
+    ]
+    assert found == [], "use the package's public names:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("text", "mine", "hits"),
+    [
+        ("from overseer.runtime._bus import Verifier", "supervise", 1),
+        ("import overseer.bench._ray", "cli", 1),
+        ("from overseer.bench import _report", "cli", 1),
+        ("from overseer.runtime._bus import Verifier", "runtime", 0),
+        ("from overseer.runtime.steps import Verifier", "supervise", 0),
+        ("from overseer.runtime import __version__", "cli", 0),
+    ],
+)
+def test_the_private_import_check_tells_them_apart(text: str, mine: str, hits: int) -> None:
+    assert len(_private_imports(text, mine, "x.py")) == hits
