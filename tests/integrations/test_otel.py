@@ -61,11 +61,13 @@ def _name(messages: list) -> str:
     return messages[1]["content"].split("Your name: ")[1].split(".")[0]
 
 
+def _scripted() -> ScriptedModel:
+    """Agents answer 4 (a1 looks it up first); the reviewer ("sup") and the decision node
+    have scripts of their own."""
+    return ScriptedModel(_reply, by_actor={"sup": lambda m: "fine", "decision": lambda m: "4"})
+
+
 def _reply(messages: list) -> object:
-    if messages[0]["content"].startswith("You review"):
-        return "fine"
-    if "final decision-maker" in messages[0]["content"]:
-        return "4"
     if _name(messages) == "a1" and "Observation from lookup" not in str(messages):
         return {"thought": "look", "action": "lookup", "args": {"q": "2+2"}}
     return {"thought": "t", "action": "answer", "answer": f"4 from {_name(messages)}"}
@@ -97,7 +99,7 @@ def _team_run(tmp_path: Path) -> RunResult:
     a1 = team.agents[0].model_copy(update={"tools": ("lookup",)})
     team = team.model_copy(update={"agents": (a1, *team.agents[1:])})
     ex = Executor(
-        ScriptedModel(_reply), supervisors=[Reviewer()], tools={"lookup": Lookup()},
+        _scripted(), supervisors=[Reviewer()], tools={"lookup": Lookup()},
         trace_dir=tmp_path,
     )  # fmt: skip
     return asyncio.run(ex.run(team, "What is 2+2?"))
@@ -251,7 +253,7 @@ def test_failures_set_error_type_and_status(tmp_path: Path) -> None:
             make_team("chain", 2), "Q"))  # fmt: skip
         bad = Executor(ScriptedModel(["not json"] * 3), trace_dir=tmp_path, max_steps=1)
         asyncio.run(bad.run(make_team("chain", 1), "Q"))
-        tight = Executor(ScriptedModel(_reply), trace_dir=tmp_path, budget=Budget(max_calls=1))
+        tight = Executor(_scripted(), trace_dir=tmp_path, budget=Budget(max_calls=1))
         cut = asyncio.run(tight.run(make_team("chain", 2), "Q"))
 
         async def no_team(run: Run) -> Any:
@@ -279,12 +281,12 @@ def test_failures_set_error_type_and_status(tmp_path: Path) -> None:
 def test_content_is_opt_in_and_sinks_are_scoped(tmp_path: Path) -> None:
     mem = InMemorySpanExporter()
     with TraceSpans(mem, batch=False, content=True):
-        asyncio.run(Executor(ScriptedModel(_reply), trace_dir=tmp_path).run(
+        asyncio.run(Executor(_scripted(), trace_dir=tmp_path).run(
             make_team("chain", 1), "What is 2+2?"))  # fmt: skip
     chat = _by_name(list(mem.get_finished_spans()), "chat ")[0]
     assert "What is 2+2?" in str(json.loads(chat.attributes["gen_ai.input.messages"]))  # type: ignore[index,arg-type]
     n = len(mem.get_finished_spans())
-    asyncio.run(Executor(ScriptedModel(_reply), trace_dir=tmp_path).run(make_team("chain", 1), "Q"))
+    asyncio.run(Executor(_scripted(), trace_dir=tmp_path).run(make_team("chain", 1), "Q"))
     assert len(mem.get_finished_spans()) == n  # outside the block: nothing exported
 
 

@@ -82,13 +82,14 @@ class LoopTool:
 async def test_supervisor_agent_calls_are_in_the_books(tmp_path: Path) -> None:
     asked = []
 
-    def reply(messages: list) -> object:
-        if messages[0]["content"].startswith("You supervise one agent"):
-            asked.append(1)
-            return reply_template("provide_guidance", "stuck", "try another query")
+    def supervisor(messages: list) -> object:
+        asked.append(1)
+        return reply_template("provide_guidance", "stuck", "try another query")
+
+    def agent(messages: list) -> object:
         return {"thought": "again", "action": "lookup", "args": {"q": "same"}}
 
-    rec = Recorder(ScriptedModel(reply))
+    rec = Recorder(ScriptedModel(agent, by_actor={"supervisor": supervisor}))
     settings = SupervisorSettings(filter=FilterConfig(tau_loop=2, tau_step=100))
     team = TeamSpec(agents=[AgentSpec(name="a", tools=["lookup"])], decision="last")
     ex = Executor(

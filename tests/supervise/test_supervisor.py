@@ -198,14 +198,13 @@ async def test_error_runs_the_verifier_and_appends_its_finding(tmp_path: Path) -
     def reply(messages: list) -> object:
         if is_supervisor(messages):
             return reply_template("run_verification", "wrong unit?", "Is 42 m the height?")
-        if "Your name: verifier" in messages[1]["content"]:
-            return {"thought": "", "action": "answer", "answer": "VERIFIED: yes, 42 m"}
         seen.append(messages[-1]["content"])
         if len(seen) == 1:
             return {"thought": "", "action": "lookup", "args": {"q": "h"}}
         return {"thought": "", "action": "answer", "answer": "42"}
 
-    m = ScriptedModel(reply)
+    verified = {"thought": "", "action": "answer", "answer": "VERIFIED: yes, 42 m"}
+    m = ScriptedModel(reply, by_actor={"verifier": lambda _: verified})
     ex = Executor(
         m,
         supervisors=[SupervisorAgent()],
