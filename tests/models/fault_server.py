@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HANG_S = 5.0  # a hung request is answered (too late) after this, so no thread outlives a test
+SLOW_S = 20.0  # "slow": every chat reply comes after this (a long generation)
 TRICKLE_S = 1.0  # "trickle": one byte of the reply (status line and headers too) per this
 
 OK_BODY = {
@@ -53,7 +54,7 @@ class Fault:
 def _reply(kind: str, n: int) -> tuple[int, dict[str, str], bytes] | None:
     """(status, headers, body) for the n-th chat request under `kind`; None: close abruptly."""
     js = {"Content-Type": "application/json"}
-    if kind == "ok":
+    if kind in ("ok", "slow"):
         return 200, js, json.dumps(OK_BODY).encode()
     if kind == "500":
         return 500, js, b'{"error": {"message": "internal error"}}'
@@ -147,6 +148,8 @@ def _handler(fault: Fault) -> type[BaseHTTPRequestHandler]:
             if fault.kind == "trickle":
                 self._trickle(json.dumps(OK_BODY).encode())
                 return
+            if fault.kind == "slow" and len(fault.seen) > 1:  # the pre-check's ping is quick
+                time.sleep(SLOW_S)
             reply = _reply(fault.kind, len(fault.seen))
             if reply is None:
                 self.close_connection = True

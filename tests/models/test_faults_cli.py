@@ -3,14 +3,16 @@ are one line and exit code 2 before any work; a prompt over the context window s
 
 from __future__ import annotations
 
+import json
 import socket
+import time
 from pathlib import Path
 
 import pytest
 
 from overseer.cli import main
 
-from .fault_server import fault_server
+from .fault_server import SLOW_S, fault_server
 
 FAST = ["--timeout", "0.5", "--retries", "0"]
 
@@ -70,7 +72,7 @@ def test_context_window_stops_the_run_with_its_reason(
         argv = ["run", "hi", "--agents", "3", "--model", "openai:x", "--base-url", url]
         _, out, _ = _cli(capsys, *argv, "--trace-dir", str(tmp_path), *FAST)
     assert "answer (context_window):" in out
-    assert len(fault.seen) == 1  # the first agent's call, not once more per agent
+    assert len(fault.seen) == 2  # the pre-check's ping, the first agent's call; no more
 
 
 @pytest.mark.parametrize(
@@ -104,3 +106,38 @@ def test_bad_model_or_budget_option_is_one_line_exit_2(
 ) -> None:
     code, out, err = _cli(capsys, *command, option, value)
     assert code == 2 and err == f"overseer: error: {words}\n" and not out
+
+
+# Issue 28: budgets hold against a server that omits usage and against a call in progress.
+
+
+def test_budget_tokens_hold_when_the_server_omits_usage(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with fault_server("no-usage") as (url, fault):
+        argv = ["run", "hi", "--agents", "3", "--model", "openai:x", "--base-url", url,
+                "--budget-tokens", "10", "--json", "--trace-dir", str(tmp_path)]  # fmt: skip
+        _, out, _ = _cli(capsys, *argv, *FAST)
+    doc = json.loads(out)
+    assert doc["stop_reason"] == "budget_tokens", doc
+    assert len(fault.seen) <= 3  # probe + at most two calls: the estimate counts
+    trace = [json.loads(line) for line in Path(doc["trace"]).read_text().splitlines()]
+    calls = [e for e in trace if e["event"] == "model_call"]
+    assert calls and all(e["overseer.usage.estimated"] for e in calls)
+    assert all(e["gen_ai.usage.input_tokens"] > 0 for e in calls)
+
+
+def test_budget_seconds_cut_a_call_in_progress(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with fault_server("slow") as (url, fault):
+        argv = ["run", "hi", "--agents", "2", "--model", "openai:x", "--base-url", url,
+                "--budget-seconds", "2", "--timeout", "60", "--retries", "0", "--json",
+                "--trace-dir", str(tmp_path)]  # fmt: skip
+        start = time.monotonic()
+        _, out, _ = _cli(capsys, *argv)
+        took = time.monotonic() - start
+    doc = json.loads(out)
+    assert doc["stop_reason"] == "budget_time", doc
+    assert took < SLOW_S  # the 20 s call was cancelled at the 2 s budget
+    assert len(fault.seen) == 2  # the probe and the one call that was cut

@@ -14,6 +14,7 @@ from typing import Literal, Protocol, TextIO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from overseer.bench._claims import Claims, run_claimed
 from overseer.bench._provenance import stamp
 from overseer.bench._solvers import Solver, SolverConfig, SolverOutput
 from overseer.bench._store import ResultKey, ResultRecord, ResultStore
@@ -32,11 +33,12 @@ class RunSummary:
     ran: int
     errors: int
     model_loaded: bool
+    taken_elsewhere: int = 0  # claimed by another bench on the same store
 
 
 class _Reporter:
-    """Progress on stderr: a live bar on a terminal; otherwise a plain line every tenth of the
-    work (or every `every_s` seconds) and at the end, so a log shows the run going."""
+    """Progress on stderr: a live bar on a terminal; otherwise "started, 0 of N" and a plain
+    line per finished episode, so a log shows the run going from its start."""
 
     def __init__(self, label: str, total: int, *, on: bool, stream: TextIO | None = None,
                  every_s: float = 30.0) -> None:  # fmt: skip
@@ -66,11 +68,7 @@ class _Reporter:
         self.done += 1
         self.errors += error
         self.bar.update(self.bar_id, advance=1, errors=self.errors)
-        step = max(1, self.total // 10)
-        now = time.monotonic()
-        due = self.done % step == 0 or self.done == self.total or now - self.last >= self.every_s
-        if not self.live and due:
-            self.last = now
+        if not self.live:  # off a terminal: a line per finished episode
             self.line(f"{self.label}: {self.done}/{self.total} done, {self.errors} errors")
 
 
@@ -215,5 +213,13 @@ async def run_experiment(
     with report.bar:
         use = load if isinstance(backend, str) else load_model  # Ray workers load their own
         async with opener(configs, use, concurrency, budget) as episode:
-            await asyncio.gather(*(run(*p) for p in todo))
-    return RunSummary(len(planned), len(planned) - len(todo), len(todo), report.errors, True)
+            if not report.live:
+                report.line(f"{model_name}: started, 0 of {len(todo)}")
+            claims = Claims(store.path)  # a second bench on this store takes the rest
+            try:
+                slots = concurrency * getattr(backend, "workers", 1)
+                ran = await run_claimed(todo, run, slots, claims)
+            finally:
+                claims.close()
+    done_before = len(planned) - len(todo)
+    return RunSummary(len(planned), done_before, ran, report.errors, True, len(todo) - ran)

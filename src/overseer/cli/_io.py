@@ -79,6 +79,32 @@ def precheck_spec(path: Path | None, max_agents: int) -> None:
         )
 
 
+def check_sizes(agents: int, rounds: int, max_agents: int, max_rounds: int) -> None:
+    """Refuse --agents/--rounds out of range before a team is built (building 10,000 agents
+    takes minutes and gigabytes), in one line naming the option."""
+    if agents < 1:
+        raise InputError(f"--agents: expected >= 1, got {agents}")
+    if agents > max_agents:
+        raise InputError(f"--agents {agents}: more than --max-agents {max_agents}")
+    if rounds < 1:
+        raise InputError(f"--rounds: expected >= 1, got {rounds}")
+    if rounds > max_rounds:
+        raise InputError(f"--rounds {rounds}: more than --max-rounds {max_rounds}")
+
+
+def one_line(exc: Exception) -> str:
+    """An error as one line: a pydantic ValidationError becomes 'field: message (got value)'
+    for each error, joined by '; ' (its own text spans several lines and a help URL)."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return " ".join(str(exc).split())
+    parts = []
+    for e in errors():
+        where = ".".join(str(p) for p in e.get("loc", ())) or "value"
+        parts.append(f"{where}: {e.get('msg', '')} (got {e.get('input')!r})")
+    return "; ".join(parts)
+
+
 def check_caps(team: TeamSpec, max_agents: int, max_rounds: int) -> None:
     """Refuse a team larger than the caps, in one line naming the option that allows it."""
     if len(team.agents) > max_agents:

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from overseer.cli._app import InputError
 from overseer.cli._trace import trace_app
+from overseer.errors import PathError, path_error
 
 if TYPE_CHECKING:
     from overseer.bench import ResultRecord, ResultStore
@@ -75,7 +76,25 @@ def write_outputs(
     configs: list[str] | None,
     baseline: str | None,
 ) -> None:
-    """Write the asked files from the store's matching results; one line each on stderr."""
+    """Write the asked files from the store's matching results; one line each on stderr. A
+    file that cannot be written (a read-only directory, a full disk) is one line naming it."""
+    try:
+        _write_outputs(rs, outputs, suite, model, configs, baseline)
+    except PathError:
+        raise
+    except OSError as exc:
+        where = Path(exc.filename) if exc.filename else (outputs.out or outputs.csv or Path("."))
+        raise path_error("report output", where, exc) from None
+
+
+def _write_outputs(
+    rs: ResultStore,
+    outputs: Outputs,
+    suite: str | None,
+    model: str | None,
+    configs: list[str] | None,
+    baseline: str | None,
+) -> None:
     from overseer.bench.pages import write_csv, write_jsonl, write_report
 
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)

@@ -85,6 +85,8 @@ def run_cmd(
     if (question is None) == (task is None):
         raise InputError("expected a QUESTION argument or --task, and not both")
     the_task = _task(task, split) if task else None
+    if spec is None:  # before building anything: a huge --agents is refused at once
+        _io.check_sizes(agents, rounds, max_agents, max_rounds)
     _io.precheck_spec(spec, max_agents)
     team_spec = _team(spec, team, agents, rounds, seed, the_task)
     _io.check_caps(team_spec, max_agents, max_rounds)
@@ -136,7 +138,7 @@ def _team(spec: Path | None, team: str, agents: int, rounds: int, seed: int, tas
     try:
         return make_team(team, agents, rounds=rounds, pool=pool, seed=seed)
     except ValueError as exc:
-        raise InputError(f"--team/--agents/--rounds: {exc}") from None
+        raise InputError(f"--team/--agents/--rounds: {_io.one_line(exc)}") from None
 
 
 def _with_tools(team: TeamSpec, tools: dict[str, Any]) -> TeamSpec:
@@ -144,7 +146,9 @@ def _with_tools(team: TeamSpec, tools: dict[str, Any]) -> TeamSpec:
     if not tools:
         return team
     both = set(tools)
-    agents = [a.model_copy(update={"tools": sorted(set(a.tools) | both)}) for a in team.agents]
+    agents = tuple(
+        a.model_copy(update={"tools": tuple(sorted(set(a.tools) | both))}) for a in team.agents
+    )
     return team.model_copy(update={"agents": agents})
 
 

@@ -109,8 +109,10 @@ def trace_show(
     if not file.is_file():
         raise InputError(f"trace file {file}: not found")
     console = out_console()
+    events = 0
     try:
         for e in read_trace(file, validate=True):
+            events += 1
             line = describe_event(e)
             if line:
                 console.print(strip_controls(line))
@@ -120,6 +122,8 @@ def trace_show(
                 console.print(strip_controls(f"      => {e['output']}"))
     except (ValueError, KeyError) as exc:
         raise InputError(f"trace file {file}: {exc}") from None
+    if not events:
+        raise InputError(f"trace file {file}: empty; expected a JSON Lines run trace")
 
 
 def report_run(res: Any, the_task: Any, *, json_out: bool, allow_errors: bool) -> None:

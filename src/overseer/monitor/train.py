@@ -148,11 +148,25 @@ class MonitorSet:
         jpath, npath = monitor_files(path)
         try:
             doc = json.loads(jpath.read_text())
-            arrays = np.load(npath, allow_pickle=False)
         except (OSError, ValueError) as exc:
             raise ValueError(f"monitor file {jpath}: cannot read ({exc})") from None
         if not isinstance(doc, dict) or doc.get("format") != FORMAT_VERSION:
             raise ValueError(f"monitor file {jpath}: expected format {FORMAT_VERSION}")
+        if not npath.is_file():
+            raise ValueError(
+                f"monitor file {jpath}: its arrays file {npath} is missing (a monitor is the "
+                "pair NAME.json + NAME.npz that `overseer monitor train` writes)"
+            )
+        try:
+            arrays = np.load(npath, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"monitor arrays file {npath}: cannot read ({exc})") from None
+        for key in ("roles", "random_p", "random_gain"):
+            if not isinstance(doc.get(key), dict):
+                got = type(doc.get(key)).__name__
+                raise ValueError(
+                    f"monitor file {jpath}: {key!r}: expected an object keyed by role, got {got}"
+                )
         try:
             monitors = {
                 role: RoleMonitor(
@@ -181,7 +195,7 @@ class MonitorSet:
                 meta=doc.get("meta", {}),
                 candidates=cands,
             )
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise ValueError(f"monitor file {jpath}: missing or bad field {exc}") from None
 
 

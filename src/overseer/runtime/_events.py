@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from overseer.runtime._interaction import InteractionKind
+
 TRACE_VERSION = 2
 
 
@@ -53,7 +55,7 @@ class Round(_Strict):
 
 class InteractionEvent(_Strict):
     event: Literal["interaction"]
-    kind: Literal["message", "tool", "memory", "move"]
+    kind: InteractionKind
     agent: str
     role: str
     round: int
@@ -170,6 +172,7 @@ class ModelCall(_Strict):
     latency_s: float
     input: list[dict[str, Any]]
     output: str
+    usage_estimated: bool = Field(default=False, alias="overseer.usage.estimated")
 
 
 class GameTurn(_Strict):

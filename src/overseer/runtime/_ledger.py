@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import defaultdict
 from dataclasses import dataclass, replace
@@ -28,6 +29,11 @@ class LedgerEntry:
     model: str
     usage: Usage
     latency_s: float
+
+    @property
+    def estimated(self) -> bool:
+        """The backend reported no usage: these tokens are an estimate (`Usage.estimated`)."""
+        return self.usage.estimated
 
 
 class BudgetExceeded(RuntimeError):
@@ -74,6 +80,13 @@ class Ledger:
         elapsed = time.monotonic() - self.started
         if b.max_seconds is not None and elapsed >= b.max_seconds:
             raise BudgetExceeded("time", f"{elapsed:.1f} s of {b.max_seconds}")
+
+    def time_left(self) -> float | None:
+        """Seconds left of the time budget (None: no time budget); a call in progress is
+        cancelled when they run out."""
+        if self.budget.max_seconds is None:
+            return None
+        return self.budget.max_seconds - (time.monotonic() - self.started)
 
     def reserve(self, wanted: int) -> int:
         """Check the budgets and promise a call at most `wanted` completion tokens, fewer when
@@ -165,8 +178,15 @@ class MeteredModel(Model):
 
     async def _acomplete(self, request: Request) -> Completion:
         capped = self._capped(request)
+        left = self.ledger.time_left()
         try:
-            c = await self.inner._acomplete(capped)
+            async with asyncio.timeout(left) as deadline:  # a time budget bounds the call too
+                c = await self.inner._acomplete(capped)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            b = self.ledger.budget.max_seconds
+            raise BudgetExceeded("time", f"a model call was cut at the {b} s budget") from None
         finally:
             self.ledger.release(capped.max_tokens)
         return self._booked(c, capped)

@@ -120,6 +120,8 @@ class Trace:
                 "latency_s": round(c.latency_s, 4),
                 "input": [dict(m) for m in messages],
                 "output": c.text,
+                # the backend reported no usage: the tokens above are an estimate
+                **({"overseer.usage.estimated": True} if c.usage.estimated else {}),
             },
         )
 
