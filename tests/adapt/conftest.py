@@ -61,8 +61,10 @@ def router(
     agent: Handler | None = None,
     watch: Handler | None = None,
     other: Handler | None = None,
+    by_actor: dict[str, Handler] | None = None,
 ) -> ScriptedModel:
-    """A scripted model that answers by which prompt it is given."""
+    """A scripted model that answers by which prompt it is given; the actors of `by_actor`
+    (an agent's name, "decision", ...) answer from their own handler instead."""
 
     def reply(messages: list[dict[str, Any]]) -> Any:
         system = messages[0]["content"]
@@ -78,7 +80,7 @@ def router(
             return other(messages)
         raise AssertionError(f"unexpected prompt: {system[:80]}")
 
-    return ScriptedModel(reply)
+    return ScriptedModel(reply, by_actor=by_actor)
 
 
 def answer(text: str) -> dict[str, str]:

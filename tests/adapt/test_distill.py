@@ -66,17 +66,11 @@ async def test_success_stores_the_generalised_sop(tmp_path) -> None:
 async def test_failure_stores_an_experience_revises_and_reruns(tmp_path) -> None:
     revised = sop("Solver", "Checker").model_dump()
 
-    def agent(messages):
-        return answer(
-            "The answer is 5"
-            if "Your name: Checker" in messages[1]["content"]
-            else "The answer is 6"
-        )
-
     m = router(
         need=lambda _: NEED,
         op=lambda _: sop("Solver").model_dump(),
-        agent=agent,
+        agent=lambda _: answer("The answer is 6"),
+        by_actor={"Checker": lambda _: answer("The answer is 5")},
         other=other(revised, REFLECTION, revised),
     )
     f = fly(tmp_path, m)

@@ -21,15 +21,14 @@ pytestmark = pytest.mark.usefixtures("local_ray")  # tests/conftest.py
 
 
 def reply(messages: list) -> object:
-    """B from the decision-maker; the agents answer B, or A on questions mentioning 'the'."""
-    if "final decision-maker" in messages[0]["content"]:
-        return "Answer: B"
+    """The agents answer B, or A on questions mentioning 'the'."""
     pick = "A" if " the " in messages[-1]["content"] else "B"
     return {"thought": "t", "action": "answer", "answer": f"I think {pick}. Answer: {pick}"}
 
 
 def scripted() -> ScriptedModel:
-    return ScriptedModel(reply)
+    """The agents as `reply`; the decision node (actor "decision") answers B."""
+    return ScriptedModel(reply, by_actor={"decision": lambda m: "Answer: B"})
 
 
 def on_ray(configs) -> RayBackend:

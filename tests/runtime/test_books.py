@@ -159,10 +159,6 @@ async def test_masfly_planning_and_watcher_calls_are_in_the_run_books(tmp_path: 
 async def test_distillation_books_its_learning_calls_as_trainer(tmp_path: Path) -> None:
     revised = sop("Solver", "Checker").model_dump()
 
-    def agent(messages: list) -> object:
-        checker = "Your name: Checker" in messages[1]["content"]
-        return answer("The answer is 5" if checker else "The answer is 6")
-
     def other(messages: list) -> object:
         system = messages[0]["content"]
         if system == REFLECT_PROMPT:
@@ -174,7 +170,11 @@ async def test_distillation_books_its_learning_calls_as_trainer(tmp_path: Path) 
         return revised
 
     m = router(
-        need=lambda _: NEED, op=lambda _: sop("Solver").model_dump(), agent=agent, other=other
+        need=lambda _: NEED,
+        op=lambda _: sop("Solver").model_dump(),
+        agent=lambda _: answer("The answer is 6"),
+        other=other,
+        by_actor={"Checker": lambda _: answer("The answer is 5")},
     )
     rec = Recorder(m)
     task = Task(suite="toy", id="toy/1", prompt="What is 2+3?", answer="5", kind="numeric")
@@ -209,24 +209,19 @@ async def test_all_four_together_keep_one_set_of_books(tmp_path: Path) -> None:
 
     op = sop("Solver", "Checker", "Critic", tools={"Solver": ["lookup"]}, rounds=2)
 
-    def agent(messages: list) -> object:
-        looked = "Observation from lookup" in messages[-1]["content"]
-        if "Your name: Solver" in messages[1]["content"] and not looked:
+    def solver(messages: list) -> object:
+        if "Observation from lookup" not in messages[-1]["content"]:
             return {"thought": "t", "action": "lookup", "args": {"q": "x"}}
         return answer("The answer is 5")
-
-    def other(messages: list) -> object:
-        if "final decision-maker" in messages[0]["content"]:
-            return "The answer is 5"
-        return reply_template("approve", "the page is fine")
 
     rec = Recorder(
         router(
             need=lambda _: NEED,
             op=lambda _: op.model_dump(),
-            agent=agent,
+            agent=lambda _: answer("The answer is 5"),
             watch=lambda _: {"decision": "ok"},
-            other=other,
+            other=lambda _: reply_template("approve", "the page is fine"),
+            by_actor={"Solver": solver, "decision": lambda _: "The answer is 5"},
         )
     )
     fly = _fly(tmp_path, rec)
