@@ -141,3 +141,15 @@ def test_budget_seconds_cut_a_call_in_progress(
     assert doc["stop_reason"] == "budget_time", doc
     assert took < SLOW_S  # the 20 s call was cancelled at the 2 s budget
     assert len(fault.seen) == 2  # the probe and the one call that was cut
+
+
+def test_a_failing_bench_creates_no_store(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    store = tmp_path / "new" / "r.sqlite"
+    with fault_server("empty-choices") as (url, _):
+        argv = ["bench", "--suite", "gsm8k-sample", "--limit", "1", "--store", str(store),
+                "--no-progress", "--model", "openai:x", "--base-url", url]  # fmt: skip
+        code, _, err = _cli(capsys, *argv, *FAST)
+    assert code == 2 and err.count("\n") == 1 and "no choices" in err and url in err
+    assert not store.exists()

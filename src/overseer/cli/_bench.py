@@ -87,6 +87,8 @@ def bench_cmd(
     chosen, tasks = _resolve(registry, names, suite, split, seed_list[0], limit)
     from overseer.cli._bench_run import BenchJob, run_and_report
 
+    if not store.exists():  # a failing backend leaves no empty store behind
+        mopts.check(model)
     loader = partial(mopts.load, model, prompt_cache=prompt_cache)
     backend = runner.build(registry, loader)  # Ray workers build the same registry and model
     job = BenchJob(

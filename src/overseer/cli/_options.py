@@ -131,17 +131,25 @@ class ModelOpts:
         _need(n is None or n >= 256, "--n-ctx", ">= 256", n)
         _need(t is None or 0 <= t <= 2, "--temperature", "0..2", t)
 
+    def check(self, spec: str) -> None:
+        """For openai:MODEL, ask the server whether it is there (`check_server`); a missing or
+        broken one is one line (InputError). Local models: nothing to ask."""
+        from overseer.models import ModelError, check_server
+
+        if not spec.startswith("openai:"):
+            return
+        try:
+            check_server(self.base_url, model=spec[7:], api_key=self.api_key,
+                         timeout_s=self.timeout, retries=self.retries)  # fmt: skip
+        except ModelError as exc:
+            raise InputError(str(exc)) from None
+
     def load(self, spec: str, **extra: Any) -> Model:
         """The model `spec` (extra: more `load_model` options); an HTTP server is asked first
         whether it is there, and a missing one is one line (InputError) before any work."""
-        from overseer.models import ModelError, check_server, load_model
+        from overseer.models import load_model
 
-        if spec.startswith("openai:"):
-            try:
-                check_server(self.base_url, model=spec[7:], api_key=self.api_key,
-                             timeout_s=self.timeout, retries=self.retries)  # fmt: skip
-            except ModelError as exc:
-                raise InputError(str(exc)) from None
+        self.check(spec)
         if self.n_ctx is not None:
             extra["n_ctx"] = self.n_ctx
         return load_model(spec, base_url=self.base_url, api_key=self.api_key,
