@@ -46,7 +46,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"evidence: error: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {page}")
+    for line in closing_note(page):
+        print(line)
     return 0
+
+
+def closing_note(page: Path) -> list[str]:
+    """The page's headline row, its power and reading, and its run time, for the log."""
+    from overseer.evidence.readme import page_row
+
+    text = page.read_text(encoding="utf-8")
+    row = page_row(text)
+    cells = [c.strip() for c in row.strip("| ").split(" | ")] if row else []
+    took = next((ln.split(",")[0] for ln in text.splitlines() if ln.startswith("Run time:")), "")
+    if len(cells) != 6:
+        return [took] if took else []
+    return [f"n: {cells[1]}", f"headline: {cells[2]}", f"direct call: {cells[3]}",
+            f"power: {cells[4]}", f"reading: {cells[5]}", took]  # fmt: skip
 
 
 if __name__ == "__main__":

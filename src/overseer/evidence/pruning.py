@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from overseer.bench import ResultRecord
 from overseer.bench.solvers import DIRECT
 from overseer.evidence.runs import Context, Part, run_configs, suite_tasks
 
@@ -66,33 +70,79 @@ def compose_inputs(ctx: Context) -> tuple[Path, Path]:
     return full, pruned
 
 
-def prune_parts(ctx: Context) -> list[Part]:
-    """One part per attack: full vs pruned team, and the direct call on the same queries."""
+def random_pruned(base: TeamSpec, pruned: TeamSpec, seed: int) -> TeamSpec:
+    """AgentPrune's control: the team with random edges cut, as many spatial and temporal
+    edges kept as the learned pruning kept (seeded)."""
+    from overseer.runtime import TeamSpec
+
+    rng = np.random.default_rng(seed)
+
+    def pick(edges: Sequence[Any], k: int) -> list[Any]:
+        return [edges[i] for i in sorted(rng.choice(len(edges), size=k, replace=False))]
+
+    sp = pick(base.spatial_edges, len(pruned.spatial_edges))
+    tp = pick(base.temporal_edges, len(pruned.temporal_edges))
+    return TeamSpec.model_validate({**base.model_dump(), "name": f"{base.name}-random-pruned",
+                                    "spatial_edges": sp, "temporal_edges": tp})  # fmt: skip
+
+
+def _edges(team: TeamSpec, base: TeamSpec) -> str:
+    return (f"{len(team.spatial_edges)}/{len(base.spatial_edges)} spatial, "
+            f"{len(team.temporal_edges)}/{len(base.temporal_edges)} temporal edges")  # fmt: skip
+
+
+def _cut(team: TeamSpec, base: TeamSpec) -> Callable[[ResultRecord], bool | None]:
+    """A pruned team acts on every task when pruning removed an edge."""
+    removed = (len(team.spatial_edges), len(team.temporal_edges)) != (
+        len(base.spatial_edges), len(base.temporal_edges))  # fmt: skip
+    return lambda rec: removed
+
+
+def _evaluate(ctx: Context, base: TeamSpec, team: TeamSpec, test: list, attack: str) -> tuple:
     from overseer.experiments.prune import evaluate_pruned
 
+    summary, recs = asyncio.run(
+        evaluate_pruned(base, team, test, attack=attack, rs=_settings(ctx), model_name=ctx.model,
+                        load_model=ctx.loader, store=ctx.store, progress=ctx.progress)
+    )  # fmt: skip
+    ctx.ran += summary.ran
+    return recs["full"], recs["pruned"]
+
+
+def prune_parts(ctx: Context) -> list[Part]:
+    """One part per attack: full vs pruned team, the direct call on the same queries; with no
+    attack the random-pruning control at equal edge count, under an attack the full team
+    without it (does the attack hurt at all?)."""
     test = suite_tasks(SUITE, "test", ctx.size["test"], ctx.seed)
-    base, rs = _base(ctx), _settings(ctx)
+    base = _base(ctx)
     direct = run_configs(ctx, [DIRECT], test)
-    parts = []
+    parts: list[Part] = []
+    clean: list[ResultRecord] = []
     for attack in ATTACKS:
         pruned, training = pruned_team(ctx, base, attack)
-        summary, recs = asyncio.run(
-            evaluate_pruned(base, pruned, test, attack=attack, rs=rs, model_name=ctx.model,
-                            load_model=ctx.loader, store=ctx.store, progress=ctx.progress)
-        )  # fmt: skip
-        ctx.ran += summary.ran
-        full, cut = recs["full"][0].key.config, recs["pruned"][0].key.config
+        fulls, cuts = _evaluate(ctx, base, pruned, test, attack)
+        full, cut = fulls[0].key.config, cuts[0].key.config
         labels = {"direct": "one direct call (no attack)", full: "full team",
-                  cut: f"pruned team ({len(pruned.spatial_edges)}/{len(base.spatial_edges)} "
-                  f"spatial, {len(pruned.temporal_edges)}/{len(base.temporal_edges)} temporal "
-                  "edges)"}  # fmt: skip
-        rows = [*direct, *recs["full"], *recs["pruned"]]
+                  cut: f"pruned team ({_edges(pruned, base)})"}  # fmt: skip
+        rows, names = [*direct, *fulls, *cuts], ["direct", full, cut]
+        acted = {cut: _cut(pruned, base)}
+        if attack == "none":
+            clean = fulls
+            rand = random_pruned(base, pruned, ctx.seed)
+            _, rcuts = _evaluate(ctx, base, rand, test, attack)
+            rows, names = rows + rcuts, [*names, rcuts[0].key.config]
+            labels[names[-1]] = f"random pruning, equal edge count ({_edges(rand, base)})"
+            acted[names[-1]] = _cut(rand, base)
+        elif clean:
+            rows, names = rows + clean, [*names, clean[0].key.config]
+            labels[names[-1]] = "full team, no attack"
         usage = training["report"]["usage"]
         note = (
-            f"attack `{attack}`; masks trained on Q' = {ctx.size['train']} queries at a cost of "
+            f"attack `{attack}`; {ctx.size['agents']} agents, {ctx.size['rounds']} rounds; masks "
+            f"trained on Q' = {ctx.size['train']} queries at a cost of "
             f"{usage['prompt_tokens']:,} prompt and {usage['completion_tokens']:,} "
             f"completion tokens (not in the per-query figures); p = {RATIO}"
         )
-        parts.append(Part(f"attack: {attack}", rows, ["direct", full, cut], full, labels,
-                          "accuracy", note))  # fmt: skip
+        parts.append(Part(f"attack: {attack}", rows, names, full, labels, "accuracy", note,
+                          acted))  # fmt: skip
     return parts

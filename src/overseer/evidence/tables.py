@@ -78,13 +78,12 @@ def summary_lines(part: Part, acted: Mapping[ResultKey, bool | None]) -> list[st
             continue
         vs = "-" if r.tokens_vs_baseline is None else f"{r.tokens_vs_baseline:.2f}x"
         pvs = f"{r.mean_prompt / base.mean_prompt:.2f}x" if base and base.mean_prompt else "-"
-        unparsed = getattr(r, "unparsed", None)
         body.append(
             [
                 part.label(c),
                 str(r.n),
                 str(r.errors),
-                "-" if unparsed is None else str(unparsed),
+                str(r.unparsed),
                 col[c],
                 f"{pct(r.accuracy)} ({pct(r.ci_low)}-{pct(r.ci_high)})",
                 f"{r.mean_tokens:,.0f}",
