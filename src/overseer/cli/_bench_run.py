@@ -73,9 +73,12 @@ def run_and_report(job: BenchJob) -> None:
             doc = _rows(rs, **where, baseline=job.baseline)
             _io.emit_json({**asdict(summary), "store": str(job.store), **doc})
         else:
+            elsewhere = summary.taken_elsewhere
             console.print(
                 f"{summary.planned} planned: {summary.already_done} already done, "
-                f"{summary.ran} ran, {summary.errors} errors; store {job.store}"
+                f"{summary.ran} ran, {summary.errors} errors"
+                + (f", {elsewhere} run by another bench on this store" if elsewhere else "")
+                + f"; store {job.store}"
             )
             _print_summary(console, rs, **where, baseline=job.baseline)
             report = suite_report(job.suite)
