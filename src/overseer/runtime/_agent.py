@@ -225,49 +225,51 @@ class Agent:
         for step in range(self.max_steps):
             open_ = not self._stuck(done)
             data, c = await self._ask(self._messages(base, done, view, open_), tools_open=open_)
-            thought = str(data.get("thought", ""))
+            i = self._interaction(ctx, step, data, c)
             if data["action"] == "answer":
-                message = data["answer"]
-                if self.spec.share_thought and thought.strip():
-                    message = f"{thought.strip()}\n{message}"
-                out = await judge(
-                    Interaction(
-                        kind="message",
-                        agent=self.spec.name,
-                        global_task=ctx.global_task,
-                        local_task=ctx.local_task,
-                        round=ctx.round,
-                        step=step,
-                        input=message,
-                        observation=message,
-                        thought=thought,
-                        usage=c.usage,
-                        role=self.spec.role,
-                        logprobs=c.logprobs,
-                        decision_positions=_answer_positions(c),
-                    )
-                )
+                out = await judge(i)
                 return None if out.stop else out.observation
-            call = Interaction(
-                kind=self.tools[data["action"]].kind,
-                agent=self.spec.name,
-                global_task=ctx.global_task,
-                local_task=ctx.local_task,
-                round=ctx.round,
-                step=step,
-                input=json.dumps(data["args"], ensure_ascii=False),
-                observation="",
-                tool=data["action"],
-                thought=thought,
-                usage=c.usage,
-                role=self.spec.role,
-                logprobs=c.logprobs,
-            )
-            finished = await self._tool_step(call, data["args"], c.text, judge, before)
+            finished = await self._tool_step(i, data["args"], c.text, judge, before)
             if finished is None:
                 return None
             done.append(finished)
         raise AgentStepError("no_answer", f"no answer after {self.max_steps} steps")
+
+    def _interaction(
+        self, ctx: AgentContext, step: int, data: dict[str, Any], c: Completion
+    ) -> Interaction:
+        """The step as the bus sees it: a message (the answer, with the thought in front when
+        the agent shares it), or a tool call not yet run (no observation)."""
+        thought = str(data.get("thought", ""))
+        common: dict[str, Any] = {
+            "agent": self.spec.name,
+            "global_task": ctx.global_task,
+            "local_task": ctx.local_task,
+            "round": ctx.round,
+            "step": step,
+            "thought": thought,
+            "usage": c.usage,
+            "role": self.spec.role,
+            "logprobs": c.logprobs,
+        }
+        if data["action"] == "answer":
+            message = data["answer"]
+            if self.spec.share_thought and thought.strip():
+                message = f"{thought.strip()}\n{message}"
+            return Interaction(
+                kind="message",
+                input=message,
+                observation=message,
+                decision_positions=_answer_positions(c),
+                **common,
+            )
+        return Interaction(
+            kind=self.tools[data["action"]].kind,
+            input=json.dumps(data["args"], ensure_ascii=False),
+            observation="",
+            tool=data["action"],
+            **common,
+        )
 
     async def _tool_step(
         self,

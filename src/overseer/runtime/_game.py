@@ -85,7 +85,10 @@ class Played(Generic[T]):
 
 
 class GameSession:
-    """One game as one run: its ledger, trace, channel and bus."""
+    """One game as one run: its ledger, trace, channel and bus, whose host it is."""
+
+    label = "game"
+    honours = GAME_HONOURS
 
     def __init__(
         self,
@@ -133,9 +136,6 @@ class GameSession:
         return [dict(r) for r in self.bus.rolled_back]
 
     # -- the bus's host: a game honours guide, replace, verify and rollback ------------------
-    label = "game"
-    honours = GAME_HONOURS
-
     def roll_back(self, v: Rollback) -> None:
         """Nothing to stop: the turn in play ends (`Played.rolled_back`, `round_end()`), and
         the game resets its own state when it reads that."""
