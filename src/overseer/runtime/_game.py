@@ -32,7 +32,13 @@ from overseer.runtime._spec import AgentSpec, TeamSpec
 T = TypeVar("T")
 
 _ASK_FIELDS = (
-    "schema", "max_reasks", "max_tokens", "temperature", "seed", "top_logprobs", "as_json"
+    "schema",
+    "max_reasks",
+    "max_tokens",
+    "temperature",
+    "seed",
+    "top_logprobs",
+    "as_json",
 )
 GAME_HONOURS: frozenset[str] = frozenset({"guide", "replace", "verify", "rollback"})
 
@@ -157,8 +163,14 @@ class GameSession:
         move, c, error = asked
         text = t.describe(move)
         self.run.trace.event(
-            "turn", agent=t.agent, role=t.role, round=t.round, attempt=self.resets,
-            output=c.text, message=text, error=error,
+            "turn",
+            agent=t.agent,
+            role=t.role,
+            round=t.round,
+            attempt=self.resets,
+            output=c.text,
+            message=text,
+            error=error,
         )
         i = Interaction(
             kind="move",
@@ -230,4 +242,3 @@ def _positions(c: Completion, keys: tuple[str, ...]) -> tuple[int, ...]:
     if not c.logprobs or not keys:
         return ()
     return tuple(decision_positions(c.logprobs, keys))
-

@@ -20,8 +20,15 @@ from overseer.runtime._trace import Trace
 
 S = TypeVar("S")
 
+# empty_answer: the run finished, but with an empty answer (every reply unparsable or empty)
 StopReason = Literal[
-    "done", "budget_tokens", "budget_steps", "budget_time", "context_window", "error"
+    "done",
+    "empty_answer",
+    "budget_tokens",
+    "budget_steps",
+    "budget_time",
+    "context_window",
+    "error",
 ]
 
 
@@ -126,8 +133,10 @@ def open_run(
     a file name. A run whose trace file already exists gets a suffixed id, so a rerun never
     appends to an old trace. `trace_dir=None` writes the trace nowhere (os.devnull).
     """
-    rid = re.sub(r"[^A-Za-z0-9_.-]+", "-", run_id) if run_id else (
-        f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
+    rid = (
+        re.sub(r"[^A-Za-z0-9_.-]+", "-", run_id)
+        if run_id
+        else (f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}")
     )
     if trace_dir is None:
         path = Path(os.devnull)
