@@ -10,10 +10,12 @@ from rich.console import Console
 
 from overseer.cli import (  # noqa: F401 (commands)
     _adapt,
+    _attribute,
     _bench,
     _models,
     _monitor,
     _prune,
+    _replay,
     _report,
     _run,
     _trace,

@@ -149,7 +149,7 @@ def replay(
     """Replay the rule tier over `traj` and count what it finds and what it would save."""
     r = _Replayer(traj, settings or RuleSettings(), tokenizer)
     steps = tuple(r.step(s) for s in traj.steps)
-    firings = Counter(f.rule for f in r.tier.firings)
+    firings: Counter[str] = Counter(str(f.rule) for f in r.tier.firings)
     acting = [s.index for s in steps if any(f in ACTING_RULES for f in s.firings)]
     repeats = [s.index for s in steps if s.repeat]
     return LogReplay(
