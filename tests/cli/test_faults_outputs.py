@@ -78,7 +78,7 @@ def test_agents_over_the_cap_is_refused_before_a_team_is_built(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     err = _one_line(capsys, "run", "hi", "--agents", "10000", "--trace-dir", str(tmp_path))
-    assert "--agents 10000: more than --max-agents 64" in err
+    assert "--agents: 10000 agents, more than --max-agents 64" in err
     assert not list(tmp_path.iterdir())
 
 
@@ -87,7 +87,7 @@ def test_agents_over_the_cap_is_refused_before_a_team_is_built(
     [
         (["--team", "complete", "--rounds", "0"], "--rounds: expected >= 1, got 0"),
         (["--agents", "0"], "--agents: expected >= 1, got 0"),
-        (["--rounds", "21"], "--rounds 21: more than --max-rounds 20"),
+        (["--rounds", "21"], "--rounds: 21 rounds, more than --max-rounds 20"),
     ],
 )
 def test_team_sizes_are_one_line(

@@ -70,6 +70,9 @@ def _reply(kind: str, n: int) -> tuple[int, dict[str, str], bytes] | None:
         return 200, {"Content-Type": "text/html"}, b"<html><body>Login required</body></html>"
     if kind == "no-usage":
         return 200, js, json.dumps({k: v for k, v in OK_BODY.items() if k != "usage"}).encode()
+    if kind == "empty-text":  # a well-formed reply whose text is empty
+        choice = {**OK_BODY["choices"][0], "message": {"role": "assistant", "content": ""}}  # type: ignore[index]
+        return 200, js, json.dumps({**OK_BODY, "choices": [choice]}).encode()
     if kind == "empty-choices":
         return 200, js, json.dumps({**OK_BODY, "choices": []}).encode()
     if kind == "500-then-ok":

@@ -70,9 +70,12 @@ def test_context_window_stops_the_run_with_its_reason(
 ) -> None:
     with fault_server("context") as (url, fault):
         argv = ["run", "hi", "--agents", "3", "--model", "openai:x", "--base-url", url]
-        _, out, _ = _cli(capsys, *argv, "--trace-dir", str(tmp_path), *FAST)
+        code, out, err = _cli(capsys, *argv, "--trace-dir", str(tmp_path), *FAST)
     assert "answer (context_window):" in out
     assert len(fault.seen) == 2  # the pre-check's ping, the first agent's call; no more
+    # no call succeeded: exit 1, one line naming the backend
+    assert code == 1 and err.count("\n") == 1, err
+    assert f"every model call failed (backend openai:x at {url}): " in err
 
 
 @pytest.mark.parametrize(
@@ -153,3 +156,15 @@ def test_a_failing_bench_creates_no_store(
         code, _, err = _cli(capsys, *argv, *FAST)
     assert code == 2 and err.count("\n") == 1 and "no choices" in err and url in err
     assert not store.exists()
+
+
+def test_an_empty_answer_has_its_own_stop_reason_and_exit_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with fault_server("empty-text") as (url, _):
+        argv = ["run", "hi", "--agents", "2", "--rounds", "1", "--model", "openai:x",
+                "--base-url", url, "--json", "--trace-dir", str(tmp_path)]  # fmt: skip
+        code, out, err = _cli(capsys, *argv, *FAST)
+    assert json.loads(out)["stop_reason"] == "empty_answer"
+    assert code == 1 and err.count("\n") == 1
+    assert "the answer is empty (stop reason empty_answer" in err

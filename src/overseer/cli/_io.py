@@ -85,11 +85,11 @@ def check_sizes(agents: int, rounds: int, max_agents: int, max_rounds: int) -> N
     if agents < 1:
         raise InputError(f"--agents: expected >= 1, got {agents}")
     if agents > max_agents:
-        raise InputError(f"--agents {agents}: more than --max-agents {max_agents}")
+        raise InputError(f"--agents: {agents} agents, more than --max-agents {max_agents}")
     if rounds < 1:
         raise InputError(f"--rounds: expected >= 1, got {rounds}")
     if rounds > max_rounds:
-        raise InputError(f"--rounds {rounds}: more than --max-rounds {max_rounds}")
+        raise InputError(f"--rounds: {rounds} rounds, more than --max-rounds {max_rounds}")
 
 
 def one_line(exc: Exception) -> str:

@@ -105,7 +105,8 @@ def run_cmd(
                    progress=progress)  # fmt: skip
     from overseer.cli._trace import report_run
 
-    report_run(res, the_task, json_out=json_out, allow_errors=allow_errors)
+    backend = f"{model} at {mopts.base_url}" if mopts.base_url else model
+    report_run(res, the_task, json_out=json_out, allow_errors=allow_errors, backend=backend)
 
 
 def _execute(m: Any, setup: tuple, query: str, *, trace_dir: Path, budget: Any, seed: int,

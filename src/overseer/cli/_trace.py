@@ -43,13 +43,20 @@ def _usage_table(res: RunResult) -> Table:
     return t
 
 
-def run_failure(res: RunResult) -> str | None:
-    """Why a run did not do what it was asked (a stop in error, every model call failed)."""
+def run_failure(res: RunResult, backend: str = "the model") -> str | None:
+    """Why a run did not do what it was asked: a stop in error, every model call failed (a
+    context-window stop included), or an empty answer (stop reason empty_answer)."""
     if res.stop_reason == "error":
         return f"run {res.run_id} stopped in error: {res.error}"
     failed = [f for f in res.failures if f.reason == "model_error"]
-    if failed and not any(res.calls_by_actor.values()):
-        return f"run {res.run_id}: every model call failed ({failed[-1].detail})"
+    if not any(res.calls_by_actor.values()) and (failed or res.stop_reason == "context_window"):
+        detail = failed[-1].detail if failed else res.error
+        return f"run {res.run_id}: every model call failed (backend {backend}): {detail}"
+    if res.stop_reason == "empty_answer":
+        return (
+            f"run {res.run_id}: the answer is empty (stop reason empty_answer: every reply "
+            f"was unparsable or empty); trace {res.trace_path}"
+        )
     return None
 
 
@@ -126,12 +133,15 @@ def trace_show(
         raise InputError(f"trace file {file}: empty; expected a JSON Lines run trace")
 
 
-def report_run(res: Any, the_task: Any, *, json_out: bool, allow_errors: bool) -> None:
-    """Print the result (or one JSON document); a run that failed is exit 1."""
+def report_run(
+    res: Any, the_task: Any, *, json_out: bool, allow_errors: bool, backend: str = "the model"
+) -> None:
+    """Print the result (or one JSON document); a run that failed (see `run_failure`) is one
+    line naming `backend` and exit 1."""
     if json_out:
         emit_json(result_doc(res, the_task))
     else:
         print_result(res, the_task)
-    failure = run_failure(res)
+    failure = run_failure(res, backend)
     if failure and not allow_errors:
         raise CommandFailed(failure)

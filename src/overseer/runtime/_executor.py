@@ -261,7 +261,8 @@ class Executor:
                 self.check_team(run.team)
                 run.trace.event("team", team=run.team.model_dump())
             await self._rounds(host)
-            return "done", await self._decide(run), None
+            answer = await self._decide(run)
+            return ("done" if answer.strip() else "empty_answer"), answer, None
         except BudgetExceeded as exc:
             return f"budget_{exc.reason}", _best_effort(run), str(exc)  # type: ignore[return-value]
         except ContextWindowError as exc:
