@@ -217,3 +217,14 @@ def test_check_server_fails_at_once_on_a_long_retry_after() -> None:
         check_server(url, model="m", timeout_s=TIMEOUT, retries=3)
     assert "retry after 3600 s" in str(info.value)
     assert fault.paths == ["/v1/models", "/v1/chat/completions"]
+
+
+def test_one_model_serves_successive_event_loops() -> None:
+    """`prune` and other commands call asyncio.run more than once with one model: each event
+    loop gets its own client (before: 'Event loop is closed' from the first loop's pool)."""
+    with fault_server("ok") as (url, fault):
+        model = OpenAIModel("m", base_url=url, timeout_s=TIMEOUT, max_retries=0)
+        texts = [asyncio.run(model.acomplete(ASK)).text for _ in range(3)]
+        texts.append(model.complete(ASK).text)
+        model.close()
+    assert texts == ["fine"] * 4 and len(fault.seen) == 4

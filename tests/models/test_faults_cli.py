@@ -168,3 +168,19 @@ def test_an_empty_answer_has_its_own_stop_reason_and_exit_1(
     assert json.loads(out)["stop_reason"] == "empty_answer"
     assert code == 1 and err.count("\n") == 1
     assert "the answer is empty (stop reason empty_answer" in err
+
+
+def test_prune_with_an_http_model_has_no_loop_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import sqlite3
+
+    with fault_server("ok") as (url, _):
+        argv = ["prune", "--suite", "gsm8k-sample", "--train", "2", "--test", "2",
+                "--model", "openai:x", "--base-url", url, "--out", str(tmp_path / "p.json"),
+                "--store", str(tmp_path / "p.sqlite"), "--no-progress"]  # fmt: skip
+        code, out, err = _cli(capsys, *argv, *FAST)
+    assert code == 0, err
+    assert "4 ran, 0 errors" in out and "Event loop is closed" not in out + err
+    with sqlite3.connect(tmp_path / "p.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM results WHERE error IS NULL").fetchone()[0] == 4
