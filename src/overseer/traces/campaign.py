@@ -58,6 +58,19 @@ def sample(logs: Sequence[Trajectory], n: int | None, seed: int) -> list[Traject
     return [t for i, t in enumerate(logs) if i in keep]
 
 
+def _training(
+    logs: Sequence[Trajectory], folds: int, seed: int
+) -> Callable[[Trajectory], list[Trajectory]]:
+    """Cross-validation folds when there are enough annotated logs (2 per fold); otherwise all
+    of Who&When, less any log that asks the same question (a copy of a Who&When log)."""
+    if len(logs) >= 2 * folds and all(t.annotation is not None for t in logs):
+        return cv_train(logs, folds, seed)
+    everything = load_whowhen("all")
+    asked = {t.question for t in logs}
+    rest = [t for t in everything if t.question not in asked]
+    return lambda t: rest
+
+
 def run(
     logs: Sequence[Trajectory],
     methods: Sequence[str],
@@ -73,13 +86,7 @@ def run(
     on_row: Callable[[Row], None] | None = None,
 ) -> list[Row]:
     """Attribute `logs` with each method in each truth setting (see the module docstring)."""
-    annotated = all(t.annotation is not None for t in logs)
-    learn: Callable[[Trajectory], list[Trajectory]]
-    if annotated:
-        learn = cv_train(logs, folds, seed)
-    else:
-        everything = load_whowhen("all")
-        learn = lambda t: everything  # noqa: E731
+    learn = _training(logs, folds, seed)
     model_name = model.name if model is not None else "-"
     rows: list[Row] = []
     kw = dict(split=split, seed=seed, store=store, on_row=on_row)
