@@ -284,10 +284,3 @@ def direct_solver(model: Model) -> Solver:
 
 
 DIRECT = SolverConfig("direct", "one model call per task (baseline)", direct_solver)
-
-
-def default_configs(*, agents: int = 3, rounds: int = 2) -> ConfigRegistry:
-    """A fresh registry: the direct baseline and one team per topology preset."""
-    from overseer.bench._teams import team_configs
-
-    return ConfigRegistry([DIRECT, *team_configs(agents, rounds)])
