@@ -17,8 +17,8 @@ from pathlib import Path
 from rich.console import Console
 
 from overseer.bench import ResultStore, run_experiment, summarize, summary_table
+from overseer.experiments.registry import bench_configs, suite_report
 from overseer.models import load_model
-from overseer.registry import bench_configs, suite_report
 from overseer.tasks import load_suite
 
 

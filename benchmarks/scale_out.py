@@ -28,8 +28,9 @@ import ray
 from rich.console import Console
 from rich.table import Table
 
-from overseer.bench import ResultStore, RunSummary, default_configs, run_experiment
+from overseer.bench import ResultStore, RunSummary, run_experiment
 from overseer.bench.backends import RayBackend, WorkerSpec, asyncio_episodes
+from overseer.experiments.registry import bench_configs
 from overseer.models import Model, ScriptedModel
 from overseer.tasks import Task
 
@@ -67,10 +68,10 @@ class Timed:
 
 def timed_run(n: int, load: functools.partial, workers: int, backend: str) -> tuple[float, float]:
     """Seconds to start the workers, and to run `n` direct episodes into a fresh store."""
-    chosen = default_configs().resolve(["direct"])
+    chosen = bench_configs().resolve(["direct"])
     runner = Timed("asyncio")
     if backend == "ray":
-        runner = Timed(RayBackend(WorkerSpec(configs=default_configs, model=load), workers=workers))
+        runner = Timed(RayBackend(WorkerSpec(configs=bench_configs, model=load), workers=workers))
     with tempfile.TemporaryDirectory() as d, ResultStore(Path(d) / "r.sqlite") as st:
         start = time.perf_counter()
         s: RunSummary = asyncio.run(

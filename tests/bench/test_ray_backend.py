@@ -18,11 +18,10 @@ from overseer.bench import (
     RunSummary,
     SolverConfig,
     SolverOutput,
-    default_configs,
     run_experiment,
 )
-from overseer.bench._ray import RayBackend, WorkerSpec, listed_configs
-from overseer.bench._solvers import DIRECT
+from overseer.bench.backends import RayBackend, WorkerSpec, listed_configs
+from overseer.bench.solvers import DIRECT, team_configs
 from overseer.models import Model, ScriptedModel, load_model
 from overseer.tasks import Task
 
@@ -163,9 +162,14 @@ def test_a_worker_that_cannot_build_its_solvers_fails_the_run(tmp_path: Path) ->
         assert list(r.records()) == []
 
 
+def preset_configs() -> ConfigRegistry:
+    """The direct baseline and the preset teams (a picklable configuration source)."""
+    return ConfigRegistry([DIRECT, *team_configs()])
+
+
 def test_closures_are_rejected_before_any_worker_starts() -> None:
     with pytest.raises(ValueError, match=r"WorkerSpec\.model: must pickle"):
-        RayBackend(WorkerSpec(configs=default_configs, model=lambda: answer_model()))
+        RayBackend(WorkerSpec(configs=preset_configs, model=lambda: answer_model()))
 
 
 @pytest.mark.e2e
@@ -174,7 +178,7 @@ def test_ray_runs_the_embedded_model(tmp_path: Path) -> None:
     load = functools.partial(load_model, "smollm2-135m", n_threads=1, prompt_cache=False)
     tasks = numeric_tasks(2)
     kw = dict(configs=[DIRECT], tasks=tasks, seeds=[0], model_name="smollm2-135m", progress=False)
-    backend = RayBackend(WorkerSpec(configs=default_configs, model=load), workers=2)
+    backend = RayBackend(WorkerSpec(configs=preset_configs, model=load), workers=2)
     with ResultStore(tmp_path / "a.sqlite") as a, ResultStore(tmp_path / "r.sqlite") as r:
         asyncio.run(run_experiment(load_model=load, store=a, **kw))  # type: ignore[arg-type]
         s = asyncio.run(run_experiment(load_model=load, store=r, backend=backend, **kw))  # type: ignore[arg-type]

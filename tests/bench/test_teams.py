@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from overseer.bench import ResultStore, default_configs, run_experiment, team_solver
+from overseer.bench import ConfigRegistry, ResultStore, run_experiment, team_solver
+from overseer.bench.solvers import DIRECT, team_configs
 from overseer.models import ScriptedModel
 from overseer.runtime import make_team
 from overseer.tasks import Task
@@ -49,7 +50,7 @@ def test_registry_has_direct_and_every_preset(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)  # team traces go to ./runs/bench
-    reg = default_configs(agents=3, rounds=2)
+    reg = ConfigRegistry([DIRECT, *team_configs(3, 2)])
     assert reg.names() == [
         "direct",
         "chain",

@@ -14,9 +14,9 @@ from overseer.adapt.retrieve import NEED_PROMPT
 from overseer.adapt.watcher import WATCH_PROMPT
 from overseer.bench import ResultRecord, ResultStore, SolverConfig, TeamConfig, run_experiment
 from overseer.bench._compose import split_config
+from overseer.experiments.registry import bench_configs
 from overseer.experiments.supervise import supervise_plugin
 from overseer.models import ScriptedModel, TokenLogprob
-from overseer.registry import bench_configs
 from overseer.runtime import TeamSpec, make_team, read_trace
 from overseer.supervise._decide import reply_template
 from overseer.tasks import Task

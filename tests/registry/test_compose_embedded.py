@@ -12,8 +12,8 @@ import pytest
 
 from overseer.bench import ResultStore, run_experiment
 from overseer.cli import main
+from overseer.experiments.registry import bench_configs
 from overseer.models import LlamaCppModel
-from overseer.registry import bench_configs
 from overseer.runtime import read_trace
 from overseer.tasks import load_suite
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from overseer.bench import ResultStore, TeamConfig, run_experiment
+from overseer.experiments.registry import bench_configs, suite_report
 from overseer.models import ScriptedModel
 from overseer.monitor import MonitorSet
-from overseer.registry import bench_configs, suite_report
 from overseer.runtime import read_trace
 from overseer.tasks import Task
 
@@ -37,7 +37,7 @@ def scripted() -> ScriptedModel:
 
 def test_the_registry_lists_configurations_without_importing_the_cli() -> None:
     code = (
-        "import sys; from overseer.registry import bench_configs; "
+        "import sys; from overseer.experiments.registry import bench_configs; "
         "names = bench_configs(suite='travel').names(); "
         "assert not [m for m in sys.modules if m.startswith('overseer.cli')], 'cli imported'; "
         "print(','.join(names))"

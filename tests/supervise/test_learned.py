@@ -307,8 +307,8 @@ async def test_supervisor_model_is_loaded_once_and_booked_apart(tmp_path: Path) 
     import pickle
 
     from overseer.cli._supervisor_model import with_supervisor_model
+    from overseer.experiments.registry import bench_configs
     from overseer.experiments.supervise import SharedModel
-    from overseer.registry import bench_configs
 
     loads: list[str] = []
 

@@ -194,11 +194,7 @@ class MASFly:
         cfg = self.config
         names = sorted(tools or {})
         if not cfg.instantiate:
-            case = self.repository.medoid(domain) or self.repository.medoid()
-            sops = [case.sop] if case is not None else []
-            inst = fallback(sops, tools=names)
-            inst.source = "fixed" if case is not None else inst.source
-            return Plan(None, [], inst, self._experiences(query, None))
+            return self._fixed_plan(query, names, domain)
         need = await analyse_need(
             model,
             query,
@@ -230,6 +226,13 @@ class MASFly:
                 seed=seed,
             )
         return Plan(need, hits, inst, self._experiences(query, need.need))
+
+    def _fixed_plan(self, query: str, names: list[str], domain: str | None) -> Plan:
+        """The ablation without instantiation: the repository's medoid SOP, as it is."""
+        case = self.repository.medoid(domain) or self.repository.medoid()
+        inst = fallback([case.sop] if case is not None else [], tools=names)
+        inst.source = "fixed" if case is not None else inst.source
+        return Plan(None, [], inst, self._experiences(query, None))
 
     def _experiences(self, query: str, need: object) -> list[Experience]:
         if self.pool is None or not self.config.pool or not self.config.watcher:

@@ -125,6 +125,27 @@ def check_sop(sop: SOP, tools: Collection[str] | None = None) -> None:
                 )
 
 
+def _sop_edges(sop: SOP, n_rounds: int) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The spatial and temporal edges of an SOP's team (see `sop_to_team`)."""
+    order = {n: i for i, n in enumerate(sop.team)}
+    spatial: list[tuple[str, str]] = []
+    temporal: list[tuple[str, str]] = []
+    for a, b in sop.edges:
+        edge = (agent_name(a), agent_name(b))
+        target = spatial if order[a] < order[b] else temporal
+        if edge not in target:
+            target.append(edge)
+    if n_rounds <= 1:
+        return spatial, []
+    for a, b in list(spatial):
+        if (b, a) not in temporal:
+            temporal.append((b, a))
+    for n in sop.team:
+        if (agent_name(n), agent_name(n)) not in temporal:
+            temporal.append((agent_name(n), agent_name(n)))
+    return spatial, temporal
+
+
 def sop_to_team(
     sop: SOP, *, tools: Collection[str] | None = None, name: str = "masfly", rounds: int = 0
 ) -> TeamSpec:
@@ -137,24 +158,8 @@ def sop_to_team(
     messages when the team runs more than one round (`sop.rounds`, or `rounds` if given).
     """
     check_sop(sop, tools)
-    order = {n: i for i, n in enumerate(sop.team)}
-    spatial: list[tuple[str, str]] = []
-    temporal: list[tuple[str, str]] = []
-    for a, b in sop.edges:
-        edge = (agent_name(a), agent_name(b))
-        target = spatial if order[a] < order[b] else temporal
-        if edge not in target:
-            target.append(edge)
     n_rounds = rounds or sop.rounds
-    if n_rounds > 1:
-        for a, b in list(spatial):
-            if (b, a) not in temporal:
-                temporal.append((b, a))
-        for n in sop.team:
-            if (agent_name(n), agent_name(n)) not in temporal:
-                temporal.append((agent_name(n), agent_name(n)))
-    else:
-        temporal = []
+    spatial, temporal = _sop_edges(sop, n_rounds)
     by_name = {a.name: a for a in sop.agents}
     agents = tuple(
         AgentSpec(

@@ -3,10 +3,11 @@
 Exported is what a user needs to run an experiment (`run_experiment`, `RunSummary`), store and
 report it (`ResultStore`, `ResultRecord`, `summarize`, `summary_table`; an unusable store is an
 `overseer.errors.PathError`), describe a configuration
-(`Solver`, `SolverConfig`, `SolverOutput`, `TeamConfig`, `ConfigRegistry`, `default_configs`,
+(`Solver`, `SolverConfig`, `SolverOutput`, `TeamConfig`, `ConfigRegistry`,
 `direct_solver`, `team_solver`) and run a team on the Executor (`run_team`, `ExecutorSettings`).
-Where episodes run (asyncio or Ray) is `overseer.bench.backends`. The solver factory's parts,
-workloads, store keys and the errors table stay in the private modules.
+Where episodes run (asyncio or Ray) is `overseer.bench.backends`; the parts solvers are made of
+are in `overseer.bench.solvers`, the parts of reports in `overseer.bench.reports`. The one
+registry naming every configuration is `overseer.experiments.registry`.
 """
 
 from overseer.bench._factory import ExecutorSettings, run_team
@@ -18,7 +19,6 @@ from overseer.bench._solvers import (
     SolverConfig,
     SolverOutput,
     TeamConfig,
-    default_configs,
     direct_solver,
 )
 from overseer.bench._store import ResultRecord, ResultStore
@@ -34,7 +34,6 @@ __all__ = [
     "SolverConfig",
     "SolverOutput",
     "TeamConfig",
-    "default_configs",
     "direct_solver",
     "run_experiment",
     "run_team",

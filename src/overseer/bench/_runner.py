@@ -152,6 +152,48 @@ async def asyncio_episodes(
     yield episode
 
 
+def _check_run(concurrency: int, seeds: Sequence[int], backend: object) -> None:
+    if concurrency < 1:
+        raise ValueError(f"concurrency: expected >= 1, got {concurrency}")
+    if not seeds:
+        raise ValueError("seeds: expected at least one seed")
+    if isinstance(backend, str) and backend != "asyncio":
+        raise ValueError(f"backend: expected 'asyncio' or a Backend, got {backend!r}")
+
+
+def _plan(
+    configs: Sequence[SolverConfig], tasks: Sequence[Task], seeds: Sequence[int], model_name: str
+) -> list[tuple[SolverConfig, Task, ResultKey]]:
+    """Every (config, task, seed) of an experiment, with its result key."""
+    return [
+        (cfg, task, ResultKey(cfg.name, model_name, task.suite, task.id, seed))
+        for cfg in configs
+        for task in tasks
+        for seed in seeds
+    ]
+
+
+class _Stamper:
+    """Loads the model in this process when asked, and stamps each record that has no
+    provenance yet with this process's (the stamp reads threads and cache from the model)."""
+
+    def __init__(self, model_name: str, load_model: Callable[[], Model]) -> None:
+        self.model_name, self._load = model_name, load_model
+        self.loaded: list[Model] = []
+        self._stamps: dict[int, dict[str, str]] = {}
+
+    def load(self) -> Model:
+        self.loaded.append(self._load())
+        return self.loaded[-1]
+
+    def stamped(self, rec: ResultRecord) -> ResultRecord:
+        if rec.provenance:
+            return rec
+        model = self.loaded[0] if self.loaded else None
+        prov = self._stamps.setdefault(id(model), stamp(self.model_name, model))
+        return dataclasses.replace(rec, provenance=prov)
+
+
 async def run_experiment(
     *,
     configs: Sequence[SolverConfig],
@@ -173,45 +215,24 @@ async def run_experiment(
     where episodes run (asyncio in this process, or e.g. a `RayBackend`). Each record is
     stamped with its provenance (commit, versions, model file, threads, prompt cache).
     """
-    if concurrency < 1:
-        raise ValueError(f"concurrency: expected >= 1, got {concurrency}")
-    if not seeds:
-        raise ValueError("seeds: expected at least one seed")
-    done = store.done_keys()
-    planned = [
-        (cfg, task, ResultKey(cfg.name, model_name, task.suite, task.id, seed))
-        for cfg in configs
-        for task in tasks
-        for seed in seeds
-    ]
+    _check_run(concurrency, seeds, backend)
+    planned, done = _plan(configs, tasks, seeds, model_name), store.done_keys()
     todo = [p for p in planned if p[2] not in done]
     report = _Reporter(model_name, len(todo), on=progress)
     if len(todo) < len(planned):
         report.line(f"resuming: {len(planned) - len(todo)} of {len(planned)} already done")
     if not todo:
         return RunSummary(len(planned), len(planned), 0, 0, False)
-    if isinstance(backend, str) and backend != "asyncio":
-        raise ValueError(f"backend: expected 'asyncio' or a Backend, got {backend!r}")
     opener = asyncio_episodes if isinstance(backend, str) else backend.open
-    loaded: list[Model] = []
-
-    def load() -> Model:  # in this process: the stamp reads threads and cache from the model
-        loaded.append(load_model())
-        return loaded[-1]
-
-    stamps: dict[int, dict[str, str]] = {}
+    stamper = _Stamper(model_name, load_model)
 
     async def run(cfg: SolverConfig, task: Task, key: ResultKey) -> None:
-        rec = await episode(cfg, task, key)
-        if not rec.provenance:
-            model = loaded[0] if loaded else None
-            prov = stamps.setdefault(id(model), stamp(model_name, model))
-            rec = dataclasses.replace(rec, provenance=prov)
+        rec = stamper.stamped(await episode(cfg, task, key))
         store.add(rec)
         report.advance(rec.error is not None)
 
     with report.bar:
-        use = load if isinstance(backend, str) else load_model  # Ray workers load their own
+        use = stamper.load if isinstance(backend, str) else load_model  # Ray: workers load theirs
         async with opener(configs, use, concurrency, budget) as episode:
             if not report.live:
                 report.line(f"{model_name}: started, 0 of {len(todo)}")

@@ -70,8 +70,8 @@ def bench_cmd(
 ) -> None:
     """Run configurations on a suite, store every result, print the comparison table.
     Budgets apply to each (configuration, task, seed) on its own."""
-    from overseer.models import model_card
     from overseer.experiments.registry import bench_configs
+    from overseer.models import model_card
 
     _check_sizes(split, limit, concurrency, agents, rounds)
     names = csv_list(configs, "--configs")

@@ -63,7 +63,7 @@ def _experiment(job: BenchJob, rs: Any) -> Any:
 def run_and_report(job: BenchJob) -> None:
     """Run, then print the table (or one JSON document); errored results exit 1."""
     from overseer.bench import ResultStore
-    from overseer.registry import suite_report
+    from overseer.experiments.registry import suite_report
 
     console = out_console()
     where: dict[str, Any] = {"suite": job.suite, "model": job.model, "configs": job.names}

@@ -3,23 +3,31 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
+from rich.console import Console
 from rich.table import Table
 
 from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, out_console
 from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
+from overseer.cli._options import _group
+from overseer.runtime import PRESETS
 
 if TYPE_CHECKING:
+    from overseer.bench import ResultRecord
     from overseer.experiments.prune import PruneJob
-    from overseer.prune.masks import Candidates
+    from overseer.experiments.prune_runs import RunSettings
+    from overseer.prune import TrainConfig
+    from overseer.runtime import TeamSpec
+    from overseer.tasks import Task
 
-TEAMS = ("chain", "star", "tree", "complete", "layered", "random", "agentprune-c",
-         "agentprune-l", "agentprune-r")  # fmt: skip
+#: the presets and AgentPrune's -C/-L/-R variants (`overseer.experiments.prune_runs.VARIANTS`)
+TEAMS = (*(p for p in PRESETS if p != "debate"), "agentprune-c", "agentprune-l", "agentprune-r")
 
 
 def _check(cond: bool, msg: str) -> None:
@@ -27,65 +35,149 @@ def _check(cond: bool, msg: str) -> None:
         raise InputError(msg)
 
 
-def _check_options(team, agents, rounds, temporal, train, test, ratio, attack, candidates,
-                   max_tokens) -> None:  # fmt: skip
-    from overseer.prune import ATTACKS
+@dataclass(frozen=True)
+class TeamOpts:
+    """The team `overseer prune` trains on: preset, size, rounds, temporal edges, payload."""
 
-    _check(team in TEAMS, f"--team: expected one of {', '.join(TEAMS)}, got {team!r}")
-    _check(1 <= agents <= 16, f"--agents: expected 1..16, got {agents}")
-    _check(1 <= rounds <= 10, f"--rounds: expected 1..10, got {rounds}")
-    _check(
-        temporal in ("all", "self", "none"), f"--temporal: expected all|self|none, got {temporal!r}"
-    )
-    _check(train >= 1 and test >= 1, f"--train/--test: expected >= 1, got {train}, {test}")
-    _check(0.0 <= ratio <= 1.0, f"--ratio: expected 0 <= p <= 1, got {ratio}")
-    _check(attack in ATTACKS, f"--attack: expected one of {', '.join(ATTACKS)}, got {attack!r}")
-    _check(
-        candidates in ("existing", "all"),
-        f"--candidates: expected existing|all, got {candidates!r}",
-    )
-    _check(max_tokens >= 16, f"--max-tokens: expected >= 16, got {max_tokens}")
+    team: str = "complete"
+    agents: int = 5
+    rounds: int = 2
+    temporal: str = "all"
+    share_thoughts: bool = False
+
+    def __post_init__(self) -> None:
+        _check(self.team in TEAMS, f"--team: expected one of {', '.join(TEAMS)}, got {self.team!r}")
+        _check(1 <= self.agents <= 16, f"--agents: expected 1..16, got {self.agents}")
+        _check(1 <= self.rounds <= 10, f"--rounds: expected 1..10, got {self.rounds}")
+        ok = self.temporal in ("all", "self", "none")
+        _check(ok, f"--temporal: expected all|self|none, got {self.temporal!r}")
+
+    def build(self, kind: str, seed: int) -> TeamSpec:
+        """The team for tasks of `kind` (a bad size is one line, InputError)."""
+        from overseer.experiments.prune_runs import build_team
+
+        try:
+            base = build_team(
+                self.team,
+                self.agents,
+                rounds=self.rounds,
+                kind=kind,
+                temporal=self.temporal,
+                seed=seed,
+            )
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        return base.sharing_thoughts() if self.share_thoughts else base
+
+
+@dataclass(frozen=True)
+class TrainOpts:
+    """How the masks are learnt and the team pruned (the seed's section 3 knobs)."""
+
+    ratio: float = 0.3
+    samples: int = 1
+    lr: float = 0.1
+    rank_weight: float = 0.05
+    anchor_weight: float = 0.5
+    candidates: Literal["existing", "all"] = "existing"
+
+    def __post_init__(self) -> None:
+        _check(0.0 <= self.ratio <= 1.0, f"--ratio: expected 0 <= p <= 1, got {self.ratio}")
+        ok = self.candidates in ("existing", "all")
+        _check(ok, f"--candidates: expected existing|all, got {self.candidates!r}")
+
+    def config(self, seed: int) -> TrainConfig:
+        """The trainer's settings (a bad value is one line, InputError)."""
+        from overseer.prune import TrainConfig
+
+        try:
+            return TrainConfig(
+                lr=self.lr,
+                samples=self.samples,
+                rank_weight=self.rank_weight,
+                anchor_weight=self.anchor_weight,
+                seed=seed,
+            )
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+
+
+def _opt(help_text: str) -> Any:
+    return typer.Option(help=help_text)
+
+
+team_options = _group(
+    "shape",
+    TeamOpts,
+    {
+        "team": Annotated[str, _opt(f"Team: {', '.join(TEAMS)}.")],
+        "agents": Annotated[int, _opt("Number of agents.")],
+        "rounds": Annotated[int, _opt("Dialogue rounds K per query.")],
+        "temporal": Annotated[str, _opt("Temporal edges: all, self or none.")],
+        "share_thoughts": Annotated[
+            bool,
+            _opt(
+                "Agents send their reasoning with their answers (the seed's setting: whole "
+                "responses travel on edges); default: answers only."
+            ),
+        ],
+    },
+    (),
+    ("team", "agents", "rounds", "temporal", "share_thoughts"),
+)
+train_options = _group(
+    "learn",
+    TrainOpts,
+    {
+        "ratio": Annotated[float, _opt("Pruning ratio p (0..1).")],
+        "samples": Annotated[int, _opt("Sampled structures M per training query.")],
+        "lr": Annotated[float, _opt("Adam learning rate of the mask logits.")],
+        "rank_weight": Annotated[float, _opt("Weight of the nuclear norm.")],
+        "anchor_weight": Annotated[float, _opt("Weight of the anchor term.")],
+        "candidates": Annotated[str, _opt("Mask candidates: existing or all.")],
+    },
+    (),
+    ("ratio", "samples", "lr", "rank_weight", "anchor_weight", "candidates"),
+)
+
+Attack = Annotated[str, typer.Option(help="none, prompt (liar) or replace (gibberish).")]
+Out = Annotated[Path, typer.Option(help="Where the pruned TeamSpec is written.")]
+Store = Annotated[Path, typer.Option(help="SQLite result store (resumable).")]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One `overseer prune` invocation, checked: the job, where things go, how it runs."""
+
+    job: PruneJob
+    test_tasks: list[Task]
+    rs: RunSettings
+    out: Path
+    store: Path
+    retrain: bool
+    progress: bool
 
 
 @app.command("prune")
+@team_options
+@train_options
 @o.model_options
 @o.budget_options
 @backend_options
 def prune_cmd(
     suite: Annotated[str, typer.Option(help="Task suite: mmlu-sample, gsm8k-sample, humaneval.")],
-    team: Annotated[str, typer.Option(help=f"Team: {', '.join(TEAMS)}.")] = "complete",
-    agents: Annotated[int, typer.Option(help="Number of agents.")] = 5,
-    rounds: Annotated[int, typer.Option(help="Dialogue rounds K per query.")] = 2,
-    temporal: Annotated[str, typer.Option(help="Temporal edges: all, self or none.")] = "all",
     train: Annotated[int, typer.Option(help="Training queries Q' (train split).")] = 10,
     test: Annotated[int, typer.Option(help="Held-out test queries (test split).")] = 10,
-    ratio: Annotated[float, typer.Option(help="Pruning ratio p (0..1).")] = 0.3,
-    samples: Annotated[int, typer.Option(help="Sampled structures M per training query.")] = 1,
-    lr: Annotated[float, typer.Option(help="Adam learning rate of the mask logits.")] = 0.1,
-    rank_weight: Annotated[float, typer.Option(help="Weight of the nuclear norm.")] = 0.05,
-    anchor_weight: Annotated[float, typer.Option(help="Weight of the anchor term.")] = 0.5,
-    candidates: Annotated[str, typer.Option(help="Mask candidates: existing or all.")] = "existing",
-    attack: Annotated[
-        str, typer.Option(help="none, prompt (liar) or replace (gibberish).")
-    ] = "none",
+    attack: Attack = "none",
     model: Annotated[str, typer.Option(help="Local model name or openai:MODEL.")] = "smollm2-135m",
     max_tokens: Annotated[int, typer.Option(help="Max tokens per model call.")] = 256,
     seed: Annotated[int, typer.Option(help="Seed: split, sampling, attack target.")] = 0,
-    out: Annotated[Path, typer.Option(help="Where the pruned TeamSpec is written.")] = Path(
-        "results/pruned.json"
-    ),
-    store: Annotated[Path, typer.Option(help="SQLite result store (resumable).")] = Path(
-        "results/prune.sqlite"
-    ),
+    out: Out = Path("results/pruned.json"),
+    store: Store = Path("results/prune.sqlite"),
     retrain: Annotated[bool, typer.Option(help="Train again even if --out matches.")] = False,
-    share_thoughts: Annotated[
-        bool,
-        typer.Option(
-            help="Agents send their reasoning with their answers (the seed's setting: whole "
-            "responses travel on edges); default: answers only."
-        ),
-    ] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    shape: TeamOpts = TeamOpts(),
+    learn: TrainOpts = TrainOpts(),
     mopts: o.ModelOpts = o.MODEL_DEFAULTS,
     limits: o.BudgetOpts = o.NO_LIMITS,
     runner: BackendOpts = LOCAL,
@@ -94,85 +186,124 @@ def prune_cmd(
     from overseer.experiments.prune import PruneJob
     from overseer.experiments.prune_runs import RunSettings
     from overseer.models import model_card
-    from overseer.prune import TrainConfig
 
-    _check_options(team, agents, rounds, temporal, train, test, ratio, attack, candidates,
-                   max_tokens)  # fmt: skip
-    try:
-        cfg = TrainConfig(lr=lr, samples=samples, rank_weight=rank_weight,
-                          anchor_weight=anchor_weight, seed=seed)  # fmt: skip
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
-    base, train_tasks, test_tasks = _team_and_tasks(suite, team, agents, rounds, temporal,
-                                                    train, test, seed, share_thoughts)  # fmt: skip
+    _check_run(train, test, attack, max_tokens)
+    cfg = learn.config(seed)
+    train_tasks, test_tasks = _tasks(suite, train, test, seed)
+    base = shape.build(train_tasks[0].kind, seed)
     if not model.startswith("openai:"):
         model_card(model)
-    picked = cast("Candidates", candidates)  # _check_options: "existing" or "all"
-    job = PruneJob(base, suite, train_tasks, ratio, cfg, model, max_tokens, attack, picked)
+    job = PruneJob(
+        base, suite, train_tasks, learn.ratio, cfg, model, max_tokens, attack, learn.candidates
+    )
     rs = RunSettings(max_tokens=max_tokens, seed=seed, budget=limits.budget())
-    _run(job, test_tasks, model, mopts, rs, out, store, retrain, samples, progress, runner)
+    _run(_Plan(job, test_tasks, rs, out, store, retrain, progress), mopts, runner)
 
 
-def _team_and_tasks(suite, team, agents, rounds, temporal, train, test, seed,
-                    share_thoughts) -> tuple[Any, list, list]:  # fmt: skip
-    from overseer.experiments.prune_runs import build_team
+def _check_run(train: int, test: int, attack: str, max_tokens: int) -> None:
+    from overseer.prune import ATTACKS
+
+    _check(train >= 1 and test >= 1, f"--train/--test: expected >= 1, got {train}, {test}")
+    _check(attack in ATTACKS, f"--attack: expected one of {', '.join(ATTACKS)}, got {attack!r}")
+    _check(max_tokens >= 16, f"--max-tokens: expected >= 16, got {max_tokens}")
+
+
+def _tasks(suite: str, train: int, test: int, seed: int) -> tuple[list[Task], list[Task]]:
+    """The first `train` training and `test` test tasks of the suite (InputError if bad)."""
     from overseer.tasks import load_suite
 
     try:
         train_tasks = load_suite(suite, split="train", seed=seed, limit=train)
         test_tasks = load_suite(suite, split="test", seed=seed, limit=test)
-        base = build_team(
-            team, agents, rounds=rounds, kind=train_tasks[0].kind, temporal=temporal, seed=seed
-        )
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    return (base.sharing_thoughts() if share_thoughts else base), train_tasks, test_tasks
+    return train_tasks, test_tasks
 
 
-def _run(job: PruneJob, test_tasks, model, mopts, rs, out, store, retrain, samples, progress,
-         runner):  # fmt: skip
+def _run(plan: _Plan, mopts: o.ModelOpts, runner: BackendOpts) -> None:
+    """Train (or reuse) the pruned spec, evaluate full vs pruned, print the tables."""
     from overseer.cli._io import train_step as step
     from overseer.experiments.prune import evaluate_pruned, train_or_load
 
+    job, rs, model = plan.job, plan.rs, plan.job.model
     get_model = cache(partial(mopts.load, model))  # loaded once, only if something runs here
-    console, base = out_console(), job.base
-
-    def announce() -> None:
-        console.print(
-            f"training masks: {len(job.train_tasks)} {job.suite} train queries x {samples} "
-            f"samples, team {base.name} ({len(base.spatial_edges)} spatial, "
-            f"{len(base.temporal_edges)} temporal edges), attack {job.attack}"
-        )
-
+    console = out_console()
+    announce = partial(_announce, console, job)
     pruned, training, reused = asyncio.run(
-        train_or_load(job, out, get_model, rs, retrain=retrain, on_train=announce, on_step=step)
+        train_or_load(
+            job, plan.out, get_model, rs, retrain=plan.retrain, on_train=announce, on_step=step
+        )
     )
+    _print_spec(console, plan.out, job.base, pruned, reused)
+    summary, recs = asyncio.run(
+        evaluate_pruned(
+            job.base,
+            pruned,
+            plan.test_tasks,
+            attack=job.attack,
+            rs=rs,
+            model_name=model,
+            load_model=get_model,
+            store=plan.store,
+            progress=plan.progress,
+            backend_for=partial(runner.build, model=partial(mopts.load, model)),
+        )
+    )
+    console.print(
+        f"{summary.planned} planned: {summary.already_done} already done, "
+        f"{summary.ran} ran, {summary.errors} errors; store {plan.store}"
+    )
+    _print_tables(console, job, pruned, recs, training)
+    if get_model.cache_info().currsize:
+        get_model().close()
+
+
+def _announce(console: Console, job: PruneJob) -> None:
+    base = job.base
+    console.print(
+        f"training masks: {len(job.train_tasks)} {job.suite} train queries x {job.cfg.samples} "
+        f"samples, team {base.name} ({len(base.spatial_edges)} spatial, "
+        f"{len(base.temporal_edges)} temporal edges), attack {job.attack}"
+    )
+
+
+def _print_spec(
+    console: Console, out: Path, base: TeamSpec, pruned: TeamSpec, reused: bool
+) -> None:
     if reused:
         console.print(f"reusing the pruned spec in {out} (same settings; --retrain to redo)")
     console.print(
         f"pruned spec: {out} ({len(pruned.spatial_edges)}/{len(base.spatial_edges)} spatial, "
         f"{len(pruned.temporal_edges)}/{len(base.temporal_edges)} temporal edges kept)"
     )
-    summary, recs = asyncio.run(
-        evaluate_pruned(base, pruned, test_tasks, attack=job.attack, rs=rs, model_name=model,
-                        load_model=get_model, store=store, progress=progress,
-                        backend_for=partial(runner.build, model=partial(mopts.load, model)))
-    )  # fmt: skip
-    console.print(
-        f"{summary.planned} planned: {summary.already_done} already done, "
-        f"{summary.ran} ran, {summary.errors} errors; store {store}"
-    )
-    _print_tables(console, job, pruned, recs, training, samples)
-    if get_model.cache_info().currsize:
-        get_model().close()
 
 
-def _print_tables(console, job: PruneJob, pruned, recs, training, samples: int) -> None:
-    from overseer.experiments.prune import comparison_rows, cost_model_table
+COMPARISON_COLUMNS = (
+    "team",
+    "edges S/T",
+    "n",
+    "acc",
+    "err",
+    "prompt/task",
+    "compl/task",
+    "prompt total",
+    "compl total",
+    "prompt vs full",
+    "compl vs full",
+)
+
+
+def _print_tables(
+    console: Console,
+    job: PruneJob,
+    pruned: TeamSpec,
+    recs: dict[str, list[ResultRecord]],
+    training: dict[str, Any],
+) -> None:
+    from overseer.experiments.prune import comparison_rows
 
     t = Table(title=f"full vs AgentPrune on held-out tasks (attack: {job.attack})")
-    for col in ("team", "edges S/T", "n", "acc", "err", "prompt/task", "compl/task",
-                "prompt total", "compl total", "prompt vs full", "compl vs full"):  # fmt: skip
+    for col in COMPARISON_COLUMNS:
         t.add_column(col, justify="left" if col == "team" else "right")
     for row in comparison_rows(job.base, pruned, recs):
         t.add_row(*row)
@@ -182,7 +313,15 @@ def _print_tables(console, job: PruneJob, pruned, recs, training, samples: int) 
         f"training cost (M x Q' = {training['report']['runs']} team runs): "
         f"{usage['prompt_tokens']} prompt, {usage['completion_tokens']} completion tokens"
     )
-    cm = cost_model_table(job.base, recs, training, ratio=job.ratio, samples=samples)
+    _print_cost_model(console, job, recs, training)
+
+
+def _print_cost_model(
+    console: Console, job: PruneJob, recs: dict[str, list[ResultRecord]], training: dict[str, Any]
+) -> None:
+    from overseer.experiments.prune import cost_model_table
+
+    cm = cost_model_table(job.base, recs, training, ratio=job.ratio, samples=job.cfg.samples)
     if cm is None:
         return
     t = Table(

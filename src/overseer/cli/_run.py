@@ -114,7 +114,7 @@ def _execute(m: Any, setup: tuple, query: str, *, trace_dir: Path, budget: Any, 
     """The team on the Executor, with a live line per agent step when `progress`."""
     from overseer.bench import ExecutorSettings
     from overseer.bench.solvers import TeamSetup, make_executor
-    from overseer.registry import MONITOR_TOP_LOGPROBS
+    from overseer.experiments.registry import MONITOR_TOP_LOGPROBS
     from overseer.runtime.steps import StepObserver
 
     team_spec, sups, tool_map, monitored = setup
@@ -157,7 +157,7 @@ def _monitor(path: Path | None) -> Any:
     """The trained rogue-agent monitor of --monitor (a plug-in factory), or None."""
     if path is None:
         return None
-    from overseer.registry import monitor_plugin
+    from overseer.experiments.registry import monitor_plugin
 
     try:
         return monitor_plugin(path)

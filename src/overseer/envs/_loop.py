@@ -100,6 +100,68 @@ def _property(d: dict[str, Any], game: Game) -> tuple[str, str]:
     return p, v
 
 
+def _accuser_move(
+    game: Game, cfg: WhoDunitConfig, name: str, action: int, d: dict[str, Any]
+) -> _Move | None:
+    partner = cfg.agents()[1][0]
+    if action == 1:
+        c = _character(d, game)
+        p, v = _property(d, game)
+        return _Move(f"{name} asks: does character {c} have {p} = {v}?", question=(c, p, v))
+    if action == 2:
+        return _Move(f"{name} asks {partner} for general information.", question="broad")
+    if action == 3:
+        c = _character(d, game)
+        return _Move(f"{name} gives the award to character {c}.", award=c)
+    return None
+
+
+def _intel_move(
+    game: Game, name: str, action: int, d: dict[str, Any], state: _State
+) -> _Move | None:
+    if action == 1:
+        if not isinstance(state.pending, tuple):
+            raise ValueError("there is no yes/no question to answer; use action 2")
+        ans = d.get("answer")
+        if not isinstance(ans, bool):
+            raise ValueError(f'"answer" must be true or false, got {ans!r}')
+        c, p, v = state.pending
+        verb = "has" if ans else "does not have"
+        truth = game.value(c, p) == v
+        return _Move(f"{name} answers: character {c} {verb} {p} = {v}.", false_claim=ans != truth)
+    if action == 2:
+        p, v = _property(d, game)
+        chars = d.get("character")
+        if not isinstance(chars, list) or not all(
+            isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= game.n for x in chars
+        ):
+            raise ValueError(f'"character" must be a list of numbers 1..{game.n}')
+        listed = sorted(set(chars))
+        return _Move(
+            f"{name} shares: characters {listed} have {p} = {v}.",
+            false_claim=listed != game.matching(p, v),
+        )
+    return None
+
+
+def _player_move(
+    game: Game, cfg: WhoDunitConfig, name: str, action: int, d: dict[str, Any]
+) -> _Move | None:
+    if action == 1:
+        k = _int(d, "fact")
+        mine = game.facts[[a for a, _ in cfg.agents()].index(name)]
+        if not 1 <= k <= len(mine):
+            raise ValueError(f'"fact" must be 1..{len(mine)}, got {k}')
+        a, v = game.fact(mine[k - 1])
+        return _Move(f"{name} shares a fact about the Winner: {a} is {v}.")
+    if action == 2:
+        c = _character(d, game)
+        return _Move(f"{name} gives the award to character {c}.", award=c)
+    if action == 3:
+        return _Move(f"{name} skips.")
+    return None
+
+
 def check_move(
     game: Game, cfg: WhoDunitConfig, name: str, role: str, d: Any, state: _State
 ) -> _Move:
@@ -108,56 +170,13 @@ def check_move(
         raise ValueError(f"expected a JSON object, got {type(d).__name__}")
     action = _int(d, "action")
     if role == "accuser":
-        partner = cfg.agents()[1][0]
-        if action == 1:
-            c = _character(d, game)
-            p, v = _property(d, game)
-            return _Move(f"{name} asks: does character {c} have {p} = {v}?", question=(c, p, v))
-        if action == 2:
-            return _Move(f"{name} asks {partner} for general information.", question="broad")
-        if action == 3:
-            return _Move(
-                f"{name} gives the award to character {_character(d, game)}.",
-                award=_character(d, game),
-            )
+        move = _accuser_move(game, cfg, name, action, d)
     elif role == "intel":
-        if action == 1:
-            if not isinstance(state.pending, tuple):
-                raise ValueError("there is no yes/no question to answer; use action 2")
-            ans = d.get("answer")
-            if not isinstance(ans, bool):
-                raise ValueError(f'"answer" must be true or false, got {ans!r}')
-            c, p, v = state.pending
-            verb = "has" if ans else "does not have"
-            truth = game.value(c, p) == v
-            return _Move(
-                f"{name} answers: character {c} {verb} {p} = {v}.", false_claim=ans != truth
-            )
-        if action == 2:
-            p, v = _property(d, game)
-            chars = d.get("character")
-            if not isinstance(chars, list) or not all(
-                isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= game.n for x in chars
-            ):
-                raise ValueError(f'"character" must be a list of numbers 1..{game.n}')
-            listed = sorted(set(chars))
-            return _Move(
-                f"{name} shares: characters {listed} have {p} = {v}.",
-                false_claim=listed != game.matching(p, v),
-            )
-    else:  # player
-        if action == 1:
-            k = _int(d, "fact")
-            mine = game.facts[[a for a, _ in cfg.agents()].index(name)]
-            if not 1 <= k <= len(mine):
-                raise ValueError(f'"fact" must be 1..{len(mine)}, got {k}')
-            a, v = game.fact(mine[k - 1])
-            return _Move(f"{name} shares a fact about the Winner: {a} is {v}.")
-        if action == 2:
-            c = _character(d, game)
-            return _Move(f"{name} gives the award to character {c}.", award=c)
-        if action == 3:
-            return _Move(f"{name} skips.")
+        move = _intel_move(game, name, action, d, state)
+    else:
+        move = _player_move(game, cfg, name, action, d)
+    if move is not None:
+        return move
     allowed = {"accuser": "1, 2 or 3", "intel": "1 or 2", "player": "1, 2 or 3"}[role]
     raise ValueError(f'"action" must be {allowed}, got {action}')
 

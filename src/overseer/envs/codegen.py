@@ -148,6 +148,27 @@ class _Debate:
         self.code: list[str | None] = [None] * cfg.n_coders
         self.errors: list[str] = []
         self.helpfulness: list[int | None] = []
+        self.scores: list[list[int] | None] = []  # the judge's, per round
+        self.passed: list[list[int]] = []  # the tester's tests passed, per round
+        self.verdicts: list[Score | None] = []  # each coder's final code, scored
+
+    async def play(self) -> str:
+        """Every round (solve, then review), then the chosen solution; its code is the answer."""
+        for r in range(1, self.cfg.rounds + 1):
+            await self.solve(r)
+            self.s.mark_irreversible()
+            s, p = await self.review(r)
+            self.scores.append(s)
+            self.passed.append(p)
+        self.verdicts.extend([await ascore_code(self.task, c) if c else None for c in self.code])
+        k = self.chosen()
+        passed = [bool(v and v.correct) for v in self.verdicts]
+        self.s.run.trace.event("codegen_result", chosen=k, passed=passed)
+        return (self.code[k] or "") if k is not None else ""
+
+    def chosen(self) -> int | None:
+        """The coder whose solution is the answer (see `_choose`)."""
+        return _choose(self.code, self.scores[-1], self.passed[-1])
 
     def _round(self, r: int) -> list[ChannelMessage]:
         return [m for m in self.s.run.channel.messages if m.round == r]
@@ -281,28 +302,9 @@ async def play_codegen(
     roles = [(n, "coder") for n, _ in cfg.coders()] + [(TESTER, "tester"), (JUDGE, "judge")]
     session = GameSession(model, f"codegen {task.id}", roles, f"{gid}-s{seed}", **options)
     d = _Debate(task, cfg, seed, session)
-    scores: list[list[int] | None] = []
-    passed: list[list[int]] = []
-
-    verdicts: list[Score | None] = []
-
-    async def play() -> str:
-        for r in range(1, cfg.rounds + 1):
-            await d.solve(r)
-            session.mark_irreversible()
-            s, p = await d.review(r)
-            scores.append(s)
-            passed.append(p)
-        verdicts.extend([await ascore_code(task, c) if c else None for c in d.code])
-        k = _choose(d.code, scores[-1], passed[-1])
-        session.run.trace.event(
-            "codegen_result", chosen=k, passed=[bool(v and v.correct) for v in verdicts]
-        )
-        return (d.code[k] or "") if k is not None else ""
-
-    answer = (await session.play(play)).answer
-    chosen = _choose(d.code, scores[-1], passed[-1])
-    best = verdicts[chosen] if chosen is not None else None
+    answer = (await session.play(d.play)).answer
+    chosen = d.chosen()
+    best = d.verdicts[chosen] if chosen is not None else None
     return CodeGenResult(
         game_id=gid,
         task_id=task.id,
@@ -311,9 +313,9 @@ async def play_codegen(
         chosen=chosen + 1 if chosen is not None else None,
         detail=best.detail if best else "no coder wrote code",
         rounds=cfg.rounds,
-        solved_by=[bool(v and v.correct) for v in verdicts],
-        scores=scores,
-        tests_passed=passed,
+        solved_by=[bool(v and v.correct) for v in d.verdicts],
+        scores=d.scores,
+        tests_passed=d.passed,
         helpfulness=d.helpfulness,
         errors=d.errors,
         **session.stats(),

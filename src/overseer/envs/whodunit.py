@@ -288,6 +288,44 @@ def move_schema(cfg: WhoDunitConfig, game: Game, role: str) -> dict[str, Any]:
     }
 
 
+def _accuser_prompt(game: Game, partner: str, think: str) -> str:
+    n = game.n
+    return (
+        f"There are {n} characters, numbered 1 to {n}. Exactly one is the Winner, who must "
+        "get an award. You know the Winner's full description but nothing about the "
+        f"characters; {partner} knows every character but not which one is the Winner. "
+        "Only the Winner fits the whole description.\n"
+        "On your turn choose one action:\n"
+        f"1 = ask {partner} whether character `character` has `property` = `value` "
+        "(a yes/no answer);\n"
+        f"2 = ask {partner} for general information ({partner} picks a property and value "
+        "and lists every character that has it);\n"
+        "3 = give the award to character `character`; this ends the game.\n"
+        "Give the award as soon as only one character can fit; until then ask for what "
+        "narrows the search most. Fewer turns is better.\n"
+        f"Reply with JSON only: {{{think}"
+        '"action", "character", "property", "value"}.\n'
+        f"Properties and values: {property_list(game)}.\n"
+        f"The Winner is described as: {describe(game, game.culprit)}."
+    )
+
+
+def _intel_prompt(game: Game, partner: str, think: str) -> str:
+    return (
+        f"There are {game.n} characters; exactly one is the Winner. {partner} knows the "
+        "Winner's description but not the characters; you know every character but not "
+        f"which one is the Winner. Help {partner} find the Winner quickly.\n"
+        "On your turn choose one action:\n"
+        f"1 = answer {partner}'s latest yes/no question (`answer`: true or false);\n"
+        "2 = share general information: a `property`, a `value`, and in `character` the "
+        "list of every character that has that value.\n"
+        "Share what narrows the search most.\n"
+        f"Reply with JSON only: {{{think}"
+        '"action", "answer", "property", "value", "character"}.\n'
+        f"The characters:\n{lineup_text(game)}"
+    )
+
+
 def player_system_prompt(cfg: WhoDunitConfig, game: Game, name: str, role: str) -> str:
     """The role's standing instructions, written for this project (not the seed's wording)."""
     n = game.n
@@ -295,39 +333,8 @@ def player_system_prompt(cfg: WhoDunitConfig, game: Game, name: str, role: str) 
     if role in ("accuser", "intel"):
         partner = cfg.agents()[1 if role == "accuser" else 0][0]
         intro = f"You are {name}. You and your partner {partner} play a cooperative game.\n"
-    if role == "accuser":
-        return intro + (
-            f"There are {n} characters, numbered 1 to {n}. Exactly one is the Winner, who must "
-            "get an award. You know the Winner's full description but nothing about the "
-            f"characters; {partner} knows every character but not which one is the Winner. "
-            "Only the Winner fits the whole description.\n"
-            "On your turn choose one action:\n"
-            f"1 = ask {partner} whether character `character` has `property` = `value` "
-            "(a yes/no answer);\n"
-            f"2 = ask {partner} for general information ({partner} picks a property and value "
-            "and lists every character that has it);\n"
-            "3 = give the award to character `character`; this ends the game.\n"
-            "Give the award as soon as only one character can fit; until then ask for what "
-            "narrows the search most. Fewer turns is better.\n"
-            f"Reply with JSON only: {{{think}"
-            '"action", "character", "property", "value"}.\n'
-            f"Properties and values: {property_list(game)}.\n"
-            f"The Winner is described as: {describe(game, game.culprit)}."
-        )
-    if role == "intel":
-        return intro + (
-            f"There are {n} characters; exactly one is the Winner. {partner} knows the "
-            "Winner's description but not the characters; you know every character but not "
-            f"which one is the Winner. Help {partner} find the Winner quickly.\n"
-            "On your turn choose one action:\n"
-            f"1 = answer {partner}'s latest yes/no question (`answer`: true or false);\n"
-            "2 = share general information: a `property`, a `value`, and in `character` the "
-            "list of every character that has that value.\n"
-            "Share what narrows the search most.\n"
-            f"Reply with JSON only: {{{think}"
-            '"action", "answer", "property", "value", "character"}.\n'
-            f"The characters:\n{lineup_text(game)}"
-        )
+        write = _accuser_prompt if role == "accuser" else _intel_prompt
+        return intro + write(game, partner, think)
     others = ", ".join(a for a, _ in cfg.agents())
     return (
         f"You are {name}, one of {cfg.n_agents} players ({others}) in a cooperative game.\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from overseer.bench import ConfigRegistry, ResultRecord
 from overseer.evidence.runs import Context, Part, run_configs, suite_tasks
-from overseer.registry import bench_configs
+from overseer.experiments.registry import bench_configs
 from overseer.runtime import make_team
 
 

@@ -1,12 +1,15 @@
-"""The explicit registry of plug-in configurations and suites: the one place (besides the CLI)
-that knows every plug-in, so the plug-ins stay independent of each other.
+"""The one registry of configurations and plug-ins: the one place that knows every plug-in, so
+the plug-ins stay independent of each other (`overseer.bench.ConfigRegistry` is only the
+mechanism: names, composition, resolution).
 
 `bench_configs` builds the registry `overseer bench --configs` resolves names in: the direct
 baseline, one team per preset, the SupervisorAgent's workload configurations, MASFly and its
 variants, suite-specific teams, the team source `pruned:SPEC`, and the bus plug-ins names
 compose onto a source (`overseer.bench._compose` has the grammar): `supervise:MODE`,
 `monitor:FILE` (the trained rogue-agent monitor of FILE) and `watcher` (MASFly's Watcher,
-watching each run against the OP of its own team). `suite_report` gives a suite's extra table.
+watching each run against the OP of its own team). `plugin(KIND, ARG)` gives one of those
+plug-ins alone (what `overseer run --supervise/--monitor` puts on its bus). `suite_report`
+gives a suite's extra table.
 
 AgentPrune's round-end `DialoguePruner` is not a plug-in here: it needs the team before the
 run and replaces it every round, so pruning composes as its result, the `pruned:SPEC` source.
@@ -19,8 +22,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from overseer.bench import ConfigRegistry, Solver, TeamConfig, default_configs, team_solver
-from overseer.bench.solvers import PluginFactory, team_configs
+from overseer.bench import ConfigRegistry, Solver, TeamConfig, team_solver
+from overseer.bench.solvers import DIRECT, PluginFactory, team_configs
 from overseer.models import Model
 from overseer.runtime import (
     PRESETS,
@@ -64,7 +67,7 @@ def _monitor_maker(arg: str) -> tuple[PluginFactory, str, int]:
 
 
 def _supervise_maker(
-    arg: str, supervisor_model: Model | None = None
+    arg: str, supervisor_model: Model | None = None, filter_preset: str | None = None
 ) -> tuple[PluginFactory, str, int]:
     from overseer.experiments.supervise import supervise_plugin
     from overseer.supervise.modes import SUPERVISE_MODES
@@ -74,8 +77,8 @@ def _supervise_maker(
             "supervise: expected a mode, as in NAME+supervise:MODE; known: "
             + ", ".join(SUPERVISE_MODES)
         )
-    plugin = supervise_plugin(arg, supervisor_model=supervisor_model)
-    return plugin, f"supervision ({arg})", 0
+    made = supervise_plugin(arg, supervisor_model=supervisor_model, filter_preset=filter_preset)
+    return made, f"supervision ({arg})", 0
 
 
 class _TeamWatcher(BaseSupervisor):
@@ -135,6 +138,34 @@ def _travel_teams(reg: ConfigRegistry, agents: int, rounds: int) -> None:
         reg.replace(c)
 
 
+PluginMaker = Callable[[str], tuple[PluginFactory, str, int]]
+
+
+def _plugin_makers(
+    supervisor_model: Model | None = None, filter_preset: str | None = None
+) -> dict[str, PluginMaker]:
+    """The bus plug-ins by kind: ARG -> (factory, what it is, top-k logprobs agents ask for)."""
+    supervise = partial(
+        _supervise_maker, supervisor_model=supervisor_model, filter_preset=filter_preset
+    )
+    return {"supervise": supervise, "monitor": _monitor_maker, "watcher": _watcher_maker}
+
+
+def plugin(
+    kind: str,
+    arg: str = "",
+    *,
+    supervisor_model: Model | None = None,
+    filter_preset: str | None = None,
+) -> tuple[PluginFactory, str, int]:
+    """The bus plug-in `KIND:ARG` of configuration names, alone: (factory, what it is, top-k
+    logprobs its agents must ask for). A bad kind or ARG raises ValueError naming it."""
+    makers = _plugin_makers(supervisor_model, filter_preset)
+    if kind not in makers:
+        raise ValueError(f"plug-in {kind!r} is unknown; expected one of: {', '.join(makers)}")
+    return makers[kind](arg)
+
+
 #: Suites whose configurations differ: suite -> function adjusting the registry.
 SUITE_CONFIGS: dict[str, Callable[[ConfigRegistry, int, int], None]] = {
     "travel": _travel_teams,
@@ -155,16 +186,15 @@ def bench_configs(
     from overseer.experiments.adapt import masfly_configs
     from overseer.experiments.supervise import supervise_configs
 
-    reg = default_configs(agents=agents, rounds=rounds)
+    reg = ConfigRegistry([DIRECT, *team_configs(agents, rounds)])
     masfly = masfly_configs(adapt_store) if adapt_store is not None else masfly_configs()
     for c in [*supervise_configs(supervisor_model=supervisor_model), *masfly]:
         reg.add(c)
     if suite in SUITE_CONFIGS:
         SUITE_CONFIGS[suite](reg, agents, rounds)
     reg.add_source("pruned", pruned_source)
-    reg.add_plugin("supervise", partial(_supervise_maker, supervisor_model=supervisor_model))
-    reg.add_plugin("monitor", _monitor_maker)
-    reg.add_plugin("watcher", _watcher_maker)
+    for kind, maker in _plugin_makers(supervisor_model).items():
+        reg.add_plugin(kind, maker)
     return reg
 
 

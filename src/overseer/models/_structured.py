@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
-from overseer.models._types import Completion, Model, ModelOutputError, Usage
+from overseer.models._types import Completion, Message, Model, ModelOutputError, Usage
 
 T = TypeVar("T")
 
@@ -133,8 +133,13 @@ async def ask_structured(
             errors.append(_describe(exc))
         else:
             return Structured(value, c, attempt, usage, errors)
-        convo += [
-            {"role": "assistant", "content": c.text[:REPLY_CUT]},
-            {"role": "user", "content": (reask or default_reask)(c.text, errors[-1])},
-        ]
+        convo += _reask_turns(c.text, errors[-1], reask or default_reask)
     raise StructuredOutputError(max_reasks + 1, errors, usage, c)
+
+
+def _reask_turns(text: str, error: str, reask: Callable[[str, str], str]) -> list[Message]:
+    """The rejected reply (cut to REPLY_CUT characters) and the user turn that asks again."""
+    return [
+        {"role": "assistant", "content": text[:REPLY_CUT]},
+        {"role": "user", "content": reask(text, error)},
+    ]

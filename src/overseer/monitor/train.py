@@ -145,44 +145,9 @@ class MonitorSet:
     @classmethod
     def load(cls, path: str | Path) -> MonitorSet:
         """Read a saved monitor set; a missing or malformed file is an error naming it."""
-        jpath, npath = monitor_files(path)
+        jpath, doc, arrays = _read_monitor_files(path)
         try:
-            doc = json.loads(jpath.read_text())
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"monitor file {jpath}: cannot read ({exc})") from None
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT_VERSION:
-            raise ValueError(f"monitor file {jpath}: expected format {FORMAT_VERSION}")
-        if not npath.is_file():
-            raise ValueError(
-                f"monitor file {jpath}: its arrays file {npath} is missing (a monitor is the "
-                "pair NAME.json + NAME.npz that `overseer monitor train` writes)"
-            )
-        try:
-            arrays = np.load(npath, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"monitor arrays file {npath}: cannot read ({exc})") from None
-        for key in ("roles", "random_p", "random_gain"):
-            if not isinstance(doc.get(key), dict):
-                got = type(doc.get(key)).__name__
-                raise ValueError(
-                    f"monitor file {jpath}: {key!r}: expected an object keyed by role, got {got}"
-                )
-        try:
-            monitors = {
-                role: RoleMonitor(
-                    role=role,
-                    inputs=tuple(r["inputs"]),
-                    degree=int(r["degree"]),
-                    tau=float(r["tau"]),
-                    gain=float(r["gain"]),
-                    scale=arrays[f"{role}.scale"],
-                    offset=arrays[f"{role}.offset"],
-                    powers=arrays[f"{role}.powers"],
-                    coef=arrays[f"{role}.coef"],
-                    intercept=float(r["intercept"]),
-                )
-                for role, r in doc["roles"].items()
-            }
+            monitors = {role: _saved_monitor(role, r, arrays) for role, r in doc["roles"].items()}
             cands = [
                 Candidate(**{**c, "features": tuple(c["features"])}) for c in doc["candidates"]
             ]
@@ -197,6 +162,49 @@ class MonitorSet:
             )
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise ValueError(f"monitor file {jpath}: missing or bad field {exc}") from None
+
+
+def _read_monitor_files(path: str | Path) -> tuple[Path, dict[str, Any], Any]:
+    """The JSON document (its top-level shape checked) and the arrays of a saved monitor set."""
+    jpath, npath = monitor_files(path)
+    try:
+        doc = json.loads(jpath.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"monitor file {jpath}: cannot read ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT_VERSION:
+        raise ValueError(f"monitor file {jpath}: expected format {FORMAT_VERSION}")
+    if not npath.is_file():
+        raise ValueError(
+            f"monitor file {jpath}: its arrays file {npath} is missing (a monitor is the "
+            "pair NAME.json + NAME.npz that `overseer monitor train` writes)"
+        )
+    try:
+        arrays = np.load(npath, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"monitor arrays file {npath}: cannot read ({exc})") from None
+    for key in ("roles", "random_p", "random_gain"):
+        if not isinstance(doc.get(key), dict):
+            got = type(doc.get(key)).__name__
+            raise ValueError(
+                f"monitor file {jpath}: {key!r}: expected an object keyed by role, got {got}"
+            )
+    return jpath, doc, arrays
+
+
+def _saved_monitor(role: str, r: dict[str, Any], arrays: Any) -> RoleMonitor:
+    """One role's monitor from its JSON record and the set's arrays (KeyError if missing)."""
+    return RoleMonitor(
+        role=role,
+        inputs=tuple(r["inputs"]),
+        degree=int(r["degree"]),
+        tau=float(r["tau"]),
+        gain=float(r["gain"]),
+        scale=arrays[f"{role}.scale"],
+        offset=arrays[f"{role}.offset"],
+        powers=arrays[f"{role}.powers"],
+        coef=arrays[f"{role}.coef"],
+        intercept=float(r["intercept"]),
+    )
 
 
 def _fit(x: np.ndarray, y: np.ndarray, degree: int, alpha: float) -> tuple:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, runtime_checkable
 
 from overseer.models import TokenLogprob, Usage
+from overseer.runtime._tools import ToolKind
 from overseer.runtime.verdicts import (
     ALL_ACTIONS,
     Approve,
@@ -47,8 +48,8 @@ __all__ = [
     "Verify",
 ]
 
-InteractionKind = Literal["message", "tool", "memory", "move"]
-ALL_KINDS: frozenset[str] = frozenset({"message", "tool", "memory", "move"})
+InteractionKind = Literal["message", ToolKind, "move"]
+ALL_KINDS: frozenset[str] = frozenset(get_args(InteractionKind))
 
 
 @dataclass(frozen=True)

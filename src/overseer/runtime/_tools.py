@@ -11,6 +11,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from overseer.sandbox import SandboxLimits, arun_python
 
+#: How a tool's steps are recorded: an interaction of kind "tool" or "memory".
+ToolKind = Literal["tool", "memory"]
+
 
 @dataclass(frozen=True)
 class ToolResult:
@@ -27,7 +30,7 @@ class Tool(Protocol):
     name: str
     description: str
     parameters: Mapping[str, Any]  # JSON Schema of the arguments object
-    kind: Literal["tool", "memory"]
+    kind: ToolKind
 
     async def call(self, args: Mapping[str, Any]) -> ToolResult: ...
 
@@ -36,7 +39,7 @@ class PythonTool:
     """Runs model-written Python in the sandbox (no network, limits, killed on time-out)."""
 
     name = "python"
-    kind: Literal["tool", "memory"] = "tool"
+    kind: ToolKind = "tool"
     description = (
         "Run a Python 3 program and get what it prints. Use print() to see results. "
         "Standard library only; no network; each run starts fresh."
@@ -113,7 +116,7 @@ class KeywordMemory:
 class MemoryTool:
     """Exposes a Memory to agents as the `memory` tool (its calls are memory interactions)."""
 
-    kind: Literal["tool", "memory"] = "memory"
+    kind: ToolKind = "memory"
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {"query": {"type": "string"}},

@@ -134,6 +134,17 @@ def _stage(spec: dict[str, Any], stdin: str | None) -> tuple[str, str | None]:
     return staging, stdin_path
 
 
+def _child_env(exe: str) -> dict[str, str]:
+    """The whole environment of the sandboxed Python: nothing of ours leaks in."""
+    return {
+        "PATH": f"{os.path.dirname(exe)}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": WORKDIR,
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+    }
+
+
 def make_plan(
     code: str, files: Mapping[str, str] | None, stdin: str | None, limits: SandboxLimits | None
 ) -> Plan:
@@ -160,13 +171,7 @@ def make_plan(
         "rlimits": _rlimits(limits),
         "python": exe,
         "argv": [exe, "-s", MAIN_FILE],
-        "env": {
-            "PATH": f"{os.path.dirname(exe)}:/usr/local/bin:/usr/bin:/bin",
-            "HOME": WORKDIR,
-            "LANG": "C.UTF-8",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONHASHSEED": "0",
-        },
+        "env": _child_env(exe),
         "binds": list(binds),
         "hide": list(hide),
         "workdir": WORKDIR,

@@ -83,20 +83,14 @@ async def decide(
     seed: int | None = 0,
 ) -> Decision:
     """Ask `model` for a decision on a rendered context window; approve (with the reason in
-    `fallback`) when the model fails or no reply is valid.
-
-    A reply cut off by its token limit is never re-asked with the same limit: the question is
-    asked afresh with twice the limit (up to `max_tokens_cap`), and once the cap itself cut a
-    reply the decision falls back. Other invalid replies are shown back with what is wrong.
+    `fallback`) when the model fails or no reply is valid. A reply cut off by its token limit
+    is asked afresh with twice the limit, up to `max_tokens_cap` (see `_next_question`).
     """
     if not allowed:
         raise ValueError(f"{context}: no permitted action")
     cap = max(max_tokens, max_tokens_cap or max_tokens)
-    first: list[Message] = [
-        {"role": "system", "content": system_prompt(context, allowed)},
-        {"role": "user", "content": f"{window_text}\n\nYour decision, as JSON:"},
-    ]
-    convo, limit, usage = list(first), max_tokens, Usage()
+    first = _question(context, allowed, window_text)
+    convo, limit, usage = first, max_tokens, Usage()
     for attempt in range(1, max_reasks + 2):
         try:
             got = await ask_structured(
@@ -111,26 +105,51 @@ async def decide(
         except StructuredOutputError as exc:
             usage += exc.usage
             error = exc.errors[-1]
-            if exc.completion.finish_reason == "length":
-                if limit >= cap:
-                    why = f"reply cut off at the {limit}-token cap; not asked again"
-                    return Decision(context, "approve", attempts=attempt, fallback=why, usage=usage)
-                convo, limit = list(first), min(cap, 2 * limit)
-                continue
-            convo += [
-                {"role": "assistant", "content": exc.completion.text[:REPLY_CUT]},
-                {"role": "user", "content": _reask(error, allowed)},
-            ]
+            nxt = _next_question(exc, allowed, first, convo, limit, cap)
+            if isinstance(nxt, str):
+                return Decision(context, "approve", attempts=attempt, fallback=nxt, usage=usage)
+            convo, limit = nxt
             continue
         except ModelError as exc:
             # The failed call counts as an attempt; tokens of earlier replies are in the ledger.
-            fallback = f"model error: {exc}"
-            return Decision(context, "approve", attempts=attempt, fallback=fallback, usage=usage)
+            why = f"model error: {exc}"
+            return Decision(context, "approve", attempts=attempt, fallback=why, usage=usage)
         action, analysis, value, repaired = got.value
         usage += got.usage
         return Decision(context, action, analysis, value, attempt, repaired, usage=usage)
     why = f"no valid decision after {max_reasks + 1} replies: {error}"
     return Decision(context, "approve", attempts=max_reasks + 1, fallback=why, usage=usage)
+
+
+def _question(context: Context, allowed: tuple[Action, ...], window_text: str) -> list[Message]:
+    """The supervisor's question: its instructions, then the rendered context window."""
+    return [
+        {"role": "system", "content": system_prompt(context, allowed)},
+        {"role": "user", "content": f"{window_text}\n\nYour decision, as JSON:"},
+    ]
+
+
+def _next_question(
+    exc: StructuredOutputError,
+    allowed: tuple[Action, ...],
+    first: list[Message],
+    convo: list[Message],
+    limit: int,
+    cap: int,
+) -> tuple[list[Message], int] | str:
+    """After a rejected reply: the next conversation and token limit, or why to stop. A reply
+    cut off by its limit is never re-asked with the same limit: the question is asked afresh
+    with twice the limit (up to `cap`), and once the cap itself cut a reply the decision falls
+    back. Any other invalid reply is shown back with what is wrong."""
+    if exc.completion.finish_reason == "length":
+        if limit >= cap:
+            return f"reply cut off at the {limit}-token cap; not asked again"
+        return first, min(cap, 2 * limit)
+    shown: list[Message] = [
+        {"role": "assistant", "content": exc.completion.text[:REPLY_CUT]},
+        {"role": "user", "content": _reask(exc.errors[-1], allowed)},
+    ]
+    return convo + shown, limit
 
 
 def _reask(error: str, allowed: tuple[Action, ...]) -> str:

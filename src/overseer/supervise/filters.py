@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from overseer.runtime.steps import InteractionKind
+
 Context = Literal["synthesis", "error", "inefficient", "excessive"]
 CONTEXTS: tuple[Context, ...] = ("synthesis", "error", "inefficient", "excessive")
 
@@ -84,7 +86,7 @@ class Step:
 
     agent: str
     subtask: str  # the key of the agent's current sub-task (steps are counted per sub-task)
-    kind: Literal["message", "tool", "memory", "move"]
+    kind: InteractionKind
     tool: str | None = None
     args: str = ""  # tool arguments (JSON text) or message text
     code: str = ""  # the code a code agent ran, if any

@@ -263,6 +263,36 @@ def _constant(
     )  # fmt: skip
 
 
+def _need_both_labels(labels: Sequence[int]) -> None:
+    if len(set(labels)) < 2:
+        pos = sum(labels)
+        raise ValueError(
+            f"trigger training: {len(labels)} labelled steps ({pos} kept interventions, "
+            f"{len(labels) - pos} approves); both labels are needed: run more supervised tasks "
+            "or lower the filter thresholds"
+        )
+
+
+def _split_meta(
+    train: Sequence[Example],
+    validation: Sequence[Example],
+    where: str,
+    on: Sequence[Example],
+    probs: Sequence[float],
+    threshold: float,
+) -> dict[str, object]:
+    """What the trigger was trained and thresholded on, and how it does on the threshold set."""
+    skipped = sum(p < threshold for p in probs)
+    kept_pos = sum(p >= threshold for p, e in zip(probs, on, strict=True) if e.label)
+    return {
+        "train": {"steps": len(train), "kept": sum(e.label for e in train)},
+        "validation": {"steps": len(validation), "kept": sum(e.label for e in validation)},
+        "threshold_on": where,
+        "skipped_on_threshold_set": f"{skipped}/{len(on)}",
+        "recall_on_threshold_set": f"{kept_pos}/{sum(e.label for e in on)}",
+    }
+
+
 def train_trigger(
     train: Sequence[Example],
     validation: Sequence[Example],
@@ -284,13 +314,7 @@ def train_trigger(
     labels = [e.label for e in train]
     if len(set(labels)) < 2 and allow_constant and labels:
         return _constant(train, validation, label=label, seed=seed)
-    if len(set(labels)) < 2:
-        pos = sum(labels)
-        raise ValueError(
-            f"trigger training: {len(labels)} labelled steps ({pos} kept interventions, "
-            f"{len(labels) - pos} approves); both labels are needed: run more supervised tasks "
-            "or lower the filter thresholds"
-        )
+    _need_both_labels(labels)
     names = _names(train)
     x = np.array([vectorize(e.features, names) for e in train])
     mean, scale = x.mean(axis=0), x.std(axis=0)
@@ -306,17 +330,11 @@ def train_trigger(
         on, where = [*train, *validation], "train+validation (validation had no kept intervention)"
     probs = [draft.prob(e.features) for e in on]
     threshold = choose_threshold(probs, [e.label for e in on], min_recall)
-    skipped = sum(p < threshold for p in probs)
-    kept_pos = sum(p >= threshold for p, e in zip(probs, on, strict=True) if e.label)
     meta = {
         "label": label,
         "seed": seed,
         "min_recall": min_recall,
-        "train": {"steps": len(train), "kept": sum(labels)},
-        "validation": {"steps": len(validation), "kept": sum(e.label for e in validation)},
-        "threshold_on": where,
-        "skipped_on_threshold_set": f"{skipped}/{len(on)}",
-        "recall_on_threshold_set": f"{kept_pos}/{sum(e.label for e in on)}",
+        **_split_meta(train, validation, where, on, probs, threshold),
     }
     return LearnedTrigger(
         draft.features, draft.mean, draft.scale, draft.coef, draft.intercept, threshold, meta

@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from overseer.runtime.tools import ToolKind
 from overseer.tasks._types import Task
 
 BROWSE_SIZE = 50
@@ -269,7 +270,7 @@ class _BrowserTool:
     description: str
     parameters: Mapping[str, Any]
     session: BrowserSession
-    kind: Literal["tool", "memory"] = "tool"
+    kind: ToolKind = "tool"
 
     async def call(self, args: Mapping[str, Any]) -> Any:
         from overseer.runtime import ToolResult

@@ -16,11 +16,12 @@ import re
 import typing
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError, create_model
 
 from overseer.runtime import ToolResult
+from overseer.runtime.tools import ToolKind
 from overseer.tasks._types import Score
 from overseer.tasks.travel._shim import CURRENT, Store, ToolCall, load_travel_suite
 
@@ -57,7 +58,7 @@ def _doc_parts(doc: str) -> tuple[str, dict[str, str]]:
 class TravelTool:
     """One AgentDojo travel function as an overseer Tool bound to a session's environment."""
 
-    kind: Literal["tool", "memory"] = "tool"
+    kind: ToolKind = "tool"
 
     def __init__(self, fn: Any, session: TravelSession) -> None:
         self.fn = fn
