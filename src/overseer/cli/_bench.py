@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -16,7 +17,7 @@ from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
 from overseer.cli._supervisor_model import SupervisorModelOpt, with_supervisor_model
 
 if TYPE_CHECKING:
-    from overseer.bench import ResultStore
+    from overseer.bench import ConfigRegistry, ResultStore
 
 DEFAULT_STORE = Path("results") / "results.sqlite"
 CONFIGS_HELP = (
@@ -37,6 +38,15 @@ def _seeds(text: str) -> list[int]:
         raise InputError(f"--seeds: expected integers like 0,1,2, got {text!r}") from None
 
 
+PromptCache = Annotated[
+    bool,
+    typer.Option(
+        help="llama.cpp prefix cache; off: equal prompts give equal outputs across configs "
+        "(slower; use its own --store)."
+    ),
+]
+
+
 @app.command("bench")
 @o.model_options
 @o.budget_options
@@ -54,13 +64,7 @@ def bench_cmd(
     agents: Annotated[int, typer.Option(help="Agents per team (team configs).")] = 3,
     rounds: Annotated[int, typer.Option(help="Rounds per team run (team configs).")] = 2,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
-    prompt_cache: Annotated[
-        bool,
-        typer.Option(
-            help="llama.cpp prefix cache; off: equal prompts give equal outputs across configs "
-            "(slower; use its own --store)."
-        ),
-    ] = True,
+    prompt_cache: PromptCache = True,
     supervisor_model: SupervisorModelOpt = None,
     mopts: o.ModelOpts = o.MODEL_DEFAULTS,
     limits: o.BudgetOpts = o.NO_LIMITS,
@@ -70,25 +74,13 @@ def bench_cmd(
 ) -> None:
     """Run configurations on a suite, store every result, print the comparison table.
     Budgets apply to each (configuration, task, seed) on its own."""
-    from overseer.experiments.registry import bench_configs
-    from overseer.models import model_card
-
-    _check_sizes(split, limit, concurrency, agents, rounds)
-    names = csv_list(configs, "--configs")
-    seed_list = _seeds(seeds)
-    if baseline is not None and baseline not in names:
-        raise InputError(f"--baseline: {baseline!r} is not among --configs {names}")
-    if not model.startswith("openai:"):
-        model_card(model)  # unknown names fail here, before any work
-    registry = with_supervisor_model(
-        partial(bench_configs, agents=agents, rounds=rounds, suite=suite),
-        supervisor_model, partial(mopts.load, prompt_cache=prompt_cache),
-    )  # fmt: skip
-    chosen, tasks = _resolve(registry, names, suite, split, seed_list[0], limit)
     from overseer.cli._bench_run import BenchJob, run_and_report
 
-    if not store.exists():  # a failing backend leaves no empty store behind
-        mopts.check(model)
+    _check_sizes(split, limit, concurrency, agents, rounds)
+    names, seed_list = _names(configs, baseline), _seeds(seeds)
+    _check_model(model, mopts, store)
+    registry = _registry(suite, (agents, rounds), supervisor_model, mopts, prompt_cache)
+    chosen, tasks = _resolve(registry, names, suite, split, seed_list[0], limit)
     loader = partial(mopts.load, model, prompt_cache=prompt_cache)
     backend = runner.build(registry, loader)  # Ray workers build the same registry and model
     job = BenchJob(
@@ -109,6 +101,41 @@ def bench_cmd(
         allow_errors,
     )
     run_and_report(job)
+
+
+def _names(configs: str, baseline: str | None) -> list[str]:
+    """The configuration names of --configs; --baseline must be one of them."""
+    names = csv_list(configs, "--configs")
+    if baseline is not None and baseline not in names:
+        raise InputError(f"--baseline: {baseline!r} is not among --configs {names}")
+    return names
+
+
+def _check_model(model: str, mopts: o.ModelOpts, store: Path) -> None:
+    """An unknown local model name, or (for a new store) a server that is not there, fails
+    here, before any work: a failing backend leaves no empty store behind."""
+    from overseer.models import model_card
+
+    if not model.startswith("openai:"):
+        model_card(model)
+    if not store.exists():
+        mopts.check(model)
+
+
+def _registry(
+    suite: str,
+    size: tuple[int, int],
+    supervisor_model: str | None,
+    mopts: o.ModelOpts,
+    prompt_cache: bool,
+) -> Callable[[], ConfigRegistry]:
+    """The registry factory: the one registry, for this suite and team size (agents, rounds);
+    Ray workers call it too."""
+    from overseer.experiments.registry import bench_configs
+
+    make = partial(bench_configs, agents=size[0], rounds=size[1], suite=suite)
+    load = partial(mopts.load, prompt_cache=prompt_cache)
+    return with_supervisor_model(make, supervisor_model, load)
 
 
 def _check_sizes(split: str, limit: int | None, concurrency: int, agents: int, rounds: int) -> None:
@@ -173,27 +200,39 @@ def report_cmd(
     jsonl: _report.JsonlOut = None,
     prune: _report.PruneFiles = None,
     monitor: _report.MonitorFiles = None,
+    from_export: _report.FromExport = None,
+    mix: _report.Mix = False,
 ) -> None:
     """Print the comparison of a result store (opened read-only) without running anything: a
     summary per configuration (errors apart from wrong answers), then each configuration paired
     with the baseline (default: the first of --configs, else the one run first) on the same
     task and seed: n, accuracy difference, exact McNemar p, wins/losses/ties, and the net
     token ratio with its paired bootstrap 95% interval. --out writes the HTML report with
-    plots, --csv/--jsonl the per-result rows."""
+    plots, --csv/--jsonl the per-result rows. Results from different commits or model files
+    are not paired unless --mix (see the provenance lines); --from-export FILE recomputes an
+    evidence page's tables from its export instead of reading a store."""
     from overseer.bench import ResultStore
     from overseer.bench.reports import errors_table
 
+    if from_export is not None:
+        _report.print_export(from_export, json_out)
+        return
     if not store.is_file():
         raise InputError(f"--store: no result store at {store}")
     names = csv_list(configs, "--configs") if configs else None
     outputs = _report.Outputs.of(out, csv, jsonl, prune, monitor)
     console = out_console()
     with ResultStore(store, readonly=True) as rs:
+        chosen = list(rs.records(suite=suite, model=model, configs=names))
+        if not mix:
+            _report.refuse_mixed(chosen)
         _report.write_outputs(rs, outputs, suite, model, names, baseline)
         if json_out:
             doc = _rows(rs, suite=suite, model=model, configs=names, baseline=baseline)
-            _io.emit_json({"store": str(store), **doc})
+            prov = _report.provenance_rows(chosen)
+            _io.emit_json({"store": str(store), **doc, "provenance": prov})
             return
         _print_summary(console, rs, suite=suite, model=model, configs=names, baseline=baseline)
+        _report.print_provenance(console, chosen)
         if errors:
             console.print(errors_table(rs.records(suite=suite, model=model, configs=names)))
