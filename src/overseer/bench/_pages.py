@@ -29,6 +29,7 @@ from overseer.bench._sections import (
 from overseer.bench._store import ResultKey, ResultRecord
 from overseer.bench._trace_page import CSS, trace_html
 from overseer.bench._traces import Intervention, find_trace, interventions, load_events, trace_roots
+from overseer.bench._who_failed import FailedRun, who_failed_section
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class _Traces:
     pages: list[Path] = field(default_factory=list)
     per: dict[str, Counter[Intervention]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    failed: list[FailedRun] = field(default_factory=list)
 
     def add(self, rec: ResultRecord, roots: Sequence[Path]) -> None:
         counts = self.per.setdefault(rec.key.config, Counter())
@@ -72,6 +74,8 @@ class _Traces:
             self.warnings.append(f"{k.config} {k.task_id}: {exc}")
             return
         counts.update(interventions(events))
+        if rec.error is not None or not rec.correct:
+            self.failed.append((k, events))
         name = f"traces/{len(self.pages):04d}-{_safe(k.config)}-{_safe(k.task_id)}-s{k.seed}.html"
         title = f"{k.config} on {k.task_id} (seed {k.seed}, {k.model})"
         page = self.out / name
@@ -170,6 +174,9 @@ def write_report(
     mon = monitor_section(records, monitor)
     if mon is not None:
         sections.append(mon)
+    who = who_failed_section(traces.failed)
+    if who is not None:
+        sections.append(who)
     if traces.warnings:
         sections.append(Section("Warnings", "; ".join(traces.warnings)))
     images = []

@@ -35,11 +35,11 @@ class LearnedScorer:
         self.name = "learned" if kind == "logreg" else "learned-boost"
         self._clf: object | None = None
         self._fit_truth: bool | None = None
-        self._cache: dict[tuple[str, str, bool], np.ndarray] = {}
+        self._cache: dict[tuple[str, str, bool, int], np.ndarray] = {}
 
     def features(self, traj: Trajectory, with_truth: bool) -> np.ndarray:
-        """The step features of `traj` (cached by source, id and setting)."""
-        key = (traj.source, traj.id, with_truth)
+        """The step features of `traj` (cached by source, id, setting and content)."""
+        key = (traj.source, traj.id, with_truth, hash(tuple(s.text for s in traj.steps)))
         if key not in self._cache:
             self._cache[key] = step_features(traj, with_truth=with_truth)
         return self._cache[key]
