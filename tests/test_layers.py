@@ -77,3 +77,34 @@ def test_no_package_imports_another_packages_private_module() -> None:
 )
 def test_the_private_import_check_tells_them_apart(text: str, mine: str, hits: int) -> None:
     assert len(_private_imports(text, mine, "x.py")) == hits
+
+
+#: the longest a function in src/ may be, in lines (signature and docstring included)
+MAX_FUNCTION_LINES = 50
+
+
+def _long_functions(text: str, where: str) -> list[str]:
+    return [
+        f"{where}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for node in ast.walk(ast.parse(text, where))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+
+
+def test_no_function_is_longer_than_fifty_lines() -> None:
+    found = [
+        hit
+        for f in sorted(SRC.rglob("*.py"))
+        for hit in _long_functions(f.read_text(), str(f.relative_to(SRC)))
+    ]
+    assert found == [], "split these:\n" + "\n".join(found)
+
+
+def test_the_length_check_counts_signature_and_body() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES - 1))
+    assert _long_functions(f"def f():\n{body}", "x.py") == []
+    assert _long_functions(f"async def f():\n{body}    return 1\n", "x.py") == [
+        f"x.py:1 f ({MAX_FUNCTION_LINES + 1} lines)"
+    ]

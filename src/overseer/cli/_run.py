@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,6 +12,7 @@ import typer
 from overseer.cli import _io
 from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, csv_list
+from overseer.cli._options import _group
 from overseer.runtime import PRESETS, TeamSpec, make_team
 
 
@@ -36,42 +38,113 @@ def _task(ref: str, split: str) -> Any:
     raise InputError(f"--task: no task with id {which!r} in {suite} {split}")
 
 
+@dataclass(frozen=True)
+class ShapeOpts:
+    """The team of `overseer run`: a preset (with size and rounds) or a spec file, its caps,
+    and where to save it."""
+
+    team: str = "complete"
+    agents: int = 3
+    rounds: int = 2
+    spec: Path | None = None
+    save_spec: Path | None = None
+    max_agents: int = 64
+    max_rounds: int = 20
+
+    def build(self, task: Any, seed: int) -> TeamSpec:
+        """The checked team (and saved, with --save-spec); a bad one is one line, InputError."""
+        if self.spec is None:  # before building anything: a huge --agents is refused at once
+            _io.check_sizes(self.agents, self.rounds, self.max_agents, self.max_rounds)
+        _io.precheck_spec(self.spec, self.max_agents)
+        team_spec = _team(self.spec, self.team, self.agents, self.rounds, seed, task)
+        _io.check_caps(team_spec, self.max_agents, self.max_rounds)
+        if self.save_spec is not None:
+            team_spec.save(self.save_spec)
+        return team_spec
+
+
+@dataclass(frozen=True)
+class BusOpts:
+    """What `overseer run` puts on the bus and in the agents' hands: the plug-ins come from the
+    one registry of `overseer bench` (`--supervise` is `supervise:llm`, `--monitor FILE` is
+    `monitor:FILE`), the tools by name."""
+
+    supervise: bool = False
+    supervisor_model: str | None = None
+    filter_preset: str | None = None
+    monitor: Path | None = None
+    tools: str | None = None
+
+    def plugins(self, mopts: o.ModelOpts) -> tuple[list[Any], int]:
+        """The plug-in factories asked for and the top-k logprobs their agents must ask for;
+        a bad flag, file or preset is one line (InputError) before the run's model loads."""
+        from overseer.experiments.registry import plugin
+
+        if not self.supervise and (self.supervisor_model or self.filter_preset):
+            raise InputError("--supervisor-model/--filter-preset: need --supervise")
+        made, top = [], 0
+        if self.monitor is not None:
+            made.append(_plugin(plugin, "--monitor", "monitor", str(self.monitor)))
+        if self.supervise:
+            sup = mopts.load(self.supervisor_model) if self.supervisor_model else None
+            kw = {"supervisor_model": sup, "filter_preset": self.filter_preset}
+            made.insert(0, _plugin(plugin, "--filter-preset", "supervise", "llm", **kw))
+        top = max((t for _, _, t in made), default=0)
+        return [f for f, _, _ in made], top
+
+
+def _plugin(make: Any, option: str, *args: Any, **kw: Any) -> tuple[Any, str, int]:
+    try:
+        return make(*args, **kw)
+    except ValueError as exc:
+        raise InputError(f"{option}: {exc}") from None
+
+
+_SHAPE_TYPES: dict[str, Any] = {
+    "team": Annotated[str, typer.Option(help=f"Preset: {', '.join(PRESETS)}.")],
+    "agents": Annotated[int, typer.Option(help="Number of agents.")],
+    "rounds": Annotated[int, typer.Option(help="Rounds of communication.")],
+    "spec": Annotated[Path | None, typer.Option(help="TeamSpec JSON file (overrides --team).")],
+    "save_spec": Annotated[Path | None, typer.Option(help="Write the team spec here.")],
+    "max_agents": _io.MaxAgents,
+    "max_rounds": _io.MaxRounds,
+}
+_BUS_TYPES: dict[str, Any] = {
+    "supervise": Annotated[bool, typer.Option(help="Put the SupervisorAgent on the bus.")],
+    "supervisor_model": Annotated[
+        str | None, typer.Option(help="Model of the supervisor (default: the agents' model).")
+    ],
+    "filter_preset": Annotated[
+        str | None, typer.Option(help="Filter thresholds: gaia, humaneval, mbpp, aime, ...")
+    ],
+    "tools": Annotated[str | None, typer.Option(help="Tools for every agent: python.")],
+    "monitor": Annotated[
+        Path | None,
+        typer.Option(help="Trained monitor file (`overseer monitor train`): rollback on the bus."),
+    ],
+}
+shape_options = _group("shape", ShapeOpts, _SHAPE_TYPES, (), tuple(_SHAPE_TYPES))
+bus_options = _group("bus", BusOpts, _BUS_TYPES, (), tuple(_BUS_TYPES))
+Question = Annotated[str | None, typer.Argument(help="The query ('-': standard input; or --task).")]
+
+
 @app.command("run")
+@shape_options
+@bus_options
 @o.model_options
 @o.budget_options
 def run_cmd(
-    question: Annotated[
-        str | None, typer.Argument(help="The query ('-': standard input; or --task).")
-    ] = None,
+    question: Question = None,
     query_file: _io.QueryFile = None,
-    team: Annotated[str, typer.Option(help=f"Preset: {', '.join(PRESETS)}.")] = "complete",
-    agents: Annotated[int, typer.Option(help="Number of agents.")] = 3,
-    rounds: Annotated[int, typer.Option(help="Rounds of communication.")] = 2,
-    spec: Annotated[
-        Path | None, typer.Option(help="TeamSpec JSON file (overrides --team).")
-    ] = None,
     task: Annotated[str | None, typer.Option(help="Packaged task, e.g. mmlu:17.")] = None,
     split: Annotated[str, typer.Option(help="Split --task indexes into.")] = "test",
     model: Annotated[str, typer.Option(help="Local model name or openai:MODEL.")] = "smollm2-135m",
     trace_dir: Annotated[Path, typer.Option(help="Where the trace is written.")] = Path("runs"),
     seed: Annotated[int, typer.Option(help="Seed for sampling and random topologies.")] = 0,
-    save_spec: Annotated[Path | None, typer.Option(help="Write the team spec here.")] = None,
-    supervise: Annotated[bool, typer.Option(help="Put the SupervisorAgent on the bus.")] = False,
-    supervisor_model: Annotated[
-        str | None, typer.Option(help="Model of the supervisor (default: the agents' model).")
-    ] = None,
-    filter_preset: Annotated[
-        str | None, typer.Option(help="Filter thresholds: gaia, humaneval, mbpp, aime, ...")
-    ] = None,
-    tools: Annotated[str | None, typer.Option(help="Tools for every agent: python.")] = None,
-    monitor: Annotated[
-        Path | None,
-        typer.Option(help="Trained monitor file (`overseer monitor train`): rollback on the bus."),
-    ] = None,
+    shape: ShapeOpts = ShapeOpts(),
+    bus: BusOpts = BusOpts(),
     mopts: o.ModelOpts = o.MODEL_DEFAULTS,
     limits: o.BudgetOpts = o.NO_LIMITS,
-    max_agents: _io.MaxAgents = 64,
-    max_rounds: _io.MaxRounds = 20,
     max_query_chars: _io.MaxQueryChars = 200_000,
     progress: Annotated[bool, typer.Option(help="A live line per agent step (stderr).")] = True,
     allow_errors: _io.AllowErrors = False,
@@ -79,52 +152,53 @@ def run_cmd(
 ) -> None:
     """Run one query through a team; print the answer, tokens per actor and the trace path."""
     from overseer.bench.solvers import team_query
+    from overseer.cli._trace import report_run
     from overseer.models import model_card
 
     question = _io.read_query(question, query_file, max_query_chars)
     if (question is None) == (task is None):
         raise InputError("expected a QUESTION argument or --task, and not both")
     the_task = _task(task, split) if task else None
-    if spec is None:  # before building anything: a huge --agents is refused at once
-        _io.check_sizes(agents, rounds, max_agents, max_rounds)
-    _io.precheck_spec(spec, max_agents)
-    team_spec = _team(spec, team, agents, rounds, seed, the_task)
-    _io.check_caps(team_spec, max_agents, max_rounds)
-    if save_spec is not None:
-        team_spec.save(save_spec)
+    team_spec = shape.build(the_task, seed)
     if not model.startswith("openai:"):
         model_card(model)
-    plugins = _monitor(monitor)
+    factories, top = bus.plugins(mopts)
+    tool_map = _tools(bus.tools)
     m = mopts.load(model)
-    sups = _supervisors(supervise, supervisor_model, filter_preset, mopts)
-    if plugins is not None:
-        sups += plugins(m)
+    sups = [s for f in factories for s in f(m)]
     query = team_query(the_task) if the_task else str(question)
-    setup = (team_spec, sups, _tools(tools), plugins is not None)
-    res = _execute(m, setup, query, trace_dir=trace_dir, budget=limits.budget(), seed=seed,
-                   progress=progress)  # fmt: skip
-    from overseer.cli._trace import report_run
-
+    run = _Run(_with_tools(team_spec, tool_map), sups, tool_map, top, trace_dir, seed, progress)
+    res = _execute(m, run, query, limits.budget())
     backend = f"{model} at {mopts.base_url}" if mopts.base_url else model
     report_run(res, the_task, json_out=json_out, allow_errors=allow_errors, backend=backend)
 
 
-def _execute(m: Any, setup: tuple, query: str, *, trace_dir: Path, budget: Any, seed: int,
-             progress: bool) -> Any:  # fmt: skip
+@dataclass(frozen=True)
+class _Run:
+    """One `overseer run` on the Executor: the team, its plug-ins and tools, where and how."""
+
+    team: TeamSpec
+    supervisors: list[Any]
+    tools: dict[str, Any]
+    top_logprobs: int
+    trace_dir: Path
+    seed: int
+    progress: bool
+
+
+def _execute(m: Any, run: _Run, query: str, budget: Any) -> Any:
     """The team on the Executor, with a live line per agent step when `progress`."""
     from overseer.bench import ExecutorSettings
     from overseer.bench.solvers import TeamSetup, make_executor
-    from overseer.experiments.registry import MONITOR_TOP_LOGPROBS
     from overseer.runtime.steps import StepObserver
 
-    team_spec, sups, tool_map, monitored = setup
     line = _io.StepLine()
-    if progress:
-        sups = [StepObserver(line), *sups]
-    team_setup = TeamSetup(_with_tools(team_spec, tool_map), tools=tool_map, supervisors=sups)
-    top = MONITOR_TOP_LOGPROBS if monitored else 0
-    settings = ExecutorSettings(trace_dir=trace_dir, budget=budget, top_logprobs=top)
-    ex = make_executor(m, team_setup, settings, seed=seed)
+    sups = [StepObserver(line), *run.supervisors] if run.progress else run.supervisors
+    team_setup = TeamSetup(run.team, tools=run.tools, supervisors=sups)
+    settings = ExecutorSettings(
+        trace_dir=run.trace_dir, budget=budget, top_logprobs=run.top_logprobs
+    )
+    ex = make_executor(m, team_setup, settings, seed=run.seed)
     try:
         return asyncio.run(ex.run(team_setup.team, query))
     finally:
@@ -151,36 +225,6 @@ def _with_tools(team: TeamSpec, tools: dict[str, Any]) -> TeamSpec:
         a.model_copy(update={"tools": tuple(sorted(set(a.tools) | both))}) for a in team.agents
     )
     return team.model_copy(update={"agents": agents})
-
-
-def _monitor(path: Path | None) -> Any:
-    """The trained rogue-agent monitor of --monitor (a plug-in factory), or None."""
-    if path is None:
-        return None
-    from overseer.experiments.registry import monitor_plugin
-
-    try:
-        return monitor_plugin(path)
-    except ValueError as exc:
-        raise InputError(f"--monitor: {exc}") from None
-
-
-def _supervisors(
-    on: bool, model: str | None, filter_preset: str | None, mopts: o.ModelOpts
-) -> list[Any]:
-    """The SupervisorAgent the flags ask for (none without --supervise)."""
-    if not on:
-        if model or filter_preset:
-            raise InputError("--supervisor-model/--filter-preset: need --supervise")
-        return []
-    from overseer.supervise import SupervisorAgent, SupervisorSettings, preset
-
-    try:
-        settings = SupervisorSettings(filter=preset(filter_preset)) if filter_preset else None
-    except ValueError as exc:
-        raise InputError(f"--filter-preset: {exc}") from None
-    sup_model = mopts.load(model) if model else None
-    return [SupervisorAgent(sup_model, settings)]
 
 
 def _tools(names: str | None) -> dict[str, Any]:
