@@ -59,7 +59,7 @@ def replay_cmd(
     """Replay the rule tier (loop breaker, masking, purification, budgets) over trajectories:
     repeats, observation and context tokens with and without the rules, first firing vs the
     annotated mistake step. No model call; the tokenizer is the named local model's own."""
-    from overseer.traces._tokens import ModelTokenizer
+    from overseer.traces.replay import ModelTokenizer
 
     try:
         settings = RuleSettings(
