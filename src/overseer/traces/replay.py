@@ -19,7 +19,7 @@ from typing import Literal
 
 from overseer.supervise.filters import Step
 from overseer.supervise.rules import RuleSettings, RuleTier, ToolRecord
-from overseer.traces._tokens import ModelTokenizer as ModelTokenizer  # what `overseer replay` counts with
+from overseer.traces._tokens import ModelTokenizer as ModelTokenizer  # re-exported
 from overseer.traces._tokens import TokenCounter
 from overseer.traces._types import TraceStep, Trajectory
 
