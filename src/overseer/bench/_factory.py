@@ -15,7 +15,7 @@ from overseer.bench._solvers import Solver, SolverOutput, team_query
 from overseer.models import Model
 from overseer.runtime import Budget, Executor, Run, RunResult, Supervisor, TeamSpec, Tool
 from overseer.runtime.steps import last_line
-from overseer.tasks import Task, score
+from overseer.tasks import Task, answer_schema, score
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class TeamSetup:
     verifier: Callable[[str, Run], Awaitable[str]] | None = None
     finish: Callable[[str], str] | None = None  # the stored answer (e.g. a tool transcript)
     run_tag: str = ""  # prefix of the stable run id
+    max_steps: int | None = None  # the task's own step limit per agent turn, if it sets one
 
 
 @dataclass(frozen=True)
@@ -75,11 +76,12 @@ def make_executor(
         trace_dir=settings.trace_dir,
         budget=settings.budget,
         verifier=setup.verifier,
-        max_steps=settings.max_steps,
+        max_steps=setup.max_steps or settings.max_steps,
         max_tokens=settings.max_tokens,
         extract_answer=answer_extractor(task),
         seed=settings.seed if settings.seed is not None else seed,
         top_logprobs=settings.top_logprobs,
+        answer_schema=answer_schema(task) if task is not None else None,
     )
 
 

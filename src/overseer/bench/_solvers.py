@@ -7,10 +7,10 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from overseer.bench._compose import GRAMMAR, split_config
-from overseer.models import Message, Model, Usage
+from overseer.models import Message, Model, StructuredOutputError, Usage, ask_structured
 from overseer.runtime import Supervisor, Tool
 from overseer.runtime.steps import Verifier
-from overseer.tasks import Task
+from overseer.tasks import Task, answer_schema, closed_instructions
 
 
 @dataclass(frozen=True)
@@ -271,12 +271,49 @@ def task_messages(task: Task) -> list[Message]:
     ]
 
 
+def _is_answer(data: object) -> dict[str, object]:
+    if not isinstance(data, dict) or "answer" not in data:
+        raise ValueError('expected a JSON object with an "answer"')
+    return data
+
+
+async def closed_answer(
+    model: Model, task: Task, messages: list[Message], *, seed: int, max_tokens: int
+) -> SolverOutput | None:
+    """One call answered under the task's closed-answer schema (reasoning, then the answer),
+    re-asked once if the reply does not parse; None when the task declares no closed format.
+    A reply that never parses is returned as it is (scored unparsed), its tokens booked."""
+    schema = answer_schema(task)
+    if schema is None:
+        return None
+    try:
+        got = await ask_structured(
+            model, messages, parse=_is_answer, schema=schema, max_reasks=1,
+            max_tokens=max_tokens, seed=seed,
+        )  # fmt: skip
+    except StructuredOutputError as exc:
+        extra = {"finish": exc.completion.finish_reason, "attempts": exc.attempts}
+        return SolverOutput(exc.last_text, {"agent:solver": exc.usage}, extra=extra)
+    extra = {"finish": got.completion.finish_reason, "attempts": got.attempts}
+    return SolverOutput(got.completion.text, {"agent:solver": got.usage}, extra=extra)
+
+
 def direct_solver(model: Model) -> Solver:
-    """One model call per task: the baseline every other configuration is compared with."""
+    """One model call per task: the baseline every other configuration is compared with.
+    Closed answers (multiple choice, numbers) come through the constrained schema of
+    `answer_schema`, so a correct answer is never lost to its format."""
 
     async def solve(task: Task, seed: int) -> SolverOutput:
+        messages = task_messages(task)
+        if answer_schema(task) is not None:
+            messages[0] = {"role": "system", "content": closed_instructions(task)}
+        closed = await closed_answer(
+            model, task, messages, seed=seed, max_tokens=_MAX_TOKENS[task.kind]
+        )
+        if closed is not None:
+            return closed
         c = await model.acomplete(
-            task_messages(task), max_tokens=_MAX_TOKENS[task.kind], temperature=0.0, seed=seed
+            messages, max_tokens=_MAX_TOKENS[task.kind], temperature=0.0, seed=seed
         )
         return SolverOutput(c.text, {"agent:solver": c.usage}, extra={"finish": c.finish_reason})
 

@@ -19,10 +19,18 @@ from overseer.tasks import Task, open_environment
 
 VerifierFactory = Callable[[Mapping[str, Tool]], Any]
 
+#: Agents reply in grammar-constrained JSON, which refuses a raw line break inside a string: a
+#: small model then closes the string after the `def` line (6 of 12 train-split answers were a
+#: bare signature). Saying how to write code in a JSON string is part of the format, not tuning.
+CODE_IN_JSON = (
+    "Code goes inside JSON strings (the answer, the python tool's code): write each line break "
+    "as \\n and keep the indentation, so the string holds the whole function, body included."
+)
+
 
 def workload_team(task: Task) -> tuple[TeamSpec, dict[str, Tool]]:
     """The team and tools that fit a task (see the module docstring)."""
-    env = open_environment(task) if task.suite == "browse-sample" else None
+    env = open_environment(task) if task.suite in ("browse-sample", "browse") else None
     if env is not None:
         tools: dict[str, Tool] = dict(env.tools)
         team = TeamSpec(
@@ -31,9 +39,9 @@ def workload_team(task: Task) -> tuple[TeamSpec, dict[str, Tool]]:
                     name="researcher",
                     role="Web researcher",
                     instructions=(
-                        "Find the fact with the tools: search, visit the best result, and "
-                        "page down until you find the fact table. Then answer with the fact "
-                        "and where you found it."
+                        "You do not know the fact: it is only on its web page. Visit the "
+                        "page (web_search finds its address), page_down until the fact table "
+                        "shows the fact, then answer with the number you read there."
                     ),
                     tools=list(tools),
                 ),
@@ -58,7 +66,7 @@ def workload_team(task: Task) -> tuple[TeamSpec, dict[str, Tool]]:
                     instructions=(
                         "Write the function, run it with the python tool on the examples of "
                         "its docstring, fix it if it fails, then answer with the whole function "
-                        "in one ```python block."
+                        "in one ```python block. " + CODE_IN_JSON
                     ),
                     tools=["python"],
                 ),
@@ -67,7 +75,8 @@ def workload_team(task: Task) -> tuple[TeamSpec, dict[str, Tool]]:
                     role="Code reviewer",
                     instructions=(
                         "Check the coder's function (run it with the python tool if unsure), "
-                        "fix any bug, and answer with the final function in one ```python block."
+                        "fix any bug, and answer with the final function in one ```python "
+                        "block. " + CODE_IN_JSON
                     ),
                     tools=["python"],
                 ),
@@ -99,6 +108,7 @@ def workload_solver(
             tools=tools,
             supervisors=list(supervisors(model)) if supervisors else (),
             verifier=verifier(tools) if verifier else plugin_verifier(supervisors, tools),
+            max_steps=task.meta.get("max_steps"),
         )
 
     settings = ExecutorSettings(

@@ -129,6 +129,7 @@ def parse_step(data: Any, tools: Mapping[str, Tool]) -> dict[str, Any]:
 
 #: appended to the last observation when the tools are closed after repeated refusals
 CLOSED_NOTE = "\n\nYour tool calls were refused. Do not call tools now: give your answer."
+LAST_NOTE = "\n\nThis is your last step. Do not call tools now: answer from what you found."
 
 
 #: the bus's judgement of a step: the observation to read next, or `stop` (the turn ends)
@@ -223,8 +224,13 @@ class Agent:
         base = build_messages(self.spec, ctx, list(self.tools.values()))
         done: list[_Done] = []
         for step in range(self.max_steps):
-            open_ = not self._stuck(done)
-            data, c = await self._ask(self._messages(base, done, view, open_), tools_open=open_)
+            # the last step of a turn that used tools may only answer (as smolagents does at
+            # its step limit): otherwise every step's findings are lost with the turn
+            last = 0 < step == self.max_steps - 1 and bool(done)
+            open_ = not self._stuck(done) and not last
+            note = LAST_NOTE if last else CLOSED_NOTE
+            messages = self._messages(base, done, view, open_, note)
+            data, c = await self._ask(messages, tools_open=open_)
             i = self._interaction(ctx, step, data, c)
             if data["action"] == "answer":
                 out = await judge(i)
@@ -298,7 +304,12 @@ class Agent:
         return n > 0 and len(done) >= n and all(d.refused for d in done[-n:])
 
     def _messages(
-        self, base: list[Message], done: Sequence[_Done], view: View | None, open_: bool = True
+        self,
+        base: list[Message],
+        done: Sequence[_Done],
+        view: View | None,
+        open_: bool = True,
+        note: str = CLOSED_NOTE,
     ) -> list[Message]:
         """The prompt of the next step: the base messages, then each earlier tool step with
         its observation as `view` shows it (and, with tools closed, a request to answer)."""
@@ -315,7 +326,7 @@ class Agent:
                 {"role": "user", "content": f"Observation from {d.record.tool}:\n{text}{d.note}"},
             ]
         if not open_:
-            messages[-1] = {**messages[-1], "content": messages[-1]["content"] + CLOSED_NOTE}
+            messages[-1] = {**messages[-1], "content": messages[-1]["content"] + note}
         return messages
 
 

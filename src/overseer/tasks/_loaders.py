@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from overseer.tasks._browse import load_browse_sample
+from overseer.tasks._browse_calibrated import load_browse
 from overseer.tasks._types import Task
 
 LETTERS = "ABCD"
@@ -204,5 +205,6 @@ LOADERS: dict[str, Callable[[], list[Task]]] = {
     "aime2024": load_aime2024,
     "wordproblems": load_wordproblems,
     "browse-sample": load_browse_sample,
+    "browse": load_browse,
     "travel": load_travel_suite,
 }
