@@ -169,8 +169,9 @@ POWER_METHOD = (
     "0.8: for accuracy the normal approximation to McNemar's test (Connor 1987) with the "
     "observed share of discordant pairs (at least the effect itself, since an effect of d "
     "needs at least a share d of discordant pairs); for tokens a paired normal approximation "
-    "on the per-task log token ratio with its observed spread"
+    "on the per-task log token ratio with its observed spread (from 5 pairs on)"
 )
+MIN_TOKEN_PAIRS = 5  # below this the spread of the log ratios is no estimate at all
 
 
 def _z(alpha: float, power: float) -> tuple[float, float]:
@@ -249,7 +250,7 @@ class Power:
     n: int
     discordance: float  # observed share of discordant pairs
     mde: float  # accuracy: smallest detectable difference (NaN: none at this n)
-    log_ratio_sd: float  # spread of the per-task log token ratio (NaN: fewer than 2 pairs)
+    log_ratio_sd: float  # spread of the per-task log token ratio (NaN: below 5 pairs)
     mde_tokens: float  # smallest detectable relative token change
     n_for_paper: int | None = None  # pairs needed for the paper's accuracy effect
     n_for_paper_tokens: int | None = None  # pairs needed for the paper's token ratio
@@ -276,7 +277,7 @@ def paired_power(
         for k in common
         if base[k].usage.total_tokens > 0 and conf[k].usage.total_tokens > 0
     ]
-    sd = float(np.std(logs, ddof=1)) if len(logs) >= 2 else math.nan
+    sd = float(np.std(logs, ddof=1)) if len(logs) >= MIN_TOKEN_PAIRS else math.nan
     need = mcnemar_n(paper_diff, disc) if paper_diff else None
     need_t = ratio_n(paper_ratio, sd) if paper_ratio and not math.isnan(sd) else None
     return Power(n, disc, mcnemar_mde(n, disc), sd,
