@@ -11,7 +11,7 @@ import pytest
 from overseer.adapt.instantiate import OP_PROMPT
 from overseer.adapt.retrieve import NEED_PROMPT
 from overseer.bench import ResultRecord, team_solver
-from overseer.bench._store import ResultKey
+from overseer.bench.reports import ResultKey
 from overseer.experiments.adapt import masfly_solver, travel_table
 from overseer.models import ScriptedModel, Usage
 from overseer.runtime import read_trace
@@ -119,7 +119,7 @@ async def test_a_rerun_of_a_travel_team_writes_its_own_trace(tmp_path) -> None:
 
 def test_travel_table_rates() -> None:
     from overseer.bench import ResultRecord
-    from overseer.bench._store import ResultKey
+    from overseer.bench.reports import ResultKey
     from overseer.models import Usage
 
     def rec(cfg, i, ok, parsed, value):

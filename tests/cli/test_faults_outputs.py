@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from overseer.bench import ResultRecord, ResultStore
-from overseer.bench._store import ResultKey
+from overseer.bench.reports import ResultKey
 from overseer.cli import main
 from overseer.models import Usage
 

@@ -10,8 +10,7 @@ import pytest
 from overseer.integrations._guard import BudgetExceeded, Guard, GuardSettings, ToolRecord
 from overseer.models import ScriptedModel
 from overseer.runtime import read_trace
-from overseer.supervise import SupervisorSettings
-from overseer.supervise._decide import reply_template
+from overseer.supervise import SupervisorSettings, reply_template
 from overseer.supervise.rules import RuleSettings
 
 PAGE = "Tinbel Observatory. The aperture is 240 cm. " + "Menu | Home | Shop | Login. " * 2000

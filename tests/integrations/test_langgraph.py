@@ -24,8 +24,7 @@ from overseer.integrations.langgraph import (
 )
 from overseer.models import LlamaCppModel, OpenAIModel, ScriptedModel
 from overseer.runtime import read_trace
-from overseer.supervise import SupervisorSettings
-from overseer.supervise._decide import reply_template
+from overseer.supervise import SupervisorSettings, reply_template
 from overseer.supervise.rules import RuleSettings
 
 from .loopback import (

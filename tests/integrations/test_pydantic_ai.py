@@ -25,8 +25,7 @@ from overseer.integrations.pydantic_ai import (
 )
 from overseer.models import LlamaCppModel, OpenAIModel, ScriptedModel
 from overseer.runtime import read_trace
-from overseer.supervise import SupervisorSettings
-from overseer.supervise._decide import reply_template
+from overseer.supervise import SupervisorSettings, reply_template
 from overseer.supervise.rules import RuleSettings
 
 from .loopback import (

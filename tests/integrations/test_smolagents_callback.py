@@ -18,8 +18,7 @@ from smolagents.monitoring import TokenUsage
 
 from overseer.integrations.smolagents import OverseerSupervisor
 from overseer.models import ScriptedModel
-from overseer.supervise import FilterConfig, SupervisorSettings
-from overseer.supervise._decide import reply_template
+from overseer.supervise import FilterConfig, SupervisorSettings, reply_template
 
 LONG_PAGE = "<div class='ad'>buy now</div> " * 150 + "The tower is 312 metres tall."
 

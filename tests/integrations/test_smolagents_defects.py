@@ -12,8 +12,7 @@ from smolagents.utils import AgentMaxStepsError
 
 from overseer.integrations.smolagents import OverseerSupervisor
 from overseer.models import ScriptedModel
-from overseer.supervise import FilterConfig, SupervisorSettings
-from overseer.supervise._decide import reply_template
+from overseer.supervise import FilterConfig, SupervisorSettings, reply_template
 
 from .smol_scripted import ScriptedSmolModel, prompt_text
 

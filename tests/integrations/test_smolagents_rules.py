@@ -12,7 +12,7 @@ from smolagents.memory import ActionStep
 
 from overseer.integrations.smolagents import OverseerSupervisor
 from overseer.models import ScriptedModel
-from overseer.supervise._decide import reply_template
+from overseer.supervise import reply_template
 from overseer.supervise.rules import RuleSettings
 
 from .smol_scripted import ScriptedSmolModel, code, prompt_text

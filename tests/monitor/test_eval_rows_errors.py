@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from overseer.bench import ResultRecord
-from overseer.bench._store import ResultKey
+from overseer.bench.reports import ResultKey
 from overseer.experiments.monitor import eval_columns, eval_rows
 from overseer.models import Usage
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from overseer.bench import ResultRecord
-from overseer.bench._store import ResultKey
+from overseer.bench.reports import ResultKey
 from overseer.experiments.prune import comparison_rows
 from overseer.models import Usage
 from overseer.runtime import make_team

@@ -18,7 +18,7 @@ from overseer.experiments.registry import bench_configs
 from overseer.experiments.supervise import supervise_plugin
 from overseer.models import ScriptedModel, TokenLogprob
 from overseer.runtime import TeamSpec, make_team, read_trace
-from overseer.supervise._decide import reply_template
+from overseer.supervise import reply_template
 from overseer.tasks import Task
 
 MC = Task("toy", "toy/1", "Which is prime?\n\nA. 4\nB. 6\nC. 7\nD. 9", "C", "mc", ("4", "6", "7"))

@@ -19,8 +19,7 @@ from overseer.adapt import (
 from overseer.adapt.distill import GENERALISE_PROMPT, REFLECT_PROMPT
 from overseer.models import Completion, Model, Request, ScriptedModel, Usage
 from overseer.runtime import AgentSpec, Executor, RunResult, TeamSpec, ToolResult, read_trace
-from overseer.supervise import FilterConfig, SupervisorAgent, SupervisorSettings
-from overseer.supervise._decide import reply_template
+from overseer.supervise import FilterConfig, SupervisorAgent, SupervisorSettings, reply_template
 from overseer.tasks import Task, ascore
 
 from ..adapt.conftest import TableEmbedder, answer, router, sop

@@ -16,8 +16,13 @@ import pytest
 from overseer.experiments.supervise import supervise_plugin
 from overseer.models import ModelError, ScriptedModel
 from overseer.runtime import AgentSpec, Executor, RunResult, TeamSpec, ToolResult, read_trace
-from overseer.supervise import FilterConfig, Step, SupervisorAgent, SupervisorSettings
-from overseer.supervise._decide import reply_template
+from overseer.supervise import (
+    FilterConfig,
+    Step,
+    SupervisorAgent,
+    SupervisorSettings,
+    reply_template,
+)
 from overseer.supervise.filters import Trigger
 from overseer.supervise.learned import (
     CATEGORICAL,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from overseer.bench._store import ResultKey
 from overseer.bench._who_failed import who_failed_section
+from overseer.bench.reports import ResultKey
 
 
 def _events(agents: list[str]) -> list[dict[str, Any]]:

@@ -135,6 +135,31 @@ def _markdown(title: str, sections: Sequence[Section]) -> str:
     return "\n".join(lines)
 
 
+def _sections(
+    records: Sequence[ResultRecord],
+    traces: _Traces,
+    baseline: str | None,
+    order: Sequence[str],
+    prune: Sequence[Path],
+    monitor: Sequence[Path],
+) -> list[Section]:
+    """The report's sections, in order; the optional ones only when they have something."""
+    many_models = len({r.key.model for r in records}) > 1
+    sections = [summary_section(summarize(records, baseline=baseline, order=order), baseline)]
+    sections += [
+        kinds_section(records, many_models),
+        interventions_section(traces.per),
+        outcomes_section(records, many_models, lambda r: traces.links.get(r.key)),
+    ]
+    if prune:
+        sections.append(prune_section(prune))
+    optional = [monitor_section(records, monitor), who_failed_section(traces.failed)]
+    sections += [s for s in optional if s is not None]
+    if traces.warnings:
+        sections.append(Section("Warnings", "; ".join(traces.warnings)))
+    return sections
+
+
 def write_report(
     records: Sequence[ResultRecord],
     out: str | Path,
@@ -162,23 +187,7 @@ def write_report(
     traces = _Traces(out)
     for rec in records:
         traces.add(rec, trace_roots(store))
-    many_models = len({r.key.model for r in records}) > 1
-    sections = [summary_section(summarize(records, baseline=baseline, order=order), baseline)]
-    sections += [
-        kinds_section(records, many_models),
-        interventions_section(traces.per),
-        outcomes_section(records, many_models, lambda r: traces.links.get(r.key)),
-    ]
-    if prune:
-        sections.append(prune_section(prune))
-    mon = monitor_section(records, monitor)
-    if mon is not None:
-        sections.append(mon)
-    who = who_failed_section(traces.failed)
-    if who is not None:
-        sections.append(who)
-    if traces.warnings:
-        sections.append(Section("Warnings", "; ".join(traces.warnings)))
+    sections = _sections(records, traces, baseline, order, prune, monitor)
     images = []
     for s in sections:
         for name, data, _ in s.images:

@@ -28,64 +28,71 @@ CODE_IN_JSON = (
 )
 
 
+def _browse_team(tools: list[str]) -> TeamSpec:
+    """A researcher with the environment's web tools reports to a writer who answers."""
+    return TeamSpec(
+        agents=[
+            AgentSpec(
+                name="researcher",
+                role="Web researcher",
+                instructions=(
+                    "You do not know the fact: it is only on its web page. Visit the "
+                    "page (web_search finds its address), page_down until the fact table "
+                    "shows the fact, then answer with the number you read there."
+                ),
+                tools=tools,
+            ),
+            AgentSpec(
+                name="writer",
+                role="Answer writer",
+                instructions="Give the final answer from the researcher's report.",
+            ),
+        ],
+        spatial_edges=[("researcher", "writer")],
+        decision="last",
+        rounds=1,
+    )
+
+
+def _code_team() -> TeamSpec:
+    """A coder with the sandboxed Python tool hands its function to a reviewer who can run it."""
+    return TeamSpec(
+        agents=[
+            AgentSpec(
+                name="coder",
+                role="Python programmer",
+                instructions=(
+                    "Write the function, run it with the python tool on the examples of "
+                    "its docstring, fix it if it fails, then answer with the whole function "
+                    "in one ```python block. " + CODE_IN_JSON
+                ),
+                tools=["python"],
+            ),
+            AgentSpec(
+                name="reviewer",
+                role="Code reviewer",
+                instructions=(
+                    "Check the coder's function (run it with the python tool if unsure), "
+                    "fix any bug, and answer with the final function in one ```python "
+                    "block. " + CODE_IN_JSON
+                ),
+                tools=["python"],
+            ),
+        ],
+        spatial_edges=[("coder", "reviewer")],
+        decision="last",
+        rounds=1,
+    )
+
+
 def workload_team(task: Task) -> tuple[TeamSpec, dict[str, Tool]]:
     """The team and tools that fit a task (see the module docstring)."""
     env = open_environment(task) if task.suite in ("browse-sample", "browse") else None
     if env is not None:
         tools: dict[str, Tool] = dict(env.tools)
-        team = TeamSpec(
-            agents=[
-                AgentSpec(
-                    name="researcher",
-                    role="Web researcher",
-                    instructions=(
-                        "You do not know the fact: it is only on its web page. Visit the "
-                        "page (web_search finds its address), page_down until the fact table "
-                        "shows the fact, then answer with the number you read there."
-                    ),
-                    tools=list(tools),
-                ),
-                AgentSpec(
-                    name="writer",
-                    role="Answer writer",
-                    instructions="Give the final answer from the researcher's report.",
-                ),
-            ],
-            spatial_edges=[("researcher", "writer")],
-            decision="last",
-            rounds=1,
-        )
-        return team, tools
+        return _browse_team(list(tools)), tools
     if task.kind == "code":
-        tools = {"python": PythonTool()}
-        team = TeamSpec(
-            agents=[
-                AgentSpec(
-                    name="coder",
-                    role="Python programmer",
-                    instructions=(
-                        "Write the function, run it with the python tool on the examples of "
-                        "its docstring, fix it if it fails, then answer with the whole function "
-                        "in one ```python block. " + CODE_IN_JSON
-                    ),
-                    tools=["python"],
-                ),
-                AgentSpec(
-                    name="reviewer",
-                    role="Code reviewer",
-                    instructions=(
-                        "Check the coder's function (run it with the python tool if unsure), "
-                        "fix any bug, and answer with the final function in one ```python "
-                        "block. " + CODE_IN_JSON
-                    ),
-                    tools=["python"],
-                ),
-            ],
-            spatial_edges=[("coder", "reviewer")],
-            decision="last",
-            rounds=1,
-        )
-        return team, tools
+        return _code_team(), {"python": PythonTool()}
     return make_team("chain", 2, rounds=1, pool="reasoning", decision="last"), {}
 
 

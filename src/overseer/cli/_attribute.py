@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -11,9 +11,12 @@ from rich.table import Table
 from overseer.cli._app import InputError, app, csv_list, out_console
 from overseer.cli._io import emit_json
 from overseer.cli._replay import PATH_HELP
-from overseer.traces import TraceFormatError, load_source
+from overseer.traces import TraceFormatError, Trajectory, load_source
 from overseer.traces.campaign import FREE_METHODS, METHODS, run
 from overseer.traces.evaluate import Accuracy, ResultStore, Row, accuracy, compare
+
+if TYPE_CHECKING:
+    from overseer.models import Model
 
 
 def _methods(text: str) -> list[str]:
@@ -61,6 +64,36 @@ def _print_row(r: Row) -> None:
     )
 
 
+def _truths(truth: str) -> list[bool]:
+    """Whether the judge sees the correct answer, per --truth (no, yes or both)."""
+    truths = {"no": [False], "yes": [True], "both": [False, True]}.get(truth)
+    if truths is None:
+        raise InputError(f"--truth {truth!r}: expected no, yes or both")
+    return truths
+
+
+def _failed_logs(path: str) -> list[Trajectory]:
+    """The failed runs of `path` (InputError: unreadable, or none failed)."""
+    try:
+        logs = [t for t in load_source(path) if t.outcome != "succeeded"]
+    except TraceFormatError as exc:
+        raise InputError(str(exc)) from None
+    if not logs:
+        raise InputError(f"{path}: no failed run to attribute")
+    return logs
+
+
+def _judge(names: list[str], model: str | None, window: int, threads: int | None) -> Model | None:
+    """The judge model when a named method needs one (None for the LLM-free methods)."""
+    if all(n in FREE_METHODS for n in names):
+        return None
+    if model is None:
+        raise InputError("--model: an LLM judge method needs a model name")
+    from overseer.models import load_model
+
+    return load_model(model, n_ctx=window, n_threads=threads)
+
+
 @app.command("attribute")
 def attribute_cmd(
     path: Annotated[str, typer.Argument(help=PATH_HELP)],
@@ -83,23 +116,8 @@ def attribute_cmd(
     """Name the responsible agent, the decisive step and a one-line reason for each failed run.
     On annotated logs (Who&When) it also prints accuracy with 95% intervals and exact McNemar
     tests against the first method given."""
-    names = _methods(method)
-    truths = {"no": [False], "yes": [True], "both": [False, True]}.get(truth)
-    if truths is None:
-        raise InputError(f"--truth {truth!r}: expected no, yes or both")
-    try:
-        logs = [t for t in load_source(path) if t.outcome != "succeeded"]
-    except TraceFormatError as exc:
-        raise InputError(str(exc)) from None
-    if not logs:
-        raise InputError(f"{path}: no failed run to attribute")
-    judge = None
-    if any(n not in FREE_METHODS for n in names):
-        if model is None:
-            raise InputError("--model: an LLM judge method needs a model name")
-        from overseer.models import load_model
-
-        judge = load_model(model, n_ctx=window, n_threads=threads)
+    names, truths, logs = _methods(method), _truths(truth), _failed_logs(path)
+    judge = _judge(names, model, window, threads)
     split = path if path.startswith("whowhen") else "logs"
     db = ResultStore(store) if store else None
     start = time.perf_counter()

@@ -184,15 +184,18 @@ def _print_summary(
     print_report(console, records, configs or [], baseline)
 
 
+PairedWith = Annotated[
+    str | None, typer.Option(help="Config the others are paired with (tokens, accuracy).")
+]
+
+
 @app.command("report")
 def report_cmd(
     store: Annotated[Path, typer.Option(help="SQLite result store.")] = DEFAULT_STORE,
     suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
     model: Annotated[str | None, typer.Option(help="Only this model.")] = None,
     configs: Annotated[str | None, typer.Option(help="Only these configurations.")] = None,
-    baseline: Annotated[
-        str | None, typer.Option(help="Config the others are paired with (tokens, accuracy).")
-    ] = None,
+    baseline: PairedWith = None,
     json_out: _io.JsonOut = False,
     errors: Annotated[bool, typer.Option("--errors", help="Also list errored results.")] = False,
     out: _report.OutDir = None,

@@ -94,6 +94,26 @@ def _made(claim: Claim, data: PageData, docs_dir: Path, meta: Mapping[str, objec
 DATA = "data"
 
 
+def _head_lines(claim: Claim, model: str, size: str, prompt_cache: bool) -> list[str]:
+    """The page up to its results: the claim, the paper's figure, our protocol."""
+    fig = claim.paper
+    lines = [f"# {claim.title}", "", f"> {claim.claim}", "", "## The paper's figure", ""]
+    lines += md_table(fig.columns, fig.rows)
+    lines += ["", f"Source: {fig.source}." + (f" {fig.note}" if fig.note else ""), ""]
+    knobs = ", ".join(f"{k} = {v}" for k, v in claim.size(size).items())
+    return [
+        *lines,
+        "## Our protocol",
+        "",
+        claim.protocol,
+        "",
+        f"Model: `{model}`, temperature 0, seed 0. Size `{size}`: {knobs}. " + _CACHE[prompt_cache],
+        "",
+        "## Our results",
+        "",
+    ]
+
+
 def write_page(
     claim: Claim,
     parts: Sequence[Part],
@@ -110,21 +130,7 @@ def write_page(
     saying how the results were made; the page's path."""
     docs_dir.mkdir(parents=True, exist_ok=True)
     data = PageData(claim.name, parts, acted_flags(parts, store), claim.effects)
-    fig = claim.paper
-    lines = [f"# {claim.title}", "", f"> {claim.claim}", "", "## The paper's figure", ""]
-    lines += md_table(fig.columns, fig.rows)
-    lines += ["", f"Source: {fig.source}." + (f" {fig.note}" if fig.note else ""), ""]
-    knobs = ", ".join(f"{k} = {v}" for k, v in claim.size(size).items())
-    lines += [
-        "## Our protocol",
-        "",
-        claim.protocol,
-        "",
-        f"Model: `{model}`, temperature 0, seed 0. Size `{size}`: {knobs}. " + _CACHE[prompt_cache],
-        "",
-        "## Our results",
-        "",
-    ]
+    lines = _head_lines(claim, model, size, prompt_cache)
     for i, part in enumerate(parts):
         lines += part_lines(part, data, i)
         points = summarize(part.records, baseline=part.baseline, order=part.configs)
@@ -132,6 +138,9 @@ def write_page(
         lines += [f"![{part.title}: {part.metric} against net tokens]({png.name})", ""]
     if claim.headline:
         lines += [f"Headline: {claim.headline}.", ""]
+    notes = docs_dir / f"{claim.name}.notes.md"  # hand-written sections (a diagnosis) kept
+    if notes.is_file():  # across reruns of the page
+        lines += [notes.read_text(encoding="utf-8").rstrip(), ""]
     cache = "prefix cache " + ("on" if prompt_cache else "off")
     meta = {
         "command": command,

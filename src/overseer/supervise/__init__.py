@@ -3,14 +3,15 @@ an LLM supervisor approves, guides, corrects the observation or runs a verifier.
 
 Exported is what a user needs to attach the supervisor (`SupervisorAgent`, `SupervisorSettings`,
 `tool_verifier`), drive it from another framework (`SupervisorCore`, `Step`, `Review`,
-`SupervisorStats`, and `verdict_of`, which turns a review into the bus's verdict) and tune its filter (`FilterConfig`, `FILTER_PRESETS`, `preset`,
-`STRATEGIES`). The LLM-free filter is usable alone from its own module,
-`overseer.supervise.filters` (`classify`, `StepHistory`, `Trigger`, `Context`); the LLM-free
-rule tier (loop breaker, masking, extractive purification, budgets) from
-`overseer.supervise.rules` (`RuleTier`, `RuleSettings`, `extract`, `mask_stub`). Prompts, the
-decision call and the context window are internals of the private modules; the modes
-(`MODES`, `mode_settings`) are in `overseer.supervise.modes`; bench configurations in
-`overseer.experiments.supervise`.
+`SupervisorStats`, and `verdict_of`, which turns a review into the bus's verdict), tune its
+filter (`FilterConfig`, `FILTER_PRESETS`, `preset`, `STRATEGIES`) and script its decisions in
+tests and examples (`reply_template`, a well-formed decision reply). The LLM-free filter is
+usable alone from its own module, `overseer.supervise.filters` (`classify`, `StepHistory`,
+`Trigger`, `Context`); the LLM-free rule tier (loop breaker, masking, extractive
+purification, budgets) from `overseer.supervise.rules` (`RuleTier`, `RuleSettings`,
+`extract`, `mask_stub`). Prompts, the decision call and the context window are internals of
+the private modules; the modes (`MODES`, `mode_settings`) are in `overseer.supervise.modes`;
+bench configurations in `overseer.experiments.supervise`.
 """
 
 from overseer.supervise._core import (
@@ -20,6 +21,7 @@ from overseer.supervise._core import (
     SupervisorSettings,
     SupervisorStats,
 )
+from overseer.supervise._decide import reply_template
 from overseer.supervise._supervisor import SupervisorAgent, tool_verifier, verdict_of
 from overseer.supervise.filters import FILTER_PRESETS, FilterConfig, Step, preset
 
@@ -34,6 +36,7 @@ __all__ = [
     "SupervisorSettings",
     "SupervisorStats",
     "preset",
+    "reply_template",
     "tool_verifier",
     "verdict_of",
 ]
