@@ -4,7 +4,8 @@ lines (--mix), an evidence page recomputed from its export (--from-export), and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -68,6 +69,18 @@ class Outputs:
         return cls(out, csv, jsonl, tuple(prune or ()), tuple(monitor or ()))
 
 
+@contextmanager
+def _output_errors(outputs: Outputs) -> Iterator[None]:
+    """A file that cannot be written (a read-only directory, a full disk) is one line naming it."""
+    try:
+        yield
+    except PathError:
+        raise
+    except OSError as exc:
+        where = Path(exc.filename) if exc.filename else (outputs.out or outputs.csv or Path("."))
+        raise path_error("report output", where, exc) from None
+
+
 def write_outputs(
     rs: ResultStore,
     outputs: Outputs,
@@ -78,46 +91,30 @@ def write_outputs(
 ) -> None:
     """Write the asked files from the store's matching results; one line each on stderr. A
     file that cannot be written (a read-only directory, a full disk) is one line naming it."""
-    try:
-        _write_outputs(rs, outputs, suite, model, configs, baseline)
-    except PathError:
-        raise
-    except OSError as exc:
-        where = Path(exc.filename) if exc.filename else (outputs.out or outputs.csv or Path("."))
-        raise path_error("report output", where, exc) from None
-
-
-def _write_outputs(
-    rs: ResultStore,
-    outputs: Outputs,
-    suite: str | None,
-    model: str | None,
-    configs: list[str] | None,
-    baseline: str | None,
-) -> None:
     from overseer.bench.pages import write_csv, write_jsonl, write_report
 
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    records = list(rs.records(suite=suite, model=model, configs=configs))
-    if outputs.csv is not None:
-        err.print(f"csv: {write_csv(records, outputs.csv)} rows in {outputs.csv}")
-    if outputs.jsonl is not None:
-        err.print(f"jsonl: {write_jsonl(records, outputs.jsonl)} lines in {outputs.jsonl}")
-    if outputs.out is None:
-        return
-    base = baseline or (configs[0] if configs else None)
-    try:
-        files = write_report(
-            records,
-            outputs.out,
-            store=rs.path,
-            baseline=base,
-            order=configs or (),
-            prune=outputs.prune,
-            monitor=outputs.monitor,
-        )
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
+    with _output_errors(outputs):
+        records = list(rs.records(suite=suite, model=model, configs=configs))
+        if outputs.csv is not None:
+            err.print(f"csv: {write_csv(records, outputs.csv)} rows in {outputs.csv}")
+        if outputs.jsonl is not None:
+            err.print(f"jsonl: {write_jsonl(records, outputs.jsonl)} lines in {outputs.jsonl}")
+        if outputs.out is None:
+            return
+        base = baseline or (configs[0] if configs else None)
+        try:
+            files = write_report(
+                records,
+                outputs.out,
+                store=rs.path,
+                baseline=base,
+                order=configs or (),
+                prune=outputs.prune,
+                monitor=outputs.monitor,
+            )
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
     err.print(
         f"report: {files.html} (Markdown: {files.markdown}); "
         f"{len(files.images)} plots, {len(files.traces)} trace pages"
