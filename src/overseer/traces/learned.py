@@ -1,12 +1,14 @@
 """Our own attribution method: a small learned scorer over the per-step features overseer
 computes (no model call). A classifier learns, on annotated training logs, which steps are
 the decisive one; on a new log the highest-scoring step is the answer. The agent is the one
-whose steps carry the most score in total (a log's blame is often spread over one agent's
-steps, and the decisive step's speaker is not always the one annotated)."""
+a second small model blames, from each speaker's step scores, how often that agent name was
+to blame in training (left out for its own log), its share of the steps and whether it only
+reports results (the decisive step's speaker is not always the one annotated)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections import Counter
+from typing import Any, Literal
 
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -14,7 +16,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from overseer.traces._attr_types import Attribution
+from overseer.traces._attr_types import Attribution, mistake_agent_counts
 from overseer.traces._baselines import speakers
 from overseer.traces._features import FEATURES, step_features
 from overseer.traces._types import Trajectory
@@ -35,6 +37,9 @@ class LearnedScorer:
         self.name = "learned" if kind == "logreg" else "learned-boost"
         self._clf: object | None = None
         self._fit_truth: bool | None = None
+        self._agents: Any = None
+        self._prior: Counter[str] = Counter()
+        self._n_train = 0
         self._cache: dict[tuple[str, str, bool, int], np.ndarray] = {}
 
     def features(self, traj: Trajectory, with_truth: bool) -> np.ndarray:
@@ -74,6 +79,40 @@ class LearnedScorer:
         clf = self._new()
         clf.fit(np.vstack(xs), np.concatenate(ys))  # type: ignore[attr-defined]
         self._clf, self._fit_truth = clf, with_truth
+        self._fit_agents([t for t in train if t.annotation is not None and t.steps], with_truth)
+
+    def _fit_agents(self, train: list[Trajectory], with_truth: bool) -> None:
+        """The agent stage: which speaker is to blame, from the step scores and the prior."""
+        self._prior, self._n_train = mistake_agent_counts(train), len(train)
+        xs, ys = [], []
+        for t in train:
+            assert t.annotation is not None
+            cands, x = self._agent_rows(
+                t, self.scores(t, with_truth=with_truth), t.annotation.agent
+            )
+            xs.append(x)
+            ys += [float(a == t.annotation.agent) for a in cands]
+        y = np.asarray(ys)
+        if 0 < y.sum() < len(y):
+            self._agents = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+            self._agents.fit(np.vstack(xs), y)
+
+    def _agent_rows(
+        self, traj: Trajectory, p: np.ndarray, held_out: str | None = None
+    ) -> tuple[list[str], np.ndarray]:
+        """Per speaker: score mass and peak, how often the name was to blame in training
+        (its own log left out), share of steps, observation share, first step."""
+        cands, n = speakers(traj), len(traj.steps)
+        top = traj.steps[int(np.argmax(p))].agent
+        rows = []
+        for a in cands:
+            idx = [s.index for s in traj.steps if s.agent == a]
+            prior = self._prior.get(a, 0) - (a == held_out)
+            obs = sum(traj.steps[i].is_observation for i in idx) / len(idx)
+            rows.append([float(p[idx].sum()), float(p[idx].max()),
+                         prior / max(1, self._n_train - (held_out is not None)), len(idx) / n,
+                         obs, idx[0] / max(1, n - 1), float(a == top)])  # fmt: skip
+        return cands, np.asarray(rows, dtype=float)
 
     def scores(self, traj: Trajectory, *, with_truth: bool = False) -> np.ndarray:
         """The probability, per step, that it is the decisive one."""
@@ -87,11 +126,12 @@ class LearnedScorer:
             return Attribution(traj.id, self.name, None, None, "empty log", "fallback")
         p = self.scores(traj, with_truth=with_truth and bool(self._fit_truth))
         step = int(np.argmax(p))
-        cands = speakers(traj)
-        mass = {a: float(sum(p[s.index] for s in traj.steps if s.agent == a)) for a in cands}
-        agent = max(cands, key=lambda a: mass[a])
+        cands, rows = self._agent_rows(traj, p)
+        # without an agent stage (training blamed no or every speaker): the score mass
+        blame = self._agents.predict_proba(rows)[:, 1] if self._agents is not None else rows[:, 0]
+        agent = cands[int(np.argmax(blame))]
         top = ", ".join(f"{n}={v:+.2f}" for n, v in self._explain(traj, step))
-        reason = f"step {step} scores {p[step]:.2f}; {agent} holds {mass[agent]:.2f}" + (
+        reason = f"step {step} scores {p[step]:.2f}; {agent} is blamed {blame.max():.2f}" + (
             f" ({top})" if top else ""
         )
         return Attribution(traj.id, self.name, agent, step, reason)

@@ -1,0 +1,130 @@
+"""Markdown tables of the replay and attribution pages (docs/evidence/replay.md, attribution.md).
+
+Inputs are the outputs of the pages' commands:
+  overseer replay whowhen --json > replay.json
+  overseer attribute whowhen-alg ... --store results/attribution.sqlite   (and whowhen-hand)
+Usage: python benchmarks/attribution_tables.py --replay replay.json --store results/attribution.sqlite
+Prints the tables; also writes the store's rows as JSON Lines next to the page with --export.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+from overseer.traces.evaluate import Accuracy, ResultStore, accuracy, compare
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1%}"
+
+
+def replay_tables(path: Path) -> str:
+    """Per split and in total: repeats, loop blocks, tokens with and without the rules."""
+    doc = json.loads(path.read_text())
+    out = [f"Tokenizer: {doc['tokenizer']}; replay took {doc['seconds']} s.", ""]
+    head = ("| split | logs | logs with repeats | repeats | loop-breaker blocks | observation "
+            "tokens | after purification | context tokens (sum over steps) | with masking + "
+            "purification | ratio | purification / masking firings |")  # fmt: skip
+    out += [head, "|" + "---|" * 11]
+    pos_rows = []
+    for split in ("whowhen-hand", "whowhen-alg", None):
+        logs = [r for r in doc["logs"] if split is None or r["source"] == split]
+        s = lambda k: sum(r[k] for r in logs)  # noqa: E731
+        fire: Counter[str] = Counter()
+        for r in logs:
+            fire.update(r["firings"])
+        name = split or "all"
+        out.append(
+            f"| {name} | {len(logs)} | {sum(1 for r in logs if r['repeats'])} | {s('repeats')} | "
+            f"{s('loop_blocks')} | {s('observation_tokens'):,} | {s('observation_tokens_rules'):,} "
+            f"| {s('context_logged'):,} | {s('context_rules'):,} | "
+            f"{s('context_rules') / s('context_logged'):.2f}x | {fire['purification']} / "
+            f"{fire['masking']} |"
+        )
+        pos = Counter(r["position"] for r in logs)
+        rpos = Counter(r["repeat_position"] for r in logs)
+        pos_rows.append(
+            f"| {name} | {pos['before']} | {pos['at']} | {pos['after']} | {pos['none']} | "
+            f"{rpos['before']} | {rpos['at']} | {rpos['after']} | {rpos['none']} |"
+        )
+    out += ["", "| split | first firing before mistake | at | after | no firing | first repeat "
+            "before | at | after | no repeat |", "|" + "---|" * 9, *pos_rows]  # fmt: skip
+    return "\n".join(out)
+
+
+def _acc_row(a: Accuracy) -> str:
+    outc = ", ".join(f"{k} {v}" for k, v in sorted(a.outcomes.items()))
+    return (
+        f"| {a.method} | {a.model} | {'yes' if a.with_truth else 'no'} | {a.n} | {_pct(a.agent)} "
+        f"[{a.agent_lo:.0%}, {a.agent_hi:.0%}] | {_pct(a.step)} [{a.step_lo:.0%}, "
+        f"{a.step_hi:.0%}] | {a.tokens_per_log:,.0f} | {a.seconds_per_log:.1f} | {outc} |"
+    )
+
+
+def attribution_tables(path: Path, export: Path | None) -> str:
+    """Accuracy per split (full split for LLM-free methods, the judged subset for all methods)
+    and exact McNemar tests."""
+    store = ResultStore(path)
+    rows = store.rows()
+    store.close()
+    out = []
+    head = ("| method | model | truth | n | agent (95% CI) | step (95% CI) | tokens/log | s/log "
+            "| outcomes |")  # fmt: skip
+    for split in ("whowhen-alg", "whowhen-hand"):
+        rs = [r for r in rows if r.split == split]
+        judged = {r.log_id for r in rs if r.model != "-"}
+        out += [f"### {split}: all logs", "", head, "|" + "---|" * 9]
+        out += [_acc_row(a) for a in accuracy(r for r in rs if r.model == "-")]
+        if judged:
+            out += ["", f"### {split}: the judged subset (n = {len(judged)}, seed 0)", "", head,
+                    "|" + "---|" * 9]  # fmt: skip
+            out += [_acc_row(a) for a in accuracy(r for r in rs if r.log_id in judged)]
+        out += ["", "| a vs b | truth | n | agent a-b wins | p | step a-b wins | p |",
+                "|" + "---|" * 7]  # fmt: skip
+        methods = sorted({r.method for r in rs})
+        pairs = [("learned", m) for m in methods if m != "learned"]
+        pairs += [(j, b) for j in ("all-at-once", "step-by-step", "binary-search")
+                  for b in ("random", "most-frequent") if j in methods]  # fmt: skip
+        for a, b in pairs:
+            for wt in (False, True):
+                sub = rs if {a, b} <= {r.method for r in rs if r.model == "-"} else [
+                    r for r in rs if r.log_id in judged]  # fmt: skip
+                c = compare(sub, a, b, split, wt)
+                if c.n:
+                    out.append(
+                        f"| {a} vs {b} | {'yes' if wt else 'no'} | {c.n} | {c.agent_wins}-"
+                        f"{c.agent_losses} | {c.agent_p:.3g} | {c.step_wins}-{c.step_losses} | "
+                        f"{c.step_p:.3g} |"
+                    )
+        out.append("")
+    if export is not None:
+        with export.open("w") as fh:
+            for r in rows:
+                a = r.attribution
+                fh.write(json.dumps({"method": r.method, "model": r.model, "split": r.split,
+                    "log": r.log_id, "with_truth": r.with_truth, "seed": r.seed, "agent": a.agent,
+                    "step": a.step, "outcome": a.outcome, "notes": a.notes,
+                    "prompt_tokens": a.prompt_tokens, "completion_tokens": a.completion_tokens,
+                    "calls": a.calls, "seconds": round(a.seconds, 2), "agent_ok": r.agent_ok,
+                    "step_ok": r.step_ok}) + "\n")  # fmt: skip
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--replay", type=Path)
+    ap.add_argument("--store", type=Path)
+    ap.add_argument("--export", type=Path, help="write the store's rows here (JSON Lines)")
+    args = ap.parse_args()
+    if args.replay:
+        print(replay_tables(args.replay))
+        print()
+    if args.store:
+        print(attribution_tables(args.store, args.export))
+
+
+if __name__ == "__main__":
+    main()
