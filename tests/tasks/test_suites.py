@@ -22,6 +22,7 @@ COUNTS = {
     "aime2024": 30,
     "wordproblems": 100,
     "browse-sample": 50,
+    "browse": 60,
     "travel": 20,
 }
 
