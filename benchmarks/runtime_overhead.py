@@ -1,29 +1,59 @@
 """Executor and bus overhead per agent step, with an instant scripted model.
 
-Usage: python benchmarks/runtime_overhead.py [--runs 50] [--agents 5] [--rounds 2]
+Usage: python benchmarks/runtime_overhead.py [--runs 50] [--agents 5] [--rounds 2] [--repeats 5]
 
-"bare model" is the cost of the scripted model call alone; the rest of each step is the
-executor (prompt building, JSON parsing, channel, ledger, trace written and flushed) and,
-in the last rows, a chain of supervisors that approve everything.
+"scripted model call" is the model's own cost (its calls of one team run replayed, without
+the runtime around them); "overhead" is a step's cost less that call: the executor (prompt
+building, turn scheduling), the structured ask (request checks, JSON parsing), the ledger,
+the trace (written, flushed before each model call) and the bus with a chain of supervisors
+that approve everything. Each setting is measured `--repeats` times; the table gives the
+minimum and the median, in wall-clock and in CPU time of this process (on a loaded machine
+the wall clock also counts time spent waiting for the core). The second table splits a
+step's CPU time by layer (shares from cProfile on the CPU clock, scaled to the measured
+minimum), so a regression shows up as one row that grew.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import os
+import pstats
+import statistics
 import tempfile
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from overseer.models import ScriptedModel
+from overseer.models import Request, ScriptedModel
 from overseer.runtime import BaseSupervisor, Executor, make_team
 
 STEP = {"thought": "ok", "action": "answer", "answer": "42"}
 
+#: where a function's own time goes, by the first fragment of its file path that matches
+LAYERS: tuple[tuple[str, str], ...] = (
+    ("models/_scripted.py", "scripted model (apart)"),
+    ("runtime/_trace.py", "trace"),
+    ("runtime/_events.py", "trace"),
+    ("orjson", "trace"),
+    ("runtime/_ledger.py", "ledger"),
+    ("runtime/_bus.py", "bus"),
+    ("runtime/_interaction.py", "bus"),
+    ("runtime/verdicts.py", "bus"),
+    ("runtime_overhead.py", "bus"),  # the approving supervisors below
+    ("models/_structured.py", "structured ask"),
+    ("models/_types.py", "structured ask"),
+    ("runtime/", "executor"),
+    ("asyncio/", "executor"),
+)
+ORDER = ("executor", "bus", "ledger", "trace", "structured ask", "scripted model (apart)")
 
-def reply(messages: list) -> object:
+
+def reply(messages: list) -> str | dict[str, str]:
     return "42" if "final decision-maker" in messages[0]["content"] else STEP
 
 
@@ -32,27 +62,113 @@ class Approver(BaseSupervisor):
         self.name = f"approver{i}"
 
 
-async def per_step_us(runs: int, agents: int, rounds: int, supervisors: int) -> tuple[float, int]:
+@dataclass(frozen=True)
+class Sample:
+    """One measured batch of runs: per-step wall and CPU microseconds, steps, trace events."""
+
+    wall_us: float
+    cpu_us: float
+    steps: int
+    events: int
+
+
+async def measure(runs: int, agents: int, rounds: int, supervisors: int) -> Sample:
+    """Run `runs` team runs and time them (wall and process CPU) per agent step."""
     model = ScriptedModel(reply)
     team = make_team("complete", agents, rounds=rounds)
     steps = 0
     with tempfile.TemporaryDirectory() as d:
         ex = Executor(model, trace_dir=d, supervisors=[Approver(i) for i in range(supervisors)])
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(runs):
             res = await ex.run(team, "What is 6*7?")
             steps += sum(res.calls_by_actor.values())
-        elapsed = time.perf_counter() - t0
-    return elapsed / steps * 1e6, steps
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        events = sum(len(p.read_bytes().splitlines()) for p in Path(d).glob("*.jsonl"))
+    return Sample(wall / steps * 1e6, cpu / steps * 1e6, steps, events)
 
 
-def bare_model_us(n: int) -> float:
+async def per_step_us(runs: int, agents: int, rounds: int, supervisors: int) -> tuple[float, int]:
+    """Wall-clock microseconds per agent step, and the steps (kept for older callers)."""
+    s = await measure(runs, agents, rounds, supervisors)
+    return s.wall_us, s.steps
+
+
+def bare_model_us(agents: int, rounds: int, n: int = 20) -> tuple[float, float]:
+    """Wall and CPU microseconds of the scripted model's own call, on the very requests of
+    one team run (their prompts grow with the rounds), replayed `n` times: the part of a step
+    that is the model's, not the runtime's."""
+    seen = ScriptedModel(reply)
+    with tempfile.TemporaryDirectory() as d:
+        asyncio.run(
+            Executor(seen, trace_dir=d).run(
+                make_team("complete", agents, rounds=rounds), "What is 6*7?"
+            )
+        )
+    requests = [
+        Request.of(c["messages"], max_tokens=c["max_tokens"], schema=c["schema"], seed=c["seed"])
+        for c in seen.calls
+    ]
     model = ScriptedModel(reply)
-    msgs = [{"role": "user", "content": "What is 6*7? " * 20}]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(n):
-        model.complete(msgs)
-    return (time.perf_counter() - t0) / n * 1e6
+        for r in requests:
+            model._complete(r)
+    calls = n * len(requests)
+    return (time.perf_counter() - t0) / calls * 1e6, (time.process_time() - c0) / calls * 1e6
+
+
+def layer_of(filename: str) -> str | None:
+    for fragment, layer in LAYERS:
+        if fragment in filename:
+            return layer
+    return None
+
+
+def layer_shares(stats: pstats.Stats) -> dict[str, float]:
+    """Each layer's share of the profiled time: a function's own time goes to its file's
+    layer; time in library code (json, builtins, pydantic, dataclasses) goes to the layers
+    of its callers, in proportion to what each caller spent in it."""
+    raw = stats.stats  # type: ignore[attr-defined]
+    memo: dict[tuple, dict[str, float]] = {}
+
+    def owner(func: tuple, depth: int = 0) -> dict[str, float]:
+        if func in memo:
+            return memo[func]
+        layer = layer_of(func[0])
+        if layer is not None or depth > 30 or func not in raw:
+            memo[func] = {layer or "other": 1.0}
+            return memo[func]
+        memo[func] = {"other": 1.0}  # cycle guard
+        callers = raw[func][4]
+        weight = {c: v[2] + v[3] for c, v in callers.items()}
+        total = sum(weight.values())
+        out: dict[str, float] = {}
+        for c, w in weight.items():
+            for lay, part in owner(c, depth + 1).items():
+                out[lay] = out.get(lay, 0.0) + part * (w / total if total else 1 / len(weight))
+        memo[func] = out or {"other": 1.0}
+        return memo[func]
+
+    shares: dict[str, float] = {}
+    for func, (_, _, tt, _, _) in raw.items():
+        for lay, part in owner(func).items():
+            shares[lay] = shares.get(lay, 0.0) + tt * part
+    whole = sum(shares.values()) or 1.0
+    return {k: v / whole for k, v in shares.items()}
+
+
+def profile_layers(runs: int, agents: int, rounds: int, supervisors: int) -> dict[str, float]:
+    """Layer shares of the CPU time of `runs` team runs (cProfile on the process clock)."""
+    prof = cProfile.Profile(time.process_time)
+    prof.enable()
+    asyncio.run(measure(runs, agents, rounds, supervisors))
+    prof.disable()
+    return layer_shares(pstats.Stats(prof))
+
+
+def _mm(values: list[float]) -> str:
+    return f"{min(values):.0f} / {statistics.median(values):.0f}"
 
 
 def main() -> None:
@@ -60,18 +176,56 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--agents", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=5, help="batches per setting")
+    ap.add_argument("--supervisors", default="0,1,4", help="chain lengths to measure")
     args = ap.parse_args()
+    chains = [int(k) for k in args.supervisors.split(",")]
+    bare = [bare_model_us(args.agents, args.rounds) for _ in range(args.repeats)]
+    bare_wall, bare_cpu = min(b[0] for b in bare), min(b[1] for b in bare)
     t = Table(
-        title=f"overhead per agent step (complete team, {args.agents} agents, "
-        f"{args.rounds} rounds, {args.runs} runs)"
+        title=f"overhead per agent step (complete team, {args.agents} agents, {args.rounds} "
+        f"rounds, {args.runs} runs x {args.repeats}; min / median; "
+        f"load {os.getloadavg()[0]:.1f}, cpus {sorted(os.sched_getaffinity(0))})"
     )
-    for col in ("setting", "steps", "us per step"):
+    for col in ("setting", "steps", "events/step", "wall us", "cpu us", "overhead cpu us"):
         t.add_column(col, justify="left" if col == "setting" else "right")
-    t.add_row("bare scripted model call", "-", f"{bare_model_us(2000):.0f}")
-    for k in (0, 1, 4):
-        us, steps = asyncio.run(per_step_us(args.runs, args.agents, args.rounds, k))
-        t.add_row(f"executor + bus, {k} supervisors", str(steps), f"{us:.0f}")
-    Console(width=120).print(t)
+    t.add_row(
+        "scripted model call alone",
+        "-",
+        "-",
+        _mm([b[0] for b in bare]),
+        _mm([b[1] for b in bare]),
+        "-",
+    )
+    for k in chains:
+        got = [
+            asyncio.run(measure(args.runs, args.agents, args.rounds, k))
+            for _ in range(args.repeats)
+        ]
+        cpu = [s.cpu_us for s in got]
+        t.add_row(
+            f"executor + bus, {k} supervisors",
+            str(got[0].steps),
+            f"{got[0].events / got[0].steps:.2f}",
+            _mm([s.wall_us for s in got]),
+            _mm(cpu),
+            _mm([c - bare_cpu for c in cpu]),
+        )
+        if k == max(chains):
+            last_cpu = min(cpu)
+    Console(width=140).print(t)
+    print(f"scripted model call alone: min {bare_wall:.1f} us wall, {bare_cpu:.1f} us cpu")
+    shares = profile_layers(max(args.runs // 2, 1), args.agents, args.rounds, max(chains))
+    lt = Table(
+        title=f"cpu per agent step by layer, {max(chains)} supervisors "
+        f"(cProfile shares x the {last_cpu:.0f} us minimum)"
+    )
+    for col in ("layer", "share", "us per step"):
+        lt.add_column(col, justify="left" if col == "layer" else "right")
+    for layer in (*ORDER, "other"):
+        share = shares.get(layer, 0.0)
+        lt.add_row(layer, f"{share:.0%}", f"{share * last_cpu:.1f}")
+    Console(width=140).print(lt)
 
 
 if __name__ == "__main__":

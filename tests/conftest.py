@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
 
 from overseer.models import LlamaCppModel, load_model
+
+# every trace event a test writes (in process or in a CLI subprocess) is validated against
+# the schema at the writer; production runs validate on read (`read_trace(validate=True)`)
+os.environ.setdefault("OVERSEER_TRACE_VALIDATE", "1")
 
 
 @pytest.fixture(scope="session")

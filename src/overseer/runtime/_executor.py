@@ -140,7 +140,7 @@ class Executor:
                 ),
             )
             try:
-                text = await self._agent(run, name).run(
+                text = await host.agent(name).run(
                     ctx, bus.judge, before=bus.before_tool, view=bus.view
                 )
             except AgentStepError as exc:
@@ -286,6 +286,7 @@ class _TeamRun:
         self.run = run
         self.replay = False  # the current round was rolled back
         self.turns: list[asyncio.Task[None]] = []  # the current round's turns
+        self._agents: dict[str, Agent] = {}  # built once per spec (a replaced one is rebuilt)
         self.bus = Bus(
             run,
             executor.supervisors,
@@ -295,6 +296,13 @@ class _TeamRun:
             verify_tokens=executor.max_tokens,
             seed=executor.seed,
         )
+
+    def agent(self, name: str) -> Agent:
+        """This run's agent `name` for its current spec (built at its first turn)."""
+        got = self._agents.get(name)
+        if got is None or got.spec is not self.run.team.agent(name):
+            got = self._agents[name] = self.executor._agent(self.run, name)
+        return got
 
     def roll_back(self, v: Rollback) -> None:
         self.replay = True

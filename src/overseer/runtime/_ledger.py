@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from overseer.models import Completion, Model, Request, Usage
@@ -69,6 +69,7 @@ class Ledger:
         self.entries: list[LedgerEntry] = []
         self.started = time.monotonic()
         self.reserved = 0  # completion tokens promised to calls under way
+        self._total = Usage()  # kept as calls are booked: a check never re-adds the entries
 
     def check(self) -> None:
         """Raise BudgetExceeded if another call would break a budget."""
@@ -110,10 +111,11 @@ class Ledger:
 
     def book(self, actor: str, kind: ActorKind, model: str, usage: Usage, latency: float) -> None:
         self.entries.append(LedgerEntry(self.run, actor, kind, model, usage, latency))
+        self._total += usage
 
     @property
     def total(self) -> Usage:
-        return sum((e.usage for e in self.entries), Usage())
+        return self._total
 
     def by_actor(self) -> dict[str, Usage]:
         """Usage per `kind:actor` key (the key the result store keeps)."""
@@ -166,10 +168,19 @@ class MeteredModel(Model):
     def _capped(self, request: Request) -> Request:
         """The request capped to the tokens left, and naming this actor (unless it names one)."""
         cap = self.ledger.reserve(request.max_tokens)
-        return replace(request, max_tokens=cap, actor=request.actor or self.actor)
+        actor = request.actor or self.actor
+        if cap == request.max_tokens and actor == request.actor:
+            return request
+        # `request` was checked when built; a smaller cap (>= 1) and a name keep it valid,
+        # so its copy skips `__post_init__` (which would re-check every message)
+        out = object.__new__(Request)
+        out.__dict__.update(request.__dict__, max_tokens=cap, actor=actor)
+        return out
 
     def _complete(self, request: Request) -> Completion:
         capped = self._capped(request)
+        if self.trace is not None:
+            self.trace.flush()  # what happened so far is on disk before the model runs
         try:
             c = self.inner._complete(capped)
         finally:
@@ -179,6 +190,14 @@ class MeteredModel(Model):
     async def _acomplete(self, request: Request) -> Completion:
         capped = self._capped(request)
         left = self.ledger.time_left()
+        if self.trace is not None:
+            self.trace.flush()  # what happened so far is on disk before the model runs
+        if left is None:  # no time budget: no deadline to arm
+            try:
+                c = await self.inner._acomplete(capped)
+            finally:
+                self.ledger.release(capped.max_tokens)
+            return self._booked(c, capped)
         try:
             async with asyncio.timeout(left) as deadline:  # a time budget bounds the call too
                 c = await self.inner._acomplete(capped)

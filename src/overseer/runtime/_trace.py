@@ -1,15 +1,19 @@
 """The run's trace: JSON Lines, one event per line, flushed at once, typed events.
 
-Every line is validated against the event schema (`runtime._events`) before it is written
-and carries the schema version `v`. Model calls use OpenTelemetry GenAI attribute names
-(`gen_ai.usage.input_tokens`, ...), so the file can be mapped onto spans. Sinks (`trace_sinks`)
-receive the same validated events as they are written, e.g. to export them as spans; the file
-stays the record.
+Every line follows the event schema (`runtime._events`) and carries the schema version `v`.
+The hot path writes a plain dict through orjson; the schema is checked when asked: a Trace
+opened with `validate=True` (or, by default, when the environment sets
+`OVERSEER_TRACE_VALIDATE=1`, as the test suite does) validates each event before writing it,
+and `read_trace(validate=True)` / `overseer trace show` validate on read. Model calls use
+OpenTelemetry GenAI attribute names (`gen_ai.usage.input_tokens`, ...), so the file can be
+mapped onto spans. Sinks (`trace_sinks`) receive the same events as they are written, e.g. to
+export them as spans; the file stays the record.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -19,9 +23,16 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+import orjson
+
 from overseer.errors import ensure_dir, path_error
 from overseer.models import Completion, Usage
 from overseer.runtime._events import TRACE_VERSION, validate_event
+
+VALIDATE_ENV = "OVERSEER_TRACE_VALIDATE"
+"""Set to 1 to validate every event at the writer (a debug flag; the tests set it)."""
+
+_OPTS = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
 
 
 def _plain(value: Any) -> Any:
@@ -30,6 +41,28 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return value.model_dump()
     return str(value)
+
+
+def dumps_line(record: Mapping[str, Any]) -> bytes:
+    """One trace line (UTF-8 JSON and a newline); values orjson cannot write (ints beyond 64
+    bits, subclasses it refuses) go through the standard library instead."""
+    try:
+        return orjson.dumps(record, default=_plain, option=_OPTS)
+    except orjson.JSONEncodeError:
+        text = json.dumps(record, default=_plain, ensure_ascii=False)
+        return (text + "\n").encode("utf-8", "surrogatepass")
+
+
+def _dicts(messages: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
+    """The messages as JSON-ready dicts; a checked Request's already are (no copy then)."""
+    if all(type(m) is dict for m in messages):
+        return messages
+    return [dict(m) for m in messages]
+
+
+def validating_by_default() -> bool:
+    """Whether Traces validate each event at the writer unless told (`OVERSEER_TRACE_VALIDATE`)."""
+    return os.environ.get(VALIDATE_ENV, "") not in ("", "0")
 
 
 class TraceSink(Protocol):
@@ -62,41 +95,51 @@ def trace_sinks(*openers: SinkOpener) -> Iterator[None]:
 
 
 class Trace:
-    """Appends events to a JSONL file; every event is written and flushed before returning."""
+    """Appends events to a JSONL file. The file is flushed before every model call of the
+    run (`flush`, called by the metered model), after an error event and when it closes, so
+    a crash, even inside a native model, leaves every event up to it on disk; sinks get each
+    event as it is written."""
 
     def __init__(
-        self, path: str | Path, run: str, *, sinks: Sequence[SinkOpener] | None = None
+        self,
+        path: str | Path,
+        run: str,
+        *,
+        sinks: Sequence[SinkOpener] | None = None,
+        validate: bool | None = None,
     ) -> None:
         """Open (append) the trace file; an unusable directory is a PathError naming it.
-        `sinks` (default: those of the enclosing `trace_sinks` blocks) also get every event."""
+        `sinks` (default: those of the enclosing `trace_sinks` blocks) also get every event;
+        `validate` checks each event against the schema before writing it (default: the
+        `OVERSEER_TRACE_VALIDATE` flag), so a field typo fails at the writer."""
         self.path = Path(path)
         ensure_dir(self.path.parent, "trace directory")
         self.run = run
+        self.validate = validating_by_default() if validate is None else validate
         self._lock = threading.Lock()
         try:
-            self._fh: IO[str] | None = self.path.open("a", encoding="utf-8")
+            self._fh: IO[bytes] | None = self.path.open("ab")
         except OSError as exc:
             raise path_error("trace directory", self.path.parent, exc) from exc
         self._sinks = [o(run) for o in (_OPENERS.get() if sinks is None else sinks)]
 
     def event(self, event: str, **fields: Any) -> None:
-        record = {
-            "v": TRACE_VERSION,
-            "ts": round(time.time(), 6),
-            "run": self.run,
-            "event": event,
-            **fields,
-        }
-        line = json.dumps(record, default=_plain, ensure_ascii=False)
-        plain = json.loads(line)
-        validate_event(plain)
+        """Write one event (and hand it to the sinks); see the class for when it is flushed."""
+        line = dumps_line(
+            {"v": TRACE_VERSION, "ts": round(time.time(), 6), "run": self.run, "event": event}
+            | fields
+        )
+        plain = orjson.loads(line) if self.validate or self._sinks else None
+        if self.validate:
+            validate_event(plain)  # type: ignore[arg-type]
         with self._lock:
             if self._fh is None:
                 raise ValueError(f"trace {self.path}: written after close")
-            self._fh.write(line + "\n")
-            self._fh.flush()
+            self._fh.write(line)
+            if event == "error":
+                self._fh.flush()
             for sink in self._sinks:  # under the lock: sinks see the file's order
-                sink.event(plain)
+                sink.event(plain)  # type: ignore[arg-type]
 
     def model_call(
         self,
@@ -118,7 +161,7 @@ class Trace:
                 "gen_ai.usage.cache_read_input_tokens": c.usage.cached_prompt_tokens,
                 "gen_ai.response.finish_reasons": [c.finish_reason],
                 "latency_s": round(c.latency_s, 4),
-                "input": [dict(m) for m in messages],
+                "input": _dicts(messages),
                 "output": c.text,
                 # the backend reported no usage: the tokens above are an estimate
                 **({"overseer.usage.estimated": True} if c.usage.estimated else {}),
@@ -150,6 +193,12 @@ class Trace:
                 for k, u in by_actor.items()
             },
         )
+
+    def flush(self) -> None:
+        """Put the events written so far on disk (before a model call, which may not return)."""
+        with self._lock:
+            if self._fh is not None:
+                self._fh.flush()
 
     def close(self) -> None:
         with self._lock:
