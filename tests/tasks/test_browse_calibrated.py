@@ -18,6 +18,9 @@ def test_every_fact_table_lies_whole_in_its_viewport() -> None:
 def test_split_is_fixed_and_tasks_carry_their_budget() -> None:
     train, test = load_suite("browse", split="train"), load_suite("browse", split="test")
     assert (len(train), len(test)) == (12, 42)
+    assert sum(t.meta["depth"] == 1 for t in train + test) > sum(
+        t.meta["depth"] == 2 for t in train + test
+    )
     assert not {t.id for t in train} & {t.id for t in test}
     assert all(t.meta["max_steps"] == MAX_STEPS and t.meta["url"] in t.prompt for t in test)
 
