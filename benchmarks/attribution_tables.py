@@ -3,7 +3,8 @@
 Inputs are the outputs of the pages' commands:
   overseer replay whowhen --json > replay.json
   overseer attribute whowhen-alg ... --store results/attribution.sqlite   (and whowhen-hand)
-Usage: python benchmarks/attribution_tables.py --replay replay.json --store results/attribution.sqlite
+Usage: python benchmarks/attribution_tables.py --replay replay.json \
+    --store results/attribution.sqlite [--transfer] [--export rows.jsonl]
 Prints the tables; also writes the store's rows as JSON Lines next to the page with --export.
 """
 
@@ -32,7 +33,10 @@ def replay_tables(path: Path) -> str:
     pos_rows = []
     for split in ("whowhen-hand", "whowhen-alg", None):
         logs = [r for r in doc["logs"] if split is None or r["source"] == split]
-        s = lambda k: sum(r[k] for r in logs)  # noqa: E731
+
+        def s(k: str, logs: list[dict] = logs) -> int:
+            return sum(r[k] for r in logs)
+
         fire: Counter[str] = Counter()
         for r in logs:
             fire.update(r["firings"])
@@ -75,7 +79,12 @@ def attribution_tables(path: Path, export: Path | None) -> str:
             "| outcomes |")  # fmt: skip
     for split in ("whowhen-alg", "whowhen-hand"):
         rs = [r for r in rows if r.split == split]
-        judged = {r.log_id for r in rs if r.model != "-"}
+        done: dict[str, set[tuple[str, bool]]] = {}
+        for r in rs:
+            if r.model != "-":
+                done.setdefault(r.log_id, set()).add((r.method, r.with_truth))
+        full = max((len(v) for v in done.values()), default=0)
+        judged = {k for k, v in done.items() if len(v) == full}  # every judge, both settings
         out += [f"### {split}: all logs", "", head, "|" + "---|" * 9]
         out += [_acc_row(a) for a in accuracy(r for r in rs if r.model == "-")]
         if judged:
@@ -113,12 +122,42 @@ def attribution_tables(path: Path, export: Path | None) -> str:
     return "\n".join(out)
 
 
+def transfer_table() -> str:
+    """The learned scorer trained on one split and tested on the other (no cross-validation)."""
+    import asyncio
+
+    from overseer.traces import load_whowhen
+    from overseer.traces.evaluate import wilson
+    from overseer.traces.learned import LearnedScorer
+
+    out = [
+        "| trained on | tested on | n | agent (95% CI) | step (95% CI) |",
+        "|---|---|---|---|---|",
+    ]
+    for train, test in (("alg", "hand"), ("hand", "alg")):
+        m = LearnedScorer("logreg", seed=0)
+        m.fit(load_whowhen(train))  # type: ignore[arg-type]
+        logs = load_whowhen(test)  # type: ignore[arg-type]
+        got = [asyncio.run(m.attribute(t)) for t in logs]
+        ka = sum(a.agent_correct(t) for a, t in zip(got, logs, strict=True))
+        ks = sum(a.step_correct(t) for a, t in zip(got, logs, strict=True))
+        n = len(logs)
+        (al, ah), (sl, sh) = wilson(ka, n), wilson(ks, n)
+        out.append(f"| {train} | {test} | {n} | {ka / n:.1%} [{al:.0%}, {ah:.0%}] | "
+                   f"{ks / n:.1%} [{sl:.0%}, {sh:.0%}] |")  # fmt: skip
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--replay", type=Path)
     ap.add_argument("--store", type=Path)
     ap.add_argument("--export", type=Path, help="write the store's rows here (JSON Lines)")
+    ap.add_argument("--transfer", action="store_true", help="learned scorer across splits")
     args = ap.parse_args()
+    if args.transfer:
+        print(transfer_table())
+        print()
     if args.replay:
         print(replay_tables(args.replay))
         print()
