@@ -46,3 +46,4 @@ def test_sigint_stops_an_embedded_bench_keeping_finished_results(tmp_path: Path)
     assert kept >= 1
     assert f"overseer: interrupted; {kept} finished results are kept" in text
     assert "Traceback" not in text
+    assert text.index("smollm2-135m: started, 0 of 6") < text.index("1/6 done")  # progress

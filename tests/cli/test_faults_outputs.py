@@ -135,3 +135,16 @@ def test_monitor_file_without_its_arrays_says_what_is_missing(
     err = _one_line(capsys, "run", "hi", "--monitor", str(lone), "--trace-dir", str(tmp_path))
     assert f"its arrays file {tmp_path / 'm.npz'} is missing" in err
     assert "NAME.json + NAME.npz" in err
+
+
+def test_tools_python_adds_no_serializer_warning() -> None:
+    import warnings
+
+    from overseer.cli._run import _tools, _with_tools
+    from overseer.runtime import make_team
+
+    team = _with_tools(make_team("complete", 2, rounds=1), _tools("python"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pydantic's serializer warning would raise here
+        dumped = team.model_dump()
+    assert all(a["tools"] == ("python",) for a in dumped["agents"])
