@@ -22,9 +22,15 @@ ModelOpt = Annotated[str, typer.Option(help="Local model name or openai:MODEL.")
 
 
 def _distill(
-    model_name: str, store: Path, suite: str, limit: int, seed: int, tries: int, starter: bool,
+    model_name: str,
+    store: Path,
+    suite: str,
+    limit: int,
+    seed: int,
+    tries: int,
+    starter: bool,
     opts: tuple[o.ModelOpts, o.BudgetOpts],
-) -> list:  # fmt: skip
+) -> list:
     from overseer.adapt import Embedder, MASFlyConfig
     from overseer.experiments.adapt_campaign import campaign_stores, distill_tasks, training_tasks
 
@@ -41,8 +47,17 @@ def _distill(
         )
 
     cfg = MASFlyConfig(budget=opts[1].budget())
-    run = distill_tasks(opts[0].load(model_name), repo, pool, tasks, train, seed=seed, tries=tries,
-                        on_record=show, config=cfg)  # fmt: skip
+    run = distill_tasks(
+        opts[0].load(model_name),
+        repo,
+        pool,
+        tasks,
+        train,
+        seed=seed,
+        tries=tries,
+        on_record=show,
+        config=cfg,
+    )
     return asyncio.run(run)
 
 

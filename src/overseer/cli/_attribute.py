@@ -13,7 +13,7 @@ from overseer.cli._io import emit_json
 from overseer.cli._replay import PATH_HELP
 from overseer.traces import TraceFormatError, Trajectory, load_source
 from overseer.traces.campaign import FREE_METHODS, METHODS, run
-from overseer.traces.evaluate import Accuracy, ResultStore, Row, accuracy, compare
+from overseer.traces.evaluate import Accuracy, Comparison, ResultStore, Row, accuracy, compare
 
 if TYPE_CHECKING:
     from overseer.models import Model
@@ -33,19 +33,34 @@ def _methods(text: str) -> list[str]:
 
 def _acc_table(accs: list[Accuracy]) -> Table:
     t = Table(title="attribution accuracy (Wilson 95% intervals)")
-    for c in ("method", "model", "split", "truth", "n", "agent", "step", "tokens/log", "s/log",
-              "outcomes"):  # fmt: skip
+    for c in (
+        "method",
+        "model",
+        "split",
+        "truth",
+        "n",
+        "agent",
+        "step",
+        "tokens/log",
+        "s/log",
+        "outcomes",
+    ):
         t.add_column(
             c, justify="left" if c in ("method", "model", "split", "outcomes") else "right"
         )
     for a in accs:
         t.add_row(
-            a.method, a.model, a.split, "yes" if a.with_truth else "no", str(a.n),
+            a.method,
+            a.model,
+            a.split,
+            "yes" if a.with_truth else "no",
+            str(a.n),
             f"{a.agent:.1%} [{a.agent_lo:.0%}, {a.agent_hi:.0%}]",
             f"{a.step:.1%} [{a.step_lo:.0%}, {a.step_hi:.0%}]",
-            f"{a.tokens_per_log:,.0f}", f"{a.seconds_per_log:.1f}",
+            f"{a.tokens_per_log:,.0f}",
+            f"{a.seconds_per_log:.1f}",
             ", ".join(f"{k} {v}" for k, v in sorted(a.outcomes.items())),
-        )  # fmt: skip
+        )
     return t
 
 
@@ -122,31 +137,69 @@ def attribute_cmd(
     db = ResultStore(store) if store else None
     start = time.perf_counter()
     try:
-        rows = run(logs, names, split=split, model=judge, truths=truths, seed=seed,
-                   judge_sample=sample, window=window, store=db, on_row=_print_row)  # fmt: skip
+        rows = run(
+            logs,
+            names,
+            split=split,
+            model=judge,
+            truths=truths,
+            seed=seed,
+            judge_sample=sample,
+            window=window,
+            store=db,
+            on_row=_print_row,
+        )
         if db is not None:  # report what the store holds for these logs (a resumed run too)
-            ids = {t.id for t in logs}
-            rows = [
-                r for r in db.rows() if r.split == split and r.log_id in ids and r.method in names
-            ]
+            rows = _stored_rows(db, logs, split, names)
     finally:
         if db is not None:
             db.close()
         if judge is not None:
             judge.close()
-    _emit(
-        rows,
-        names,
-        split,
-        truths,
-        as_json,
-        time.perf_counter() - start,
-        annotated=all(t.annotation for t in logs),
-    )
+    secs, annotated = time.perf_counter() - start, all(t.annotation for t in logs)
+    _emit(rows, names, split, truths, as_json, secs, annotated=annotated)
 
 
-def _emit(rows: list[Row], names: list[str], split: str, truths: list[bool], as_json: bool,
-          secs: float, *, annotated: bool) -> None:  # fmt: skip
+def _stored_rows(
+    db: ResultStore, logs: list[Trajectory], split: str, names: list[str]
+) -> list[Row]:
+    """What the store holds for these logs and methods (a resumed run's earlier rows too)."""
+    ids = {t.id for t in logs}
+    return [r for r in db.rows() if r.split == split and r.log_id in ids and r.method in names]
+
+
+def _attribution_doc(
+    rows: list[Row], accs: list[Accuracy], comps: list[Comparison], secs: float
+) -> dict[str, object]:
+    """The attributions, accuracies and comparisons as JSON."""
+    return {
+        "seconds": round(secs, 1),
+        "attributions": [
+            {
+                "log": r.log_id,
+                "with_truth": r.with_truth,
+                "model": r.model,
+                **{k: v for k, v in r.attribution.__dict__.items() if k != "log_id"},
+                "agent_ok": r.agent_ok,
+                "step_ok": r.step_ok,
+            }
+            for r in rows
+        ],
+        "accuracy": [a.as_dict() for a in accs],
+        "comparisons": [c.__dict__ for c in comps],
+    }
+
+
+def _emit(
+    rows: list[Row],
+    names: list[str],
+    split: str,
+    truths: list[bool],
+    as_json: bool,
+    secs: float,
+    *,
+    annotated: bool,
+) -> None:
     accs = accuracy(rows) if annotated else []
     comps = (
         [compare(rows, names[0], b, split, wt) for wt in truths for b in names[1:]]
@@ -154,14 +207,7 @@ def _emit(rows: list[Row], names: list[str], split: str, truths: list[bool], as_
         else []
     )
     if as_json:
-        emit_json({
-            "seconds": round(secs, 1),
-            "attributions": [{"log": r.log_id, "with_truth": r.with_truth, "model": r.model,
-                              **{k: v for k, v in r.attribution.__dict__.items() if k != "log_id"},
-                              "agent_ok": r.agent_ok, "step_ok": r.step_ok} for r in rows],
-            "accuracy": [a.as_dict() for a in accs],
-            "comparisons": [c.__dict__ for c in comps],
-        })  # fmt: skip
+        emit_json(_attribution_doc(rows, accs, comps, secs))
         return
     out = out_console()
     if not annotated:

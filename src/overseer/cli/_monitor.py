@@ -39,9 +39,16 @@ def _setup(g: o.GameOpts) -> EnvSetup:
     if env in ("codegen", "govsim") and (g.suspects is not None or g.attributes is not None):
         raise InputError(f"--suspects/--attributes: WhoDunitEnv options, not for {env}")
     try:
-        return env_setup(env, suspects=g.suspects, attributes=g.attributes, turns=g.turns,
-                         coders=g.coders, thoughts=g.thoughts, max_tokens=g.max_tokens,
-                         trace_dir=g.trace_dir)  # fmt: skip
+        return env_setup(
+            env,
+            suspects=g.suspects,
+            attributes=g.attributes,
+            turns=g.turns,
+            coders=g.coders,
+            thoughts=g.thoughts,
+            max_tokens=g.max_tokens,
+            trace_dir=g.trace_dir,
+        )
     except ValueError as exc:
         raise InputError(str(exc)) from None
 
@@ -66,9 +73,20 @@ def _run(setup: EnvSetup, factory, tasks, g: o.GameOpts, seed, store, opts) -> N
     if not tasks:
         return
     load = partial(opts[0].load, model)
-    s = asyncio.run(play_games(setup, factory(), tasks, model_name=model, seed=seed, store=store,
-                               load_model=load, progress=g.progress, budget=opts[1].budget(),
-                               backend=opts[2].build(factory, load)))  # fmt: skip
+    s = asyncio.run(
+        play_games(
+            setup,
+            factory(),
+            tasks,
+            model_name=model,
+            seed=seed,
+            store=store,
+            load_model=load,
+            progress=g.progress,
+            budget=opts[1].budget(),
+            backend=opts[2].build(factory, load),
+        )
+    )
     out_console().print(
         f"{setup.suite}: {s.planned} games planned, {s.already_done} already stored, "
         f"{s.ran} played, {s.errors} errors; store {store}"

@@ -139,8 +139,13 @@ class ModelOpts:
         if not spec.startswith("openai:"):
             return
         try:
-            check_server(self.base_url, model=spec[7:], api_key=self.api_key,
-                         timeout_s=self.timeout, retries=self.retries)  # fmt: skip
+            check_server(
+                self.base_url,
+                model=spec[7:],
+                api_key=self.api_key,
+                timeout_s=self.timeout,
+                retries=self.retries,
+            )
         except ModelError as exc:
             raise InputError(str(exc)) from None
 
@@ -152,9 +157,15 @@ class ModelOpts:
         self.check(spec)
         if self.n_ctx is not None:
             extra["n_ctx"] = self.n_ctx
-        return load_model(spec, base_url=self.base_url, api_key=self.api_key,
-                          timeout_s=self.timeout, max_retries=self.retries,
-                          temperature=self.temperature, **extra)  # fmt: skip
+        return load_model(
+            spec,
+            base_url=self.base_url,
+            api_key=self.api_key,
+            timeout_s=self.timeout,
+            max_retries=self.retries,
+            temperature=self.temperature,
+            **extra,
+        )
 
 
 _MODEL_TYPES: dict[str, Any] = {

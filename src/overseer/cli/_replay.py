@@ -22,16 +22,33 @@ PATH_HELP += "or whowhen / whowhen-hand / whowhen-alg (the packaged benchmark)."
 def _row(t: Table, r: LogReplay | ReplayTotals, name: str, steps: str, pos: str) -> None:
     saved = 1 - r.context_rules / r.context_logged if r.context_logged else 0.0
     t.add_row(
-        name, steps, str(r.repeats), str(r.loop_blocks), f"{r.observation_tokens:,}",
-        f"{r.observation_tokens_rules:,}", f"{r.context_logged:,}", f"{r.context_rules:,}",
-        f"{saved:.0%}", pos,
-    )  # fmt: skip
+        name,
+        steps,
+        str(r.repeats),
+        str(r.loop_blocks),
+        f"{r.observation_tokens:,}",
+        f"{r.observation_tokens_rules:,}",
+        f"{r.context_logged:,}",
+        f"{r.context_rules:,}",
+        f"{saved:.0%}",
+        pos,
+    )
 
 
 def _table(reps: list[LogReplay], tot: ReplayTotals, tokenizer: str, per_log: bool) -> Table:
     t = Table(title=f"rule tier replayed offline (tokens: {tokenizer})")
-    cols = ("log", "steps", "repeats", "loop blocks", "obs tok", "obs tok rules",
-            "context tok", "context tok rules", "saved", "first firing vs mistake")  # fmt: skip
+    cols = (
+        "log",
+        "steps",
+        "repeats",
+        "loop blocks",
+        "obs tok",
+        "obs tok rules",
+        "context tok",
+        "context tok rules",
+        "saved",
+        "first firing vs mistake",
+    )
     for c in cols:
         t.add_column(c, justify="left" if c in ("log", "first firing vs mistake") else "right")
     if per_log:
@@ -41,6 +58,25 @@ def _table(reps: list[LogReplay], tot: ReplayTotals, tokenizer: str, per_log: bo
     where = ", ".join(f"{k} {v}" for k, v in sorted(tot.positions.items()))
     _row(t, tot, f"total ({tot.logs} logs)", str(sum(r.n_steps for r in reps)), where)
     return t
+
+
+def _replay_doc(
+    reps: list[LogReplay], tot: ReplayTotals, tokenizer: str, secs: float
+) -> dict[str, object]:
+    """The replay as JSON: totals, then each log without its step list."""
+    return {
+        "tokenizer": tokenizer,
+        "seconds": round(secs, 1),
+        "totals": dataclasses.asdict(tot),
+        "logs": [
+            {
+                **{k: v for k, v in dataclasses.asdict(r).items() if k != "steps"},
+                "position": r.position,
+                "repeat_position": r.repeat_position,
+            }
+            for r in reps
+        ],
+    }
 
 
 @app.command("replay")
@@ -63,9 +99,12 @@ def replay_cmd(
 
     try:
         settings = RuleSettings(
-            loop_limit=loop_limit, mask_keep=mask_keep, purify_over=purify_over,
-            purify_keep=min(1500, purify_over - 1), budget_tokens=budget_tokens,
-        )  # fmt: skip
+            loop_limit=loop_limit,
+            mask_keep=mask_keep,
+            purify_over=purify_over,
+            purify_keep=min(1500, purify_over - 1),
+            budget_tokens=budget_tokens,
+        )
         logs = load_source(path)
     except (TraceFormatError, ValueError) as exc:
         raise InputError(str(exc)) from None
@@ -78,13 +117,7 @@ def replay_cmd(
     tot = totals(reps)
     secs = time.perf_counter() - start
     if as_json:
-        emit_json({
-            "tokenizer": tokenizer, "seconds": round(secs, 1),
-            "totals": dataclasses.asdict(tot),
-            "logs": [{**{k: v for k, v in dataclasses.asdict(r).items() if k != "steps"},
-                      "position": r.position, "repeat_position": r.repeat_position}
-                     for r in reps],
-        })  # fmt: skip
+        emit_json(_replay_doc(reps, tot, tokenizer, secs))
         return
     out = out_console()
     out.print(_table(reps, tot, tokenizer, per_log))

@@ -179,8 +179,15 @@ def print_export(path: Path, json_out: bool) -> None:
     lines = [*page_tables(data), *reading_lines(data)]
     prov = provenance_rows(records_of(data))
     if json_out:
-        _io.emit_json({"export": str(path), "claim": data.claim, "meta": meta,
-                       "markdown": "\n".join(lines), "provenance": prov})  # fmt: skip
+        _io.emit_json(
+            {
+                "export": str(path),
+                "claim": data.claim,
+                "meta": meta,
+                "markdown": "\n".join(lines),
+                "provenance": prov,
+            }
+        )
         return
     out = Console(highlight=False, markup=False, soft_wrap=True)
     out.print("\n".join(lines))

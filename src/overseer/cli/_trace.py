@@ -82,8 +82,12 @@ def result_doc(res: RunResult, the_task: Any) -> dict[str, Any]:
     }
     if the_task is not None:
         sc = score(the_task, res.answer)
-        doc["task"] = {"id": the_task.id, "gold": the_task.answer, "parsed": sc.parsed,
-                       "correct": sc.correct}  # fmt: skip
+        doc["task"] = {
+            "id": the_task.id,
+            "gold": the_task.answer,
+            "parsed": sc.parsed,
+            "correct": sc.correct,
+        }
     return doc
 
 

@@ -32,6 +32,12 @@ def trace_list(
             continue
         started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.started)) if r.started else ""
         tokens = "" if r.tokens is None else str(r.tokens)
-        t.add_row(r.path.name, strip_controls(r.run), started, strip_controls(r.model),
-                  r.stop_reason, tokens)  # fmt: skip
+        t.add_row(
+            r.path.name,
+            strip_controls(r.run),
+            started,
+            strip_controls(r.model),
+            r.stop_reason,
+            tokens,
+        )
     out_console().print(t)
