@@ -39,16 +39,8 @@ def _setup(g: o.GameOpts) -> EnvSetup:
     if env in ("codegen", "govsim") and (g.suspects is not None or g.attributes is not None):
         raise InputError(f"--suspects/--attributes: WhoDunitEnv options, not for {env}")
     try:
-        return env_setup(
-            env,
-            suspects=g.suspects,
-            attributes=g.attributes,
-            turns=g.turns,
-            coders=g.coders,
-            thoughts=g.thoughts,
-            max_tokens=g.max_tokens,
-            trace_dir=g.trace_dir,
-        )
+        shape = {k: getattr(g, k) for k in o.GAME_SHAPE}  # the game's size options, by name
+        return env_setup(env, trace_dir=g.trace_dir, **shape)
     except ValueError as exc:
         raise InputError(str(exc)) from None
 
