@@ -88,3 +88,26 @@ def test_attribute_cli_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert code == 2 and "--model" in err
     code, _, err = run_cli(capsys, "replay", str(tmp_path))
     assert code == 2 and "no .json or .jsonl files" in err
+
+
+def test_attribute_cli_on_a_chat_transcript(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An unannotated OpenAI chat transcript: the learned scorer (trained on Who&When) blames
+    one of its speakers at one of its steps; no model is loaded."""
+    msgs = [
+        {"role": "user", "content": "What is 17*23?"},
+        {"role": "assistant", "name": "planner", "content": "Let the coder compute 17*23."},
+        {"role": "assistant", "name": "coder", "content": "```python\nprint(17*24)\n```"},
+        {"role": "tool", "name": "python", "content": "408"},
+        {"role": "assistant", "name": "critic", "content": "Looks right. FINAL ANSWER: 408"},
+    ]
+    f = tmp_path / "chat.json"
+    f.write_text(json.dumps({"messages": msgs, "outcome": "failed"}))
+    code, out, _ = run_cli(capsys, "attribute", str(f), "--json")
+    assert code == 0
+    (row,) = json.loads(out)["attributions"]
+    assert row["agent"] in ("planner", "coder", "critic", "tool:python") and 0 <= row["step"] < 5
+    assert row["reason"] and row["calls"] == 0
+    code, out, _ = run_cli(capsys, "attribute", str(f))
+    assert code == 0 and out.startswith("chat: ") and " at step " in out

@@ -134,6 +134,7 @@ def attribute_cmd(
     names, truths, logs = _methods(method), _truths(truth), _failed_logs(path)
     judge = _judge(names, model, window, threads)
     split = path if path.startswith("whowhen") else "logs"
+    annotated = all(t.annotation is not None for t in logs)
     db = ResultStore(store) if store else None
     start = time.perf_counter()
     try:
@@ -147,7 +148,7 @@ def attribute_cmd(
             judge_sample=sample,
             window=window,
             store=db,
-            on_row=_print_row,
+            on_row=_print_row if annotated else None,  # progress lines for evaluations
         )
         if db is not None:  # report what the store holds for these logs (a resumed run too)
             rows = _stored_rows(db, logs, split, names)
@@ -156,7 +157,7 @@ def attribute_cmd(
             db.close()
         if judge is not None:
             judge.close()
-    secs, annotated = time.perf_counter() - start, all(t.annotation for t in logs)
+    secs = time.perf_counter() - start
     _emit(rows, names, split, truths, as_json, secs, annotated=annotated)
 
 
