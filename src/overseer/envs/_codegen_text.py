@@ -11,6 +11,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from overseer.envs._schema import closed_object
 from overseer.models import Message
 from overseer.runtime.games import ChannelMessage
 from overseer.tasks import Task
@@ -117,12 +118,7 @@ def review_schema(cfg: CodeGenConfig, role: str) -> dict[str, Any]:
             "feedback": {"type": "string", "maxLength": cfg.feedback_chars},
             "scores": {"type": "array", "items": score, "minItems": n, "maxItems": n},
         }
-    return {
-        "type": "object",
-        "properties": props,
-        "required": list(props),
-        "additionalProperties": False,
-    }
+    return closed_object(props)
 
 
 def coder_prompts(

@@ -25,6 +25,7 @@ from typing import Any, Unpack
 import numpy as np
 
 from overseer.envs._loop import call_seed
+from overseer.envs._schema import closed_object
 from overseer.models import Model, Usage
 from overseer.runtime.games import GameSession, Played, SessionOptions, Turn
 
@@ -147,12 +148,7 @@ def _schema(kind: str, cfg: GovSimConfig, resource: int) -> dict[str, Any]:
         props = {"message": {"type": "string", "maxLength": cfg.message_chars}}
     else:
         props = {"note": {"type": "string", "maxLength": cfg.message_chars}}
-    return {
-        "type": "object",
-        "properties": props,
-        "required": list(props),
-        "additionalProperties": False,
-    }
+    return closed_object(props)
 
 
 def _system(cfg: GovSimConfig, name: str, r0: int) -> str:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 import numpy as np
 
 from overseer.envs._attributes import attribute_table, combinations
+from overseer.envs._schema import closed_object
 
 Variant = Literal["asym", "sym"]
 Split = Literal["train", "validation", "test"]
@@ -280,12 +281,7 @@ def move_schema(cfg: WhoDunitConfig, game: Game, role: str) -> dict[str, Any]:
         }
     else:
         raise ValueError(f"whodunit role: expected accuser|intel|player, got {role!r}")
-    return {
-        "type": "object",
-        "properties": props,
-        "required": list(props),
-        "additionalProperties": False,
-    }
+    return closed_object(props)
 
 
 def _accuser_prompt(game: Game, partner: str, think: str) -> str:
