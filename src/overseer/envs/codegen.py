@@ -174,7 +174,12 @@ class _Debate:
         return [m for m in self.s.run.channel.messages if m.round == r]
 
     async def ask(
-        self, name: str, role: str, msgs: list[Message], r: int, check: Callable[[str], Any],
+        self,
+        name: str,
+        role: str,
+        msgs: list[Message],
+        r: int,
+        check: Callable[[str], Any],
         **kw: Any,
     ) -> Played[Any]:
         """One answer through the session, re-asked while `check` rejects it."""

@@ -344,8 +344,12 @@ async def _months(g: _Game, lake: _Lake) -> None:
             continue
         got, left = lake.serve(wants, resource)
         report = ", ".join(f"{a} {x}" for a, x in zip(cfg.agents(), got, strict=True))
-        s.post("lake", f"Month {month} catches (tons): {report}; {left:g} left.", round=month,
-               kind="decision")
+        s.post(
+            "lake",
+            f"Month {month} catches (tons): {report}; {left:g} left.",
+            round=month,
+            kind="decision",
+        )
         s.mark_irreversible()
         s.run.trace.event("harvest", month=month, catches=got, left=left)
         if left < cfg.collapse_below:
