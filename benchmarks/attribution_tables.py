@@ -148,13 +148,48 @@ def transfer_table() -> str:
     return "\n".join(out)
 
 
+def window_table(window: int = 8192, tokenizer: str = "qwen2.5-coder-0.5b") -> str:
+    """How the all-at-once judge would have to fit each split into `window` tokens (no model
+    call): logs that fit, logs chunked (and into how many chunks), steps clipped."""
+    from collections import Counter
+
+    from overseer.models import ScriptedModel
+    from overseer.traces import load_whowhen
+    from overseer.traces._tokens import ModelTokenizer
+    from overseer.traces.judges import AllAtOnce
+
+    tok = ModelTokenizer.load(tokenizer)
+    judge = AllAtOnce(ScriptedModel([]), window=window, count=tok.count)
+    out = ["| split | logs | fit in one prompt | chunked | chunks (median, max) | steps clipped "
+           "(logs) |", "|---" * 6 + "|"]  # fmt: skip
+    for split in ("alg", "hand"):
+        logs = load_whowhen(split)  # type: ignore[arg-type]
+        chunks, clipped = [], []
+        for t in logs:
+            notes: Counter[str] = Counter()
+            fit = judge.fitter(t, judge.ASK + judge.CHUNK_ASK, False)
+            chunks.append(len(fit.chunks(t, notes)))
+            clipped.append(notes["clipped_steps"])
+        many = sorted(c for c in chunks if c > 1)
+        med = many[len(many) // 2] if many else 0
+        cut = sum(1 for c in clipped if c)
+        out.append(f"| {split} | {len(logs)} | {chunks.count(1)} | {len(many)} | {med}, "
+                   f"{max(chunks)} | {sum(clipped)} ({cut}) |")  # fmt: skip
+    tok.close()
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--replay", type=Path)
     ap.add_argument("--store", type=Path)
     ap.add_argument("--export", type=Path, help="write the store's rows here (JSON Lines)")
     ap.add_argument("--transfer", action="store_true", help="learned scorer across splits")
+    ap.add_argument("--windows", action="store_true", help="how logs fit an 8k window")
     args = ap.parse_args()
+    if args.windows:
+        print(window_table())
+        print()
     if args.transfer:
         print(transfer_table())
         print()
