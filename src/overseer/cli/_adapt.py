@@ -30,7 +30,9 @@ def _distill(
     tries: int,
     starter: bool,
     opts: tuple[o.ModelOpts, o.BudgetOpts],
-) -> list:
+) -> None:
+    """Distil `limit` training tasks of `suite` into the stores at `store` (a line per task as
+    it ends), then say how many were stored."""
     from overseer.adapt import Embedder, MASFlyConfig
     from overseer.experiments.adapt_campaign import campaign_stores, distill_tasks, training_tasks
 
@@ -58,7 +60,9 @@ def _distill(
         on_record=show,
         config=cfg,
     )
-    return asyncio.run(run)
+    recs = asyncio.run(run)
+    ok = sum(r.success for r in recs)
+    out_console().print(f"distilled {len(recs)} training tasks of {suite}: {ok} stored; {store}")
 
 
 @adapt_app.command("init")
@@ -85,9 +89,7 @@ def init_cmd(
         repo, _ = open_stores(store, Embedder())
         out_console().print(f"{store}: {len(repo)} SOP cases")
         return
-    recs = _distill(model, store, suite, limit, seed, tries, starter, (mopts, limits))
-    ok = sum(r.success for r in recs)
-    out_console().print(f"distilled {len(recs)} training tasks of {suite}: {ok} stored; {store}")
+    _distill(model, store, suite, limit, seed, tries, starter, (mopts, limits))
 
 
 @adapt_app.command("distill")
@@ -106,9 +108,7 @@ def distill_cmd(
     """Distil training tasks only: SOPs of successes, lessons of failures (budgets: per run)."""
     if limit < 1 or tries < 1:
         raise InputError(f"--limit and --tries: expected >= 1, got {limit}, {tries}")
-    recs = _distill(model, store, suite, limit, seed, tries, False, (mopts, limits))
-    ok = sum(r.success for r in recs)
-    out_console().print(f"distilled {len(recs)} training tasks of {suite}: {ok} stored; {store}")
+    _distill(model, store, suite, limit, seed, tries, False, (mopts, limits))
 
 
 @adapt_app.command("show")
