@@ -106,7 +106,10 @@ async def solve_episode(solver: Solver, task: Task, key: ResultKey) -> ResultRec
 
 
 def budgeted_solver(
-    cfg: SolverConfig, model: Model, budget: Budget | None, key: ResultKey,
+    cfg: SolverConfig,
+    model: Model,
+    budget: Budget | None,
+    key: ResultKey,
     solvers: Mapping[str, Solver],
 ) -> Solver:
     """The configuration's solver, or with a budget one built on a model whose ledger holds

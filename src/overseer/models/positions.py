@@ -15,9 +15,7 @@ from overseer.models._types import TokenLogprob
 _VALUE = re.compile(r"-?\d+(?:\.\d+)?")
 
 
-def value_spans(
-    text: str, keys: Sequence[str], *, numbers: bool = True
-) -> list[tuple[int, int]]:
+def value_spans(text: str, keys: Sequence[str], *, numbers: bool = True) -> list[tuple[int, int]]:
     """Character spans of the values of `keys` in a JSON text (keys at any depth).
 
     With `numbers` (the games' decisions), every number in a value is a span: a number

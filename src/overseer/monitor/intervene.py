@@ -98,7 +98,10 @@ class UncertaintyMonitor(BaseSupervisor):
         row["estimate"] = est
         self.rows.append(row)
         run.trace.event(
-            "monitor_features", by=self.name, **{k: row[k] for k in _TRACED}, estimate=est,
+            "monitor_features",
+            by=self.name,
+            **{k: row[k] for k in _TRACED},
+            estimate=est,
             tau=m.tau if m is not None else None,
         )
         triggers = _triggers(self, run)
@@ -112,8 +115,17 @@ class UncertaintyMonitor(BaseSupervisor):
         return Verdict.rollback(by=self.name, reason=reason)
 
 
-_TRACED = ("role", "agent", "turn", "attempt", "entropy", "varentropy", "kurtosis", "positions",
-           "fallback")
+_TRACED = (
+    "role",
+    "agent",
+    "turn",
+    "attempt",
+    "entropy",
+    "varentropy",
+    "kurtosis",
+    "positions",
+    "fallback",
+)
 
 
 class RandomMonitor(BaseSupervisor):
