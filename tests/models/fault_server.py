@@ -75,6 +75,10 @@ def _reply(kind: str, n: int) -> tuple[int, dict[str, str], bytes] | None:
         return 200, js, json.dumps({**OK_BODY, "choices": [choice]}).encode()
     if kind == "empty-choices":
         return 200, js, json.dumps({**OK_BODY, "choices": []}).encode()
+    if kind.startswith("500-after-"):  # the first N chat requests answer, the rest fail
+        if n > int(kind.removeprefix("500-after-")):
+            return 500, js, b'{"error": {"message": "internal error"}}'
+        return 200, js, json.dumps(OK_BODY).encode()
     if kind == "500-then-ok":
         if n == 1:
             return 500, js, b'{"error": {"message": "internal error"}}'

@@ -184,3 +184,28 @@ def test_prune_with_an_http_model_has_no_loop_errors(
     assert "4 ran, 0 errors" in out and "Event loop is closed" not in out + err
     with sqlite3.connect(tmp_path / "p.sqlite") as db:
         assert db.execute("SELECT count(*) FROM results WHERE error IS NULL").fetchone()[0] == 4
+
+
+def test_prune_with_errored_evaluation_runs_exits_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Training succeeds, the server then fails: the errored rows are kept and the exit is 1
+    (0 with --allow-errors)."""
+    import sqlite3
+
+    def prune(name: str, *extra: str) -> tuple[int, str]:
+        with fault_server("500-after-150") as (url, _):
+            out, store = tmp_path / f"{name}.json", tmp_path / f"{name}.sqlite"
+            argv = ["prune", "--suite", "gsm8k-sample", "--train", "2", "--test", "2",
+                    "--model", "openai:x", "--base-url", url, "--out", str(out),
+                    "--store", str(store), "--no-progress"]  # fmt: skip
+            code, _out, err = _cli(capsys, *argv, *extra, *FAST)
+        return code, err
+
+    code, err = prune("p")
+    assert code == 1, err
+    assert "evaluation runs ended in error" in err and "--allow-errors" in err
+    with sqlite3.connect(tmp_path / "p.sqlite") as db:
+        errors = db.execute("SELECT count(*) FROM results WHERE error IS NOT NULL").fetchone()[0]
+    assert errors >= 1
+    assert prune("q", "--allow-errors")[0] == 0

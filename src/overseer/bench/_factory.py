@@ -96,19 +96,25 @@ async def run_team(
         "stop": res.stop_reason,
         "failures": len(res.failures),
     }
-    for s in setup.supervisors:
-        stats = getattr(s, "finished", None)
-        if stats:
-            extra[f"stats:{s.name}"] = stats[-1]
     for name, st in res.plugin_stats.items():  # stats a plug-in left in the run's result
         extra[f"stats:{name}"] = st
     out = SolverOutput(
         setup.finish(res.answer) if setup.finish else res.answer,
         res.usage_by_actor,
-        error=res.error if res.stop_reason != "done" else None,
+        error=_run_error(res),
         extra=extra,
     )
     return out, res
+
+
+def _run_error(res: RunResult) -> str | None:
+    """A stored result's error: a stop in error, or a run where every model call failed (its
+    empty answer never came from the model, so it is not scored as wrong; an empty answer from
+    empty or unparsable replies is)."""
+    if res.stop_reason not in ("done", "empty_answer"):
+        return res.error
+    detail = res.calls_all_failed()
+    return None if detail is None else f"every model call failed: {detail}"
 
 
 def executor_solver(

@@ -13,8 +13,9 @@ from rich.console import Console
 from rich.table import Table
 
 from overseer.cli import _options as o
-from overseer.cli._app import InputError, app, out_console
+from overseer.cli._app import CommandFailed, InputError, app, out_console
 from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
+from overseer.cli._io import AllowErrors
 from overseer.cli._options import _group
 from overseer.runtime import PRESETS
 
@@ -156,6 +157,7 @@ class _Plan:
     store: Path
     retrain: bool
     progress: bool
+    allow_errors: bool = False
 
 
 @app.command("prune")
@@ -176,6 +178,7 @@ def prune_cmd(
     store: Store = Path("results/prune.sqlite"),
     retrain: Annotated[bool, typer.Option(help="Train again even if --out matches.")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    allow_errors: AllowErrors = False,
     shape: TeamOpts = TeamOpts(),
     learn: TrainOpts = TrainOpts(),
     mopts: o.ModelOpts = o.MODEL_DEFAULTS,
@@ -197,7 +200,8 @@ def prune_cmd(
         base, suite, train_tasks, learn.ratio, cfg, model, max_tokens, attack, learn.candidates
     )
     rs = RunSettings(max_tokens=max_tokens, seed=seed, budget=limits.budget())
-    _run(_Plan(job, test_tasks, rs, out, store, retrain, progress), mopts, runner)
+    plan = _Plan(job, test_tasks, rs, out, store, retrain, progress, allow_errors)
+    _run(plan, mopts, runner)
 
 
 def _check_run(train: int, test: int, attack: str, max_tokens: int) -> None:
@@ -256,6 +260,11 @@ def _run(plan: _Plan, mopts: o.ModelOpts, runner: BackendOpts) -> None:
     _print_tables(console, job, pruned, recs, training)
     if get_model.cache_info().currsize:
         get_model().close()
+    if summary.errors and not plan.allow_errors:
+        raise CommandFailed(
+            f"{summary.errors} of {summary.ran} evaluation runs ended in error; store "
+            f"{plan.store} (--allow-errors: exit 0)"
+        )
 
 
 def _announce(console: Console, job: PruneJob) -> None:

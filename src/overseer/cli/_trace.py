@@ -48,9 +48,8 @@ def run_failure(res: RunResult, backend: str = "the model") -> str | None:
     context-window stop included), or an empty answer (stop reason empty_answer)."""
     if res.stop_reason == "error":
         return f"run {res.run_id} stopped in error: {res.error}"
-    failed = [f for f in res.failures if f.reason == "model_error"]
-    if not any(res.calls_by_actor.values()) and (failed or res.stop_reason == "context_window"):
-        detail = failed[-1].detail if failed else res.error
+    detail = res.calls_all_failed()
+    if detail is not None:
         return f"run {res.run_id}: every model call failed (backend {backend}): {detail}"
     if res.stop_reason == "empty_answer":
         return (

@@ -117,6 +117,16 @@ class RunResult:
     error: str | None = None
     plugin_stats: dict[str, dict[str, object]] = field(default_factory=dict)  # set at run end
 
+    def calls_all_failed(self) -> str | None:
+        """Why no model call of the run succeeded (the last model error, or the context-window
+        stop), or None when at least one call did: such a run has no answer to score."""
+        failed = [f for f in self.failures if f.reason == "model_error"]
+        if any(self.calls_by_actor.values()):
+            return None
+        if failed:
+            return failed[-1].detail
+        return self.error if self.stop_reason == "context_window" else None
+
 
 def open_run(
     query: str,
