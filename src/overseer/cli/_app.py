@@ -8,9 +8,10 @@ import typer
 from rich.console import Console
 
 EXIT_CODES = (
-    "Exit codes: 0 the command did what it was asked; 1 the run ended in error or results hold "
-    "errors (see --allow-errors); 2 bad input (one line on stderr); 130 interrupted (finished "
-    "results are kept)."
+    "Exit codes: 0 the command did what it was asked; 1 the run ended in error, no model call "
+    "succeeded or its answer is empty (stop reason empty_answer), or results hold errors (see "
+    "--allow-errors); 2 bad input (one line on stderr); 130 interrupted (finished results are "
+    "kept)."
 )
 
 app = typer.Typer(
