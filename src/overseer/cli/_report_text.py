@@ -58,3 +58,26 @@ def print_report(
     paired = paired_groups(records, base, configs) if base else []
     if paired:
         console.print(paired_view(paired, base or ""))
+    acted = acted_on(records)
+    if acted:
+        console.print(
+            "acted on (tasks whose run trace holds a plug-in's verdict, a rule or a rollback): "
+            + ", ".join(f"{c} {k}/{n}" for c, (k, n) in acted.items())
+        )
+
+
+def acted_on(records: Sequence[ResultRecord]) -> dict[str, tuple[int, int]]:
+    """Per configuration with run traces found (from the current directory): (runs in which a
+    mechanism acted, runs with a trace). A direct call keeps no trace, so it is left out."""
+    from overseer.bench._traces import find_trace, load_events, trace_roots
+
+    roots = trace_roots(None)
+    out: dict[str, tuple[int, int]] = {}
+    for r in records:
+        path = find_trace(r, roots)
+        if path is None:
+            continue
+        hit = any(e.get("event") in ("verdict", "rule", "rollback") for e in load_events(path))
+        k, n = out.get(r.key.config, (0, 0))
+        out[r.key.config] = (k + hit, n + 1)
+    return out
