@@ -30,7 +30,7 @@ def critical_path_calls(team: TeamSpec) -> int:
 
 
 def reply(messages: list) -> object:
-    if "final decision-maker" in messages[0]["content"]:
+    if "final decision-maker" in messages[-1]["content"]:
         return "42"
     return {"thought": "ok", "action": "answer", "answer": "42"}
 

@@ -54,7 +54,7 @@ ORDER = ("executor", "bus", "ledger", "trace", "structured ask", "scripted model
 
 
 def reply(messages: list) -> str | dict[str, str]:
-    return "42" if "final decision-maker" in messages[0]["content"] else STEP
+    return "42" if "final decision-maker" in messages[-1]["content"] else STEP
 
 
 class Approver(BaseSupervisor):

@@ -39,7 +39,7 @@ TASKS = [
 def agent_reply(messages: list) -> object:
     """Agent a1 says A (wrong), the others and the decision say C; task toy/2 is answered B."""
     text = messages[-1]["content"]
-    if "final decision-maker" in messages[0]["content"] or "Your name: " not in str(messages):
+    if "final decision-maker" in messages[-1]["content"] or "Your name: " not in str(messages):
         return "Answer: B" if "(2)" in text else "Answer: C"
     name = messages[1]["content"].split("Your name: ")[1].split(".")[0]
     letter = "A" if name == "a1" else "C"

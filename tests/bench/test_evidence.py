@@ -53,7 +53,7 @@ def test_bad_size_is_one_line_and_exit_2(
 
 
 def reply(messages: list) -> object:
-    if "final decision-maker" in messages[0]["content"]:
+    if "final decision-maker" in messages[-1]["content"]:
         return "Answer: B"
     if messages[0]["role"] == "system" and "multiple-choice" in messages[0]["content"]:
         return "Answer: C"  # the direct call

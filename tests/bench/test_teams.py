@@ -20,7 +20,7 @@ MC = Task(
 
 def agent_reply(messages: list) -> object:
     if (
-        "final decision-maker" in messages[0]["content"]
+        "final decision-maker" in messages[-1]["content"]
         or "Your name: " not in messages[1]["content"]
     ):
         return "Answer: C"  # the decision node, or the single-call `direct` baseline

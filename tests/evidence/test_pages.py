@@ -30,7 +30,7 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def reply(messages: list) -> object:
-    if "final decision-maker" in messages[0]["content"]:
+    if "final decision-maker" in messages[-1]["content"]:
         return "Answer: B"
     if messages[0]["role"] == "system" and "multiple-choice" in messages[0]["content"]:
         return "Answer: C"

@@ -33,7 +33,7 @@ def reply(messages: list) -> object:
     system = messages[0]["content"]
     if system.startswith("You supervise one agent"):
         return reply_template("correct_observation", "keep the answer", "Answer: C")
-    if "final decision-maker" in system:
+    if "final decision-maker" in messages[-1]["content"]:
         return "Answer: C"
     if system == NEED_PROMPT:
         return {"objective": "pick", "capabilities": [], "tools": [], "roles": []}

@@ -58,7 +58,7 @@ async def test_spatial_and_temporal_inputs(tmp_path: Path) -> None:
     a2 = prompts_of(model, "a2")
     assert "[a1] from a1" in a2[0] and "[a3]" not in a2[0]
     assert (
-        "From the previous round:\n[a2] from a2" in a2[1] and "previous round:\n[a1]" not in a2[1]
+        "Your answer in the previous round:\nfrom a2" in a2[1] and "From the previous" not in a2[1]
     )
     assert "From" not in prompts_of(model, "a1")[0]
 

@@ -124,7 +124,7 @@ async def test_the_monitor_rolls_back_an_ordinary_team(tmp_path: Path) -> None:
         make_team("debate", 2, rounds=2), "Pick A or B."
     )
     assert res.stop_reason == "done"
-    agent_calls = [c for c in model.calls if "one agent in a team" in c["messages"][0]["content"]]
+    agent_calls = [c for c in model.calls if c["actor"] != "decision"]
     assert agent_calls and all(c["top_logprobs"] == 10 for c in agent_calls)
     events = list(read_trace(res.trace_path))
     feats = [e for e in events if e["event"] == "monitor_features"]

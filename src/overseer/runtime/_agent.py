@@ -83,8 +83,28 @@ def action_schema(tools: Sequence[Tool]) -> dict[str, Any]:
     return options[0] if len(options) == 1 else {"anyOf": options}
 
 
+def team_context(
+    task: str, earlier: Sequence[ChannelMessage], now: Sequence[ChannelMessage]
+) -> str:
+    """The head of a team prompt: the task, the previous round's messages, this round's. The
+    agents of a round and the decision node write it the same way, so consecutive prompts
+    share it as a prefix and a model server serves it from its cache."""
+    parts = [f"Task:\n{task}\n"]
+    if earlier:
+        parts.append("From the previous round:")
+        parts += [f"[{m.sender}] {m.content}" for m in earlier]
+    if now:
+        parts.append("From teammates this round:")
+        parts += [f"[{m.sender}] {m.content}" for m in now]
+    return "\n".join(parts) + "\n"
+
+
 def build_messages(spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool]) -> list[Message]:
-    """System rules and task first (shared by every agent), then this agent's own part."""
+    """What every agent shares first (rules, task, teammates' messages: the longest common
+    prefix of a round's prompts), then this agent's own part (its name, role, its own last
+    answer when that is all it reads of the previous round, its tools)."""
+    own_only = all(m.sender == spec.name for m in ctx.temporal_inputs)
+    earlier = () if own_only else ctx.temporal_inputs
     own = [f"Your name: {spec.name}."]
     if spec.role:
         own.append(f"Your role: {spec.role}")
@@ -92,20 +112,18 @@ def build_messages(spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool]) ->
         own.append(spec.instructions)
     if ctx.local_task:
         own.append(f"Your sub-task: {ctx.local_task}")
-    if ctx.temporal_inputs:
-        own.append("From the previous round:")
-        own += [f"[{m.sender}] {m.content}" for m in ctx.temporal_inputs]
-    if ctx.spatial_inputs:
-        own.append("From teammates this round:")
-        own += [f"[{m.sender}] {m.content}" for m in ctx.spatial_inputs]
+    if own_only and ctx.temporal_inputs:
+        own.append("Your answer in the previous round:")
+        own += [m.content for m in ctx.temporal_inputs]
     if tools:
         own.append("Tools you may call:")
         own += [
             f"- {t.name}: {t.description} args: {json.dumps(dict(t.parameters))}" for t in tools
         ]
+    head = team_context(ctx.global_task, earlier, ctx.spatial_inputs)
     return [
         {"role": "system", "content": COMMON_RULES},
-        {"role": "user", "content": f"Task:\n{ctx.global_task}\n\n" + "\n".join(own)},
+        {"role": "user", "content": head + "\n" + "\n".join(own)},
     ]
 
 

@@ -16,7 +16,13 @@ from typing import Any
 
 from overseer.models import Model
 from overseer.models.errors import ContextWindowError
-from overseer.runtime._agent import Agent, AgentContext, AgentStepError
+from overseer.runtime._agent import (
+    COMMON_RULES,
+    Agent,
+    AgentContext,
+    AgentStepError,
+    team_context,
+)
 from overseer.runtime._bus import Bus, SupervisorChain, Verifier
 from overseer.runtime._interaction import (
     ALL_ACTIONS,
@@ -33,8 +39,9 @@ from overseer.runtime._tools import Tool
 TeamBuilder = Callable[[Run], Awaitable[TeamSpec]]
 
 DECISION_RULES = (
-    "You are the final decision-maker of a team. Read the task and your teammates' "
-    "answers, find their errors, and give the final answer. Be brief."
+    "Now you are the final decision-maker of this team, not one of its agents: do not use "
+    "the thought/action format. Read the task and your teammates' answers above, find their "
+    "errors, and give the final answer. Be brief."
 )
 
 
@@ -221,11 +228,13 @@ class Executor:
             winner = next(m for v, m in votes if v and counts[v] == best)
             run.trace.event("vote", counts=dict(counts), winner=winner.sender)
             return winner.content
-        answers = "\n\n".join(f"[{m.sender}] {m.content}" for m in finals)
+        # the agents' rules, the task and the answers first, as the last agent's prompt began
+        # (a server's prefix cache serves them); the decision's own instructions last
+        rules = DECISION_RULES + (CLOSED * bool(self.answer_schema))
         c = await run.metered("decision", "decision").acomplete(
             [
-                {"role": "system", "content": DECISION_RULES + (CLOSED * bool(self.answer_schema))},
-                {"role": "user", "content": f"Task:\n{run.query}\n\nTeam answers:\n{answers}"},
+                {"role": "system", "content": COMMON_RULES},
+                {"role": "user", "content": team_context(run.query, (), finals) + "\n" + rules},
             ],
             max_tokens=self.max_tokens,
             seed=self.seed,
