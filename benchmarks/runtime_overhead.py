@@ -36,18 +36,18 @@ STEP = {"thought": "ok", "action": "answer", "answer": "42"}
 
 #: where a function's own time goes, by the first fragment of its file path that matches
 LAYERS: tuple[tuple[str, str], ...] = (
-    ("models/_scripted.py", "scripted model (apart)"),
-    ("runtime/_trace.py", "trace"),
-    ("runtime/_events.py", "trace"),
+    ("overseer/models/_scripted.py", "scripted model (apart)"),
+    ("overseer/runtime/_trace.py", "trace"),
+    ("overseer/runtime/_events.py", "trace"),
     ("orjson", "trace"),
-    ("runtime/_ledger.py", "ledger"),
-    ("runtime/_bus.py", "bus"),
-    ("runtime/_interaction.py", "bus"),
-    ("runtime/verdicts.py", "bus"),
+    ("overseer/runtime/_ledger.py", "ledger"),
+    ("overseer/runtime/_bus.py", "bus"),
+    ("overseer/runtime/_interaction.py", "bus"),
+    ("overseer/runtime/verdicts.py", "bus"),
     ("runtime_overhead.py", "bus"),  # the approving supervisors below
-    ("models/_structured.py", "structured ask"),
-    ("models/_types.py", "structured ask"),
-    ("runtime/", "executor"),
+    ("overseer/models/_structured.py", "structured ask"),
+    ("overseer/models/_types.py", "structured ask"),
+    ("overseer/runtime/", "executor"),
     ("asyncio/", "executor"),
 )
 ORDER = ("executor", "bus", "ledger", "trace", "structured ask", "scripted model (apart)")

@@ -190,7 +190,7 @@ class Executor:
 
         try:
             async with asyncio.TaskGroup() as tg:
-                host.turns = [tg.create_task(one(name)) for name in team.order()]
+                host.turns = [tg.create_task(one(name)) for name in host.order()]
         except ExceptionGroup as eg:  # a turn failed (budget, context window): that error
             raise _first(eg) from None
         finally:
@@ -296,6 +296,7 @@ class _TeamRun:
         self.replay = False  # the current round was rolled back
         self.turns: list[asyncio.Task[None]] = []  # the current round's turns
         self._agents: dict[str, Agent] = {}  # built once per spec (a replaced one is rebuilt)
+        self._order: tuple[TeamSpec | None, list[str]] = (None, [])
         self.bus = Bus(
             run,
             executor.supervisors,
@@ -305,6 +306,12 @@ class _TeamRun:
             verify_tokens=executor.max_tokens,
             seed=executor.seed,
         )
+
+    def order(self) -> list[str]:
+        """The current team's topological order, computed once per team (not per round)."""
+        if self._order[0] is not self.run.team:
+            self._order = (self.run.team, self.run.team.order())
+        return self._order[1]
 
     def agent(self, name: str) -> Agent:
         """This run's agent `name` for its current spec (built at its first turn)."""

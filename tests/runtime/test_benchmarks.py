@@ -1,0 +1,72 @@
+"""The runtime's benchmarks run end to end on a tiny setting and print their tables."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_overhead_prints_steps_events_and_every_layer(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mod = _load("runtime_overhead")
+    argv = ["x", "--runs", "2", "--repeats", "1", "--agents", "3", "--supervisors", "0,2"]
+    monkeypatch.setattr(sys, "argv", argv)
+    mod.main()
+    out = capsys.readouterr().out
+    assert "executor + bus, 0 supervisors" in out and "executor + bus, 2 supervisors" in out
+    # 3 agents x 2 rounds + the decision = 7 steps a run; 2 runs
+    assert "│    14 │" in out
+    for layer in ("executor", "bus", "ledger", "trace", "structured ask", "scripted model"):
+        assert layer in out
+    assert "scripted model call alone" in out
+
+
+def test_layer_shares_sum_to_one_and_library_time_goes_to_its_caller() -> None:
+    import cProfile
+    import json
+    import pstats
+    import time
+
+    mod = _load("runtime_overhead")
+
+    def dumps_many() -> None:  # this file is in no layer: "other"
+        for _ in range(200):
+            json.dumps({"a": list(range(50))})
+
+    prof = cProfile.Profile(time.process_time)
+    prof.enable()
+    dumps_many()
+    prof.disable()
+    shares = mod.layer_shares(pstats.Stats(prof))
+    assert abs(sum(shares.values()) - 1.0) < 1e-9
+    assert shares.get("other", 0.0) > 0.9  # json's time is charged to its caller's layer
+
+
+def test_makespan_critical_path_and_table(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mod = _load("runtime_makespan")
+    from overseer.runtime import make_team
+
+    assert mod.critical_path_calls(make_team("chain", 3, rounds=2)) == 6
+    assert mod.critical_path_calls(make_team("debate", 4, rounds=2)) == 3  # + the decision
+    monkeypatch.setattr(sys, "argv", ["x", "--latency", "0.01", "--agents", "3"])
+    mod.main()
+    out = capsys.readouterr().out
+    assert "layered" in out and "star" in out and "debate" in out
