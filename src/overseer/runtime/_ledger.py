@@ -162,7 +162,9 @@ class MeteredModel(Model):
     def _booked(self, c: Completion, request: Request) -> Completion:
         self.ledger.book(self.actor, self.kind, self.inner.name, c.usage, c.latency_s)
         if self.trace is not None:
-            self.trace.model_call(self.actor, self.kind, self.inner.name, request.messages, c)
+            self.trace.model_call(
+                self.actor, self.kind, self.inner.name, request.messages, c, flush=False
+            )
         return c
 
     def _capped(self, request: Request) -> Request:

@@ -95,10 +95,10 @@ def trace_sinks(*openers: SinkOpener) -> Iterator[None]:
 
 
 class Trace:
-    """Appends events to a JSONL file. The file is flushed before every model call of the
-    run (`flush`, called by the metered model), after an error event and when it closes, so
-    a crash, even inside a native model, leaves every event up to it on disk; sinks get each
-    event as it is written."""
+    """Appends events to a JSONL file. The file is flushed before every model call of a run
+    (`flush`, called by the metered model), after a model call booked from elsewhere (a
+    framework guard), after an error event and when it closes, so a crash, even inside a
+    native model, leaves every event up to it on disk; sinks get each event as it is written."""
 
     def __init__(
         self,
@@ -148,7 +148,11 @@ class Trace:
         model: str,
         messages: Sequence[Mapping[str, Any]],
         c: Completion,
+        *,
+        flush: bool = True,
     ) -> None:
+        """The `model_call` event of one booked call; flushed unless the caller flushes before
+        its next call anyway (the run's metered model does)."""
         self.event(
             "model_call",
             **{
@@ -167,6 +171,8 @@ class Trace:
                 **({"overseer.usage.estimated": True} if c.usage.estimated else {}),
             },
         )
+        if flush:
+            self.flush()
 
     def run_end(
         self,
