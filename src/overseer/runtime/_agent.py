@@ -89,14 +89,11 @@ def team_context(
     """The head of a team prompt: the task, the previous round's messages, this round's. The
     agents of a round and the decision node write it the same way, so consecutive prompts
     share it as a prefix and a model server serves it from its cache."""
-    parts = [f"Task:\n{task}\n"]
-    if earlier:
-        parts.append("From the previous round:")
-        parts += [f"[{m.sender}] {m.content}" for m in earlier]
-    if now:
-        parts.append("From teammates this round:")
-        parts += [f"[{m.sender}] {m.content}" for m in now]
-    return "\n".join(parts) + "\n"
+    head = f"Task:\n{task}"
+    for title, msgs in (("From the previous round:", earlier), ("From teammates this round:", now)):
+        if msgs:
+            head += "\n\n" + "\n".join([title, *(f"[{m.sender}] {m.content}" for m in msgs)])
+    return head + "\n\n"
 
 
 def build_messages(spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool]) -> list[Message]:
@@ -123,7 +120,7 @@ def build_messages(spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool]) ->
     head = team_context(ctx.global_task, earlier, ctx.spatial_inputs)
     return [
         {"role": "system", "content": COMMON_RULES},
-        {"role": "user", "content": head + "\n" + "\n".join(own)},
+        {"role": "user", "content": head + "\n".join(own)},
     ]
 
 

@@ -234,7 +234,7 @@ class Executor:
         c = await run.metered("decision", "decision").acomplete(
             [
                 {"role": "system", "content": COMMON_RULES},
-                {"role": "user", "content": team_context(run.query, (), finals) + "\n" + rules},
+                {"role": "user", "content": team_context(run.query, (), finals) + rules},
             ],
             max_tokens=self.max_tokens,
             seed=self.seed,
