@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Quick start (1): set up (with Qwen2.5-Coder-0.5B), then the main job: a few HumanEval tasks
-# solved by one model call, by a two-agent team with the sandboxed Python tool, and by the same
-# team under overseer's supervision (rule tier, then the LLM supervisor); prints the comparison
-# and writes the report. Options after the script go to `overseer bench` (e.g. --limit 2).
+# Quick start (1): set up (with Qwen2.5-Coder-0.5B), then the main job on the calibrated browse
+# workload (a researcher with web_search / visit / page_down on a seeded offline wiki of long,
+# noisy HTML pages, then a writer): the first 5 test tasks solved by one model call, by the
+# team, and by the same team under overseer's rule tier (no LLM: loop breaker, masking,
+# purification of the HTML it reads). Prints the paired table (accuracy with its 95% interval,
+# net tokens, ratio against the team, acted on) and writes the report.
+# Options after the script go to `overseer bench` (e.g. --limit 3); DEMO_CONFIGS adds the LLM
+# supervisor (`...,baseline+supervise:llm`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -10,11 +14,12 @@ bash scripts/setup.sh
 MODEL="${DEMO_MODEL:-qwen2.5-coder-0.5b}"
 STORE="${DEMO_STORE:-results/demo.sqlite}"
 REPORT="${DEMO_REPORT:-results/report}"
-CONFIGS="${DEMO_CONFIGS:-direct,baseline,baseline+supervise:rules,supervised}"
+CONFIGS="${DEMO_CONFIGS:-direct,baseline,baseline+supervise:rules}"
 start=$(date +%s)
-.venv/bin/overseer bench --suite humaneval --configs "$CONFIGS" --baseline baseline \
-    --model "$MODEL" --limit 3 --store "$STORE" --allow-errors "$@"
+.venv/bin/overseer bench --suite browse --configs "$CONFIGS" --baseline baseline \
+    --model "$MODEL" --limit 5 --store "$STORE" --no-prompt-cache --allow-errors "$@"
 .venv/bin/overseer report --store "$STORE" --baseline baseline --out "$REPORT"
 echo
 echo "took $(( ($(date +%s) - start) / 60 )) min; results in $STORE"
+echo "n = 5 shows the mechanism at work (acted on, tokens cut), not a claim: see the README"
 echo "report: $REPORT/index.html (Markdown twin: $REPORT/report.md); open it in a browser"
