@@ -155,8 +155,8 @@ def window_table(window: int = 8192, tokenizer: str = "qwen2.5-coder-0.5b") -> s
 
     from overseer.models import ScriptedModel
     from overseer.traces import load_whowhen
-    from overseer.traces._tokens import ModelTokenizer
     from overseer.traces.judges import AllAtOnce
+    from overseer.traces.replay import ModelTokenizer
 
     tok = ModelTokenizer.load(tokenizer)
     judge = AllAtOnce(ScriptedModel([]), window=window, count=tok.count)
