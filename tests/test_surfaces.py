@@ -19,6 +19,8 @@ PACKAGES = (
     "sandbox",
     "supervise",
     "tasks",
+    "traces",
+    "experiments",
 )
 BOUND = {"runtime": 20, "models": 17}  # the core may export a little more than the others
 

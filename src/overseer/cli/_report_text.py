@@ -69,7 +69,7 @@ def print_report(
 def acted_on(records: Sequence[ResultRecord]) -> dict[str, tuple[int, int]]:
     """Per configuration with run traces found (from the current directory): (runs in which a
     mechanism acted, runs with a trace). A direct call keeps no trace, so it is left out."""
-    from overseer.bench._traces import find_trace, load_events, trace_roots
+    from overseer.bench.reports import find_trace, load_events, trace_roots
 
     roots = trace_roots(None)
     out: dict[str, tuple[int, int]] = {}
