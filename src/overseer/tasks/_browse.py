@@ -90,7 +90,6 @@ def _kinds() -> dict[str, tuple[str, list[tuple[str, str, int, int, str]]]]:
     return out
 
 
-
 @dataclass(frozen=True)
 class Page:
     """One page of the offline web: its address, title, raw HTML and the facts it states."""
@@ -141,8 +140,28 @@ def _noise(rng: random.Random, kind: str) -> str:
     raise ValueError(kind)
 
 
-def make_page(rng: random.Random, i: int) -> tuple[Page, str, str]:
-    """A page, plus one question about it and its answer label."""
+@dataclass(frozen=True)
+class _Draft:
+    """What a page of either browse suite draws first: its title and address, its facts (with
+    their questions and drawn values), the fact table and the body paragraphs with four ads."""
+
+    title: str
+    url: str
+    facts: list[tuple[str, str, int, int, str]]
+    values: dict[str, int]
+    table: str
+    paras: list[str]
+
+    def page(self, rng: random.Random, html: str) -> tuple[Page, str, str]:
+        """The page of `html`, one question drawn about it and its answer label."""
+        visible = f"{self.title}. " + " ".join(f"{k} {v}" for k, v in self.values.items())
+        label, question, *_ = rng.choice(self.facts)
+        page = Page(self.url, self.title, html, visible, self.values)
+        return page, question.format(t=self.title), label
+
+
+def _draft(rng: random.Random, paragraphs: tuple[int, int]) -> _Draft:
+    """Draw a page's kind, title, fact values and between `paragraphs` body paragraphs."""
     kinds = _kinds()
     kind = rng.choice(sorted(kinds))
     suffix, facts = kinds[kind]
@@ -157,11 +176,18 @@ def make_page(rng: random.Random, i: int) -> tuple[Page, str, str]:
     table = f'<table class="infobox" id="facts"><caption>{title}</caption>{rows}</table>'
     paras = [
         f'<p class="body-text">{" ".join(_sentence(rng) for _ in range(3))}</p>'
-        for _ in range(rng.randint(14, 20))
+        for _ in range(rng.randint(*paragraphs))
     ]
     for _ in range(4):
         paras.insert(rng.randrange(len(paras)), _noise(rng, "ad"))
-    paras.insert(rng.randint(4, len(paras) - 2), table)
+    return _Draft(title, url, facts, values, table, paras)
+
+
+def make_page(rng: random.Random, i: int) -> tuple[Page, str, str]:
+    """A page, plus one question about it and its answer label."""
+    d = _draft(rng, (14, 20))
+    title, paras = d.title, d.paras
+    paras.insert(rng.randint(4, len(paras) - 2), d.table)
     head = f"<head><title>{title}</title>{_noise(rng, 'style')}{_noise(rng, 'script')}</head>"
     cookie = (
         '<div class="cookie-banner" role="dialog"><p>We use cookies to improve your '
@@ -172,11 +198,7 @@ def make_page(rng: random.Random, i: int) -> tuple[Page, str, str]:
         f"<h2>History</h2>{''.join(paras)}</main><footer class='site-footer'>"
         f"{_noise(rng, 'nav')}</footer></body>"
     )
-    html = f"<!DOCTYPE html><html>{head}{body}</html>"
-    visible = f"{title}. " + " ".join(f"{k} {v}" for k, v in values.items())
-    label, question, *_ = rng.choice(facts)
-    page = Page(url, title, html, visible, values)
-    return page, question.format(t=title), label
+    return d.page(rng, f"<!DOCTYPE html><html>{head}{body}</html>")
 
 
 def build_corpus(size: int = BROWSE_SIZE, seed: int = BROWSE_SEED) -> list[tuple[Page, str, str]]:

@@ -25,10 +25,8 @@ from overseer.tasks._browse import (
     BrowserSession,
     Page,
     _BrowserTool,
-    _kinds,
-    _name,
+    _draft,
     _noise,
-    _sentence,
 )
 from overseer.tasks._types import Task
 
@@ -78,36 +76,18 @@ def _small(html: str, keep: int = 350) -> str:
 
 def make_item(rng: random.Random) -> Item:
     """A page whose fact table lies 1-2 page-downs deep, and one question about it."""
-    kinds = _kinds()
-    kind = rng.choice(sorted(kinds))
-    suffix, facts = kinds[kind]
-    title = f"{_name(rng)} {suffix}"
-    url = f"https://wiki.local/{title.replace(' ', '_')}"
-    values = {label: rng.randint(lo, hi) for label, _, lo, hi, _ in facts}
-    rows = "".join(
-        f'<tr class="row"><th scope="row">{label}</th>'
-        f'<td class="val">{values[label]}{unit}</td></tr>'
-        for label, _, _, _, unit in facts
-    )
-    table = f'<table class="infobox" id="facts"><caption>{title}</caption>{rows}</table>'
-    blocks = [
-        f'<p class="body-text">{" ".join(_sentence(rng) for _ in range(3))}</p>'
-        for _ in range(rng.randint(10, 13))
-    ]
-    for _ in range(4):
-        blocks.insert(rng.randrange(len(blocks)), _noise(rng, "ad"))
+    d = _draft(rng, (10, 13))
+    title = d.title
     depth = rng.choice(DEPTHS)
     head = (
         f"<!DOCTYPE html><html><head><title>{title}</title>{_small(_noise(rng, 'style'))}"
         f"</head><body>{_small(_noise(rng, 'nav'))}<main><h1>{title}</h1><h2>History</h2>"
     )
-    body = "".join(_place(head, blocks, table, depth))
+    body = "".join(_place(head, d.paras, d.table, depth))
     script = _small(_noise(rng, "script"))
     tail = f"</main><footer class='site-footer'>{script}</footer></body></html>"
-    visible = f"{title}. " + " ".join(f"{k} {v}" for k, v in values.items())
-    label, question, *_ = rng.choice(facts)
-    return Item(Page(url, title, head + body + tail, visible, values), question.format(t=title),
-                label, depth)  # fmt: skip
+    page, question, label = d.page(rng, head + body + tail)
+    return Item(page, question, label, depth)
 
 
 @cache
