@@ -41,6 +41,16 @@ class SummaryRow:
     mean_latency_s: float
     tokens_vs_baseline: float | None
 
+    def lead_cells(self) -> list[str]:
+        """The cells every table of the summary starts a row with (the terminal's and the
+        page's): suite, model, config, n, errors, unparsed."""
+        n, errors, unparsed = str(self.n), str(self.errors), str(self.unparsed)
+        return [self.suite, self.model, self.config, n, errors, unparsed]
+
+    def vs_baseline(self) -> str:
+        """Tokens relative to the baseline as a cell, e.g. `0.85x` (`-` without a baseline)."""
+        return "-" if self.tokens_vs_baseline is None else f"{self.tokens_vs_baseline:.2f}x"
+
 
 def accuracy_ci(correct: int, n: int) -> tuple[float, float, float]:
     """Accuracy and its 95% Wilson interval; NaN for all three when there is nothing to score."""
@@ -122,12 +132,7 @@ def summary_table(rows: Sequence[SummaryRow], *, baseline: str | None = None) ->
         t.add_column(col, justify="left" if col in ("suite", "model", "config") else "right")
     for r in rows:
         t.add_row(
-            r.suite,
-            r.model,
-            r.config,
-            str(r.n),
-            str(r.errors),
-            str(r.unparsed),
+            *r.lead_cells(),
             "-" if math.isnan(r.accuracy) else f"{r.accuracy:.3f}",
             "-" if math.isnan(r.ci_low) else f"{r.ci_low:.2f}-{r.ci_high:.2f}",
             f"{r.mean_tokens:.0f}",
@@ -135,7 +140,7 @@ def summary_table(rows: Sequence[SummaryRow], *, baseline: str | None = None) ->
             f"{r.mean_prompt:.0f}",
             f"{r.mean_cached:.0f}",
             f"{r.mean_completion:.0f}",
-            "-" if r.tokens_vs_baseline is None else f"{r.tokens_vs_baseline:.2f}x",
+            r.vs_baseline(),
             f"{r.mean_latency_s:.2f}",
         )
     return t

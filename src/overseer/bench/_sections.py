@@ -73,21 +73,15 @@ def summary_section(rows: Sequence[SummaryRow], baseline: str | None) -> Section
         "latency s",
     ]
     for r in rows:
-        vs = "-" if r.tokens_vs_baseline is None else f"{r.tokens_vs_baseline:.2f}x"
         s.rows.append(
             [
                 Cell(x)
                 for x in (
-                    r.suite,
-                    r.model,
-                    r.config,
-                    str(r.n),
-                    str(r.errors),
-                    str(r.unparsed),
+                    *r.lead_cells(),
                     _f(r.accuracy),
                     f"{_f(r.ci_low, '.2f')}–{_f(r.ci_high, '.2f')}",
                     f"{r.mean_tokens:.0f}",
-                    vs,
+                    r.vs_baseline(),
                     f"{r.mean_latency_s:.2f}",
                 )
             ]
