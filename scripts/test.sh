@@ -22,6 +22,7 @@ if ! command -v chromium >/dev/null 2>&1; then
   $SUDO apt-get install -y --no-install-recommends chromium \
     || { $SUDO apt-get update && $SUDO apt-get install -y --no-install-recommends chromium; }
 fi
-.venv/bin/ruff check src tests benchmarks
+.venv/bin/ruff check src tests benchmarks scripts
+.venv/bin/ruff format --check src tests benchmarks scripts
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"

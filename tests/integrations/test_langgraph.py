@@ -64,7 +64,6 @@ def _ask(agent: Any, question: str = PAGE_QUESTION) -> dict[str, Any]:
     return agent.invoke({"messages": [{"role": "user", "content": question}]})
 
 
-
 def test_without_overseer_the_whole_page_reaches_the_model(loopback: Start) -> None:
     srv = loopback(page_script())
     _ask(_page_agent(srv, []))

@@ -82,7 +82,6 @@ def _page_agent(srv: LoopbackServer, name: str = "researcher") -> Agent[Any]:
     )
 
 
-
 def test_without_overseer_the_whole_page_reaches_the_model(loopback: Start) -> None:
     srv = loopback(page_script())
     Runner.run_sync(_page_agent(srv), PAGE_QUESTION, run_config=NO_TRACING)

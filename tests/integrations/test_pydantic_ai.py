@@ -62,7 +62,6 @@ def _page_agent(srv: LoopbackServer, name: str = "researcher", **kw: Any) -> Age
     return agent
 
 
-
 def _tool_returns(result: Any) -> list[str]:
     return [
         str(p.content)

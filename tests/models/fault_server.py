@@ -88,8 +88,18 @@ def _reply(kind: str, n: int) -> tuple[int, dict[str, str], bytes] | None:
     if kind == "no-choices":
         return 200, js, b'{"id": "x", "object": "chat.completion", "usage": {}}'
     if kind == "not-json-text":
-        body = {**OK_BODY, "choices": [{**OK_BODY["choices"][0], "message": {  # type: ignore[dict-item]
-            "role": "assistant", "content": "Sure! The answer is 5."}}]}
+        body = {
+            **OK_BODY,
+            "choices": [
+                {
+                    **OK_BODY["choices"][0],
+                    "message": {  # type: ignore[dict-item]
+                        "role": "assistant",
+                        "content": "Sure! The answer is 5.",
+                    },
+                }
+            ],
+        }
         return 200, js, json.dumps(body).encode()
     if kind == "context":
         return 400, js, json.dumps(CTX_ERROR).encode()
