@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -35,9 +37,9 @@ def numeric_tasks(n: int) -> list[Task]:
 def answer_model() -> Model:
     """Right on even numbers, wrong on odd ones, so scores differ between tasks."""
 
-    def reply(msgs) -> str:
-        a = int(msgs[-1]["content"].split()[2].split("+")[0])
-        return f"The answer is {2 * a + a % 2}"
+    def reply(msgs) -> str:  # a JSON answer fits the direct call's closed-answer schema too
+        a = int(re.findall(r"What is (\d+)\+", " ".join(m["content"] for m in msgs))[-1])
+        return json.dumps({"reasoning": "add", "answer": 2 * a + a % 2})
 
     return ScriptedModel(reply)
 
