@@ -1,9 +1,13 @@
-"""Shared fixtures: the real embedded model, loaded once per test session."""
+"""Shared fixtures: the real embedded model, loaded once per test session; a local Ray; a
+directory other users cannot write."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -36,3 +40,15 @@ def local_ray(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     ray.cloudpickle.unregister_pickle_by_value(request.module)
     ray.shutdown()
+
+
+@pytest.fixture
+def readonly_dir() -> Iterator[Path]:
+    """A world-readable directory that another user cannot write (the read-only output and
+    store tests run their command as another user, with setpriv)."""
+    d = Path(tempfile.mkdtemp(prefix="overseer-ro-"))
+    try:
+        yield d
+    finally:
+        d.chmod(0o755)
+        shutil.rmtree(d)

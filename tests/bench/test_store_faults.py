@@ -7,8 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -111,17 +109,6 @@ def test_readonly_open_sees_a_live_writer(tmp_path: Path) -> None:
         writer.add(rec(7))
         with ResultStore(path, readonly=True) as reader:
             assert len(list(reader.records())) == 6
-
-
-@pytest.fixture
-def readonly_dir() -> Iterator[Path]:
-    """A world-readable directory another user cannot write (for a real read-only store)."""
-    d = Path(tempfile.mkdtemp(prefix="overseer-ro-"))
-    try:
-        yield d
-    finally:
-        d.chmod(0o755)
-        shutil.rmtree(d)
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root")

@@ -9,8 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,17 +24,6 @@ def _one_line(capsys: pytest.CaptureFixture[str], *argv: str, code: int = 2) -> 
     _, err = capsys.readouterr()
     assert err.count("\n") == 1 and err.startswith("overseer: error: "), err
     return err
-
-
-@pytest.fixture
-def readonly_dir() -> Iterator[Path]:
-    """A world-readable directory that another user cannot write."""
-    d = Path(tempfile.mkdtemp(prefix="overseer-ro-"))
-    try:
-        yield d
-    finally:
-        d.chmod(0o755)
-        shutil.rmtree(d)
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root")

@@ -5,14 +5,14 @@ a flag (on in the tests), and readers validate."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import orjson
 import pytest
 
 from overseer.models import Completion, ScriptedModel, Usage
 from overseer.runtime import Executor, make_team, read_trace
-from overseer.runtime._events import _MODELS, EVENT_NAMES
+from overseer.runtime._events import _MODELS, EVENT_NAMES, PluginEvent
 from overseer.runtime._trace import VALIDATE_ENV, Trace, dumps_line
 
 TEAM = make_team("chain", 2).model_dump()
@@ -63,17 +63,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "rule": {"by": "g", "rule": "loop", "agent": "a1", "subtask": "s", "detail": "d"},
     **{
         name: {"by": "plugin", "detail": {"n": 1, "ok": True}}
-        for name in (
-            "supervision",
-            "supervisor_stats",
-            "watcher_review",
-            "watcher_deferred",
-            "agentprune_update",
-            "harvest",
-            "codegen_result",
-            "trainer_start",
-            "trainer_end",
-        )
+        for name in get_args(PluginEvent.model_fields["event"].annotation)
     },
 }
 
