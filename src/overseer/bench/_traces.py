@@ -43,6 +43,32 @@ def load_events(path: Path) -> list[dict[str, Any]]:
     return list(read_trace(path))
 
 
+#: trace events that show a mechanism acted on a run (a plug-in's verdict, a rule, a rollback)
+ACT_EVENTS = frozenset({"verdict", "rule", "rollback"})
+
+
+def trace_acted(rec: ResultRecord, roots: Sequence[Path]) -> bool | None:
+    """Whether the result's run trace holds a verdict, a rule or a rollback; None when there is
+    no trace (a direct call keeps none, or the file is gone)."""
+    path = find_trace(rec, roots)
+    if path is None:
+        return None
+    return any(e.get("event") in ACT_EVENTS for e in load_events(path))
+
+
+def acted_counts(
+    records: Iterable[ResultRecord], roots: Sequence[Path]
+) -> dict[str, tuple[int, int]]:
+    """Per configuration with traces found: (runs in which a mechanism acted, runs traced)."""
+    out: dict[str, tuple[int, int]] = {}
+    for r in records:
+        hit = trace_acted(r, roots)
+        if hit is not None:
+            k, n = out.get(r.key.config, (0, 0))
+            out[r.key.config] = (k + hit, n + 1)
+    return out
+
+
 def interventions(events: Iterable[Mapping[str, Any]]) -> Counter[Intervention]:
     """(trigger, action) counts of the verdicts a run's plug-ins gave (approvals are not
     written). The trigger is the plug-in that gave it, with the SupervisorAgent's filter

@@ -16,12 +16,13 @@ from overseer.bench._report import (
     paired_view,
 )
 from overseer.bench._store import ResultKey
-from overseer.bench._traces import find_trace, load_events, trace_roots
+from overseer.bench._traces import acted_counts, find_trace, load_events, trace_acted, trace_roots
 
 __all__ = [
     "ResultKey",
     "SummaryRow",
     "accuracy_tokens",
+    "acted_counts",
     "default_baseline",
     "describe_provenance",
     "distinct_provenance",
@@ -33,5 +34,6 @@ __all__ = [
     "paired_view",
     "record_from_json",
     "record_json",
+    "trace_acted",
     "trace_roots",
 ]

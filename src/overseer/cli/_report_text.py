@@ -67,17 +67,8 @@ def print_report(
 
 
 def acted_on(records: Sequence[ResultRecord]) -> dict[str, tuple[int, int]]:
-    """Per configuration with run traces found (from the current directory): (runs in which a
+    """Per configuration with run traces found from the current directory: (runs in which a
     mechanism acted, runs with a trace). A direct call keeps no trace, so it is left out."""
-    from overseer.bench.reports import find_trace, load_events, trace_roots
+    from overseer.bench.reports import acted_counts, trace_roots
 
-    roots = trace_roots(None)
-    out: dict[str, tuple[int, int]] = {}
-    for r in records:
-        path = find_trace(r, roots)
-        if path is None:
-            continue
-        hit = any(e.get("event") in ("verdict", "rule", "rollback") for e in load_events(path))
-        k, n = out.get(r.key.config, (0, 0))
-        out[r.key.config] = (k + hit, n + 1)
-    return out
+    return acted_counts(records, trace_roots(None))

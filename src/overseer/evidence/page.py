@@ -13,8 +13,7 @@ from overseer.bench.reports import (
     ResultKey,
     describe_provenance,
     distinct_provenance,
-    find_trace,
-    load_events,
+    trace_acted,
     trace_roots,
 )
 from overseer.evidence.claims import Claim
@@ -33,8 +32,6 @@ _CACHE = {
 }
 ROW_MARK = "<!-- readme-row: "
 
-_ACTS = frozenset({"verdict", "rule", "rollback"})
-
 
 def acted_flags(parts: Sequence[Part], store: Path) -> dict[ResultKey, bool | None]:
     """Per record, whether a mechanism of its configuration acted: the part's own test for
@@ -47,10 +44,7 @@ def acted_flags(parts: Sequence[Part], store: Path) -> dict[ResultKey, bool | No
         for r in part.records:
             test = part.acted_by.get(r.key.config)
             flag = test(r) if test is not None else None
-            path = None if flag else find_trace(r, roots)
-            traced = (
-                None if path is None else any(e.get("event") in _ACTS for e in load_events(path))
-            )
+            traced = None if flag else trace_acted(r, roots)
             out[r.key] = True if flag else (traced if traced is not None else flag)
     return out
 
