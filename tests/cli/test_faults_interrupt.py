@@ -23,13 +23,20 @@ def _wait_for(proc: subprocess.Popen[str], log: Path, words: str, limit_s: float
         time.sleep(0.2)
 
 
+def _default_sigint() -> None:
+    """A test run started in the background gives its children SIGINT ignored (the shell's
+    rule for background jobs), and Python then never raises KeyboardInterrupt: restore it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_sigint_stops_an_embedded_bench_keeping_finished_results(tmp_path: Path) -> None:
     store, log = tmp_path / "r.sqlite", tmp_path / "err.txt"
     argv = [sys.executable, "-m", "overseer.cli", "bench", "--suite", "gsm8k-sample",
             "--limit", "6", "--model", "smollm2-135m", "--store", str(store)]  # fmt: skip
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with log.open("w") as err:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True, env=env,
+                                preexec_fn=_default_sigint)  # fmt: skip
     try:
         _wait_for(proc, log, "1/6 done", 600)
         proc.send_signal(signal.SIGINT)
