@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 from overseer.bench import ResultRecord, ResultStore
@@ -71,8 +72,12 @@ def test_two_benches_on_one_store_share_the_tasks(tmp_path: Path) -> None:
     argv = [sys.executable, "-m", "overseer.cli", "bench", "--suite", "gsm8k-sample", "--limit",
             "4", "--model", "smollm2-135m", "--store", str(store), "--no-progress"]  # fmt: skip
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    cpus = sorted(os.sched_getaffinity(0))
+    # each bench on a core of its own (its model then runs 1 thread): two llama.cpp processes
+    # spinning 2 threads each on 2 cores slow each other down by orders of magnitude
+    pins = [partial(os.sched_setaffinity, 0, {cpus[i % len(cpus)]}) for i in range(2)]
     procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env=env) for _ in range(2)]  # fmt: skip
+                              env=env, preexec_fn=pin) for pin in pins]  # fmt: skip
     outs = [p.communicate(timeout=900) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     ran = [int(re.search(r"(\d+) ran", out).group(1)) for out, _ in outs]  # type: ignore[union-attr]
