@@ -14,6 +14,7 @@ Long logs are fitted to the window explicitly (see `_render`); every case is cou
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -58,7 +59,7 @@ def _as_dict(value: Any) -> dict[str, Any]:
     return value
 
 
-class Judge:
+class Judge(ABC):
     """Shared machinery of the three judges: the model, the window, the counting of cost."""
 
     name = "judge"
@@ -84,6 +85,7 @@ class Judge:
 
     def fit(self, train: list[Trajectory]) -> None:
         """Judges learn nothing from training logs."""
+        return None
 
     def fitter(self, traj: Trajectory, ask: str, with_truth: bool) -> Fitter:
         """A fitter whose budget is the window less the prompt's fixed parts and the reply."""
@@ -136,10 +138,11 @@ class Judge:
             time.perf_counter() - start,
         )
 
+    @abstractmethod
     async def _run(
         self, traj: Trajectory, with_truth: bool, notes: Counter[str]
     ) -> tuple[str | None, int | None, str, Outcome]:
-        raise NotImplementedError
+        """The method itself: (agent, step, reason, outcome) for one log."""
 
 
 def _agent_of(traj: Trajectory, step: int) -> str:
