@@ -319,3 +319,30 @@ async def test_no_answer_within_max_steps(tmp_path: Path) -> None:
     # one step that calls a tool: no answer (with more steps the last one may only answer, and
     # a script that never answers is then unparsable: tests/runtime/test_step_limit.py)
     assert [(f.agent, f.reason) for f in res.failures] == [("a", "no_answer")]
+
+
+async def test_prompts_share_the_team_list_and_the_decision_reuses_it(tmp_path: Path) -> None:
+    """Every prompt of a run starts with the same rules, team list (each role once) and task;
+    an agent's own part only names it; the decision's prompt extends the last agent's head."""
+    model = echo_model()
+    team = make_team("complete", 3, rounds=1, pool="math")
+    await Executor(model, trace_dir=tmp_path).run(team, "Q?")
+    a1, a2, a3 = (prompts_of(model, a)[0] for a in ("a1", "a2", "a3"))
+    decision = next(c["messages"][1]["content"] for c in model.calls if c["actor"] == "decision")
+    head = a1.split("Your name: ")[0]
+    assert head.startswith("The team:\n- a1 (Math Solver): Solve") and head.endswith("Q?\n\n")
+    assert all(p.startswith(head) for p in (a2, a3, decision))
+    assert all(
+        a.role in head and a.role not in p.split(head)[1] for a in team.agents for p in (a1, a3)
+    )
+    assert decision.startswith(a3.split("\n\nYour name: ")[0] + "\n[a3] from a3\n\n")
+    assert a2.split(head)[1] == "From teammates this round:\n[a1] from a1\n\nYour name: a2."
+
+
+async def test_a_lone_agent_is_told_its_role(tmp_path: Path) -> None:
+    from overseer.runtime._agent import AgentContext, action_schema, build_messages
+
+    spec = AgentSpec(name="verifier", role="Verifier", instructions="Check it.")
+    own = build_messages(spec, AgentContext("Q?", 0, (), ()), [])[1]["content"]
+    assert own == "Task:\nQ?\n\nYour name: verifier.\nYour role: Verifier\nCheck it."
+    assert action_schema([])["properties"]["answer"]["minLength"] == 1  # grammar: no empty answer

@@ -145,6 +145,7 @@ class Executor:
                 temporal_inputs=run.channel.from_senders(
                     run.team.temporal_preds(name), round=r - 1
                 ),
+                team=run.team.agents,
             )
             try:
                 text = await host.agent(name).run(
@@ -234,7 +235,10 @@ class Executor:
         c = await run.metered("decision", "decision").acomplete(
             [
                 {"role": "system", "content": COMMON_RULES},
-                {"role": "user", "content": team_context(run.query, (), finals) + rules},
+                {
+                    "role": "user",
+                    "content": team_context(run.query, (), finals, team.agents) + rules,
+                },
             ],
             max_tokens=self.max_tokens,
             seed=self.seed,
