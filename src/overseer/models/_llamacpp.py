@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from overseer.models import _openai_shape as shape
+from overseer.models._front import ChatFront
 from overseer.models._types import (
     Completion,
     ContextWindowError,
@@ -36,8 +37,11 @@ class LlamaCppModel(Model):
     llama.cpp queues concurrent requests across `n_parallel` slots, so one instance is safe
     to share between threads and asyncio tasks. Each slot keeps its prompt's KV cache, so a
     prompt that starts like an earlier one is served partly from cache (`cached_prompt_tokens`).
-    The same server also listens on `listen_host` (loopback by default): `base_url` is an
-    OpenAI-compatible endpoint for HTTP clients such as smolagents.
+    The model is also served over HTTP on `listen_host`:`port` (loopback and a free port by
+    default): `base_url` is an OpenAI-compatible endpoint for HTTP clients (smolagents,
+    LangChain, the OpenAI Agents SDK, pydantic-ai). A request with `tools` gets OpenAI
+    `tool_calls` even when the model writes its call as bare JSON (see `_toolcalls`), and a
+    forced `tool_choice` constrains the output to a call.
 
     `prompt_cache=False` re-evaluates every prompt in full: slower, but the same prompt then
     always gives the same greedy output (a cached prefix was computed in other batches, and
@@ -79,8 +83,8 @@ class LlamaCppModel(Model):
         params.cpuparams_batch.n_threads = threads
         params.verbosity = 3 if verbose else -1
         params.warmup = False
-        params.hostnames = [listen_host]
-        params.port = port
+        params.hostnames = ["127.0.0.1"]  # llama.cpp's own listener: behind the front only
+        params.port = 0
         self.name = name or path.stem
         self.path = path
         self.n_ctx = n_ctx
@@ -89,16 +93,25 @@ class LlamaCppModel(Model):
         self.temperature = shape.backend_temperature(temperature)
         self._live: set[threading.Event] = set()  # stop flags of the calls in progress
         self._server: Any = xllamacpp.Server(params)
+        self._native = str(self._server.listening_address).rstrip("/")
+        try:
+            self._front = ChatFront(self._server.handle_chat_completions, self._native,
+                                    listen_host, port)  # fmt: skip
+        except OSError as exc:
+            self._server = None
+            raise ModelRequestError(
+                f"listen on {listen_host}:{port}: cannot serve the model there ({exc})"
+            ) from None
 
     @property
     def base_url(self) -> str:
-        """The loopback OpenAI-compatible endpoint of this in-process server (ends in /v1)."""
-        return str(self._server.listening_address).rstrip("/") + "/v1"
+        """The OpenAI-compatible HTTP endpoint serving this model (ends in /v1)."""
+        return self._front.url + "/v1"
 
     def count_tokens(self, text: str) -> int:
         """Tokens of `text` by this model's own tokenizer (the in-process server's /tokenize);
         used when a reply comes back without usage."""
-        url = self.base_url.removesuffix("/v1") + "/tokenize"
+        url = self._native + "/tokenize"
         data = json.dumps({"content": text}).encode()
         req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=30) as resp:  # loopback, our own server
@@ -160,6 +173,8 @@ class LlamaCppModel(Model):
         """Stop every call in progress (at its next token), then drop the model."""
         for stop in list(self._live):
             stop.set()
+        if self._server is not None:
+            self._front.close()
         self._server = None
 
 
