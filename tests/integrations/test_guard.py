@@ -119,7 +119,8 @@ def test_supervisor_reviews_an_error_and_is_booked(tmp_path: Path) -> None:
     assert g.ledger.by_kind()["supervisor"].prompt_tokens > 0
     g.book("a", prompt_tokens=3, completion_tokens=2, messages=[{"role": "user", "content": "x"}])
     g.end_run("answer")
-    events = list(read_trace(tmp_path / "t1-1.jsonl", validate=True))
+    (path,) = tmp_path.glob("*.jsonl")
+    events = list(read_trace(path, validate=True))
     names = [e["event"] for e in events]
     assert names[0] == "run_start" and names[-1] == "run_end"
     assert names.count("model_call") == 2 and "supervision" in names
@@ -147,7 +148,8 @@ def test_rule_firings_are_traced(tmp_path: Path) -> None:
     g.before_tool("a", "fetch", {})
     g.after_tool("a", "fetch", {}, PAGE)
     g.end_run()
-    rules = [e for e in read_trace(tmp_path / "r-1.jsonl", validate=True) if e["event"] == "rule"]
+    (path,) = tmp_path.glob("*.jsonl")
+    rules = [e for e in read_trace(path, validate=True) if e["event"] == "rule"]
     assert [e["rule"] for e in rules] == ["loop_breaker", "purification"]
     assert rules[1]["before_chars"] == len(PAGE) > rules[1]["after_chars"]
 

@@ -8,26 +8,32 @@ from pathlib import Path
 from typing import TypedDict, TypeVar
 
 from overseer.integrations._guard import (
+    CLOSED_NOTE,
     BudgetExceeded,
     Guard,
     GuardSettings,
+    RunStopped,
     ToolRecord,
     args_text,
+    model_label,
     run_sync,
 )
 from overseer.models import Model
 
 __all__ = [
+    "CLOSED_NOTE",
     "BudgetExceeded",
     "Guard",
     "GuardOptions",
     "GuardSettings",
+    "RunStopped",
     "ToolRecord",
     "args_text",
     "guarded_run",
     "make_guard",
     "masked_texts",
     "missing_extra",
+    "model_label",
     "run_sync",
 ]
 
@@ -64,15 +70,22 @@ def make_guard(
 
 
 async def guarded_run(
-    guard: Guard, task: str, run: Callable[[], Awaitable[T]], answer: Callable[[T], str]
+    guard: Guard,
+    task: str,
+    run: Callable[[], Awaitable[T]],
+    answer: Callable[[T], str],
+    model: str = "",
 ) -> T:
     """Run a framework's whole run as one guard run: its trace ends with the answer, or with
-    stop reason `budget` / `error` when the run raised (the error is raised on)."""
-    guard.start_run(task)
+    stop reason `budget` / `refusals` / `error` when the run raised (raised on)."""
+    guard.start_run(task, model=model)
     try:
         result = await run()
     except BudgetExceeded as exc:
         guard.end_run(stop_reason="budget", error=str(exc))
+        raise
+    except RunStopped as exc:
+        guard.end_run(stop_reason=exc.stop_reason, error=str(exc))
         raise
     except Exception as exc:
         guard.end_run(stop_reason="error", error=f"{type(exc).__name__}: {exc}")

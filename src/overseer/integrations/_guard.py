@@ -10,54 +10,52 @@ tier of `overseer.supervise.rules` and `SupervisorCore`. No framework is importe
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
 import threading
 from collections import Counter
-from collections.abc import Coroutine, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+from overseer.integrations._parts import (
+    CLOSED_NOTE,
+    NO_MODEL,
+    OnRefusals,
+    RunStopped,
+    StepBook,
+    args_text,
+    model_label,
+    run_sync,
+)
 from overseer.models import Completion, Model, Usage
 from overseer.runtime import Budget, Interaction, Ledger, Run, TeamSpec
-from overseer.runtime.books import BudgetExceeded, MeteredModel, Trace
+from overseer.runtime.books import (
+    BudgetExceeded,
+    MeteredModel,
+    Trace,
+    interaction_fields,
+    open_run,
+)
 from overseer.runtime.bus import Bus, UnsupportedVerdictError
 from overseer.runtime.verdicts import Approve, ReplaceAgent, ReplaceTeam, Rollback
 from overseer.supervise import Review, Step, SupervisorCore, SupervisorSettings, verdict_of
 from overseer.supervise.rules import RuleFiring, RuleSettings, RuleTier, ToolRecord
 
-__all__ = ["BudgetExceeded", "Guard", "GuardSettings", "ToolRecord", "args_text"]
+__all__ = [
+    "CLOSED_NOTE",
+    "NO_MODEL",
+    "BudgetExceeded",
+    "Guard",
+    "GuardSettings",
+    "OnRefusals",
+    "RunStopped",
+    "ToolRecord",
+    "args_text",
+    "model_label",
+    "run_sync",
+]
 
-T = TypeVar("T")
 Args = str | Mapping[str, Any]  # a tool call's arguments: JSON text or a mapping
-
-
-def args_text(args: object) -> str:
-    """Tool arguments as the rules compare them: JSON text with sorted keys (a string is kept
-    as given; what JSON cannot hold, as its text). The one writer for every adapter."""
-    if args is None:
-        return ""
-    if isinstance(args, str):
-        return args
-    if isinstance(args, Mapping):
-        args = dict(args)
-    try:
-        return json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        return str(args)
-
-
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine from sync code, also when the caller already runs an event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 async def _no_verifier(task: str, run: Run) -> str:
@@ -74,21 +72,35 @@ class GuardSettings:
     supervisor: SupervisorSettings | None = None
     budget_tokens: int | None = None
     budget_calls: int | None = None
+    #: refused tool calls of one agent in a row after which `on_refusals` acts (0: never)
+    answer_after_refusals: int = 2
+    on_refusals: OnRefusals = "answer"
 
     def __post_init__(self) -> None:
         for name in ("budget_tokens", "budget_calls"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ValueError(f"guard {name}: expected an integer >= 1 or None, got {value!r}")
+        n = self.answer_after_refusals
+        if not isinstance(n, int) or n < 0:
+            raise ValueError(f"guard answer_after_refusals: expected an integer >= 0, got {n!r}")
+        if self.on_refusals not in ("answer", "stop"):
+            raise ValueError(
+                f"guard on_refusals: expected 'answer' or 'stop', got {self.on_refusals!r}"
+            )
 
 
 class Guard:
     """overseer's engine for one agent team inside another framework (one run at a time).
 
-    Thread-safe: frameworks run tool calls in parallel threads. `ledger` is the current run's
-    (a new one per `start_run`), `stats` sums up what acted. The LLM supervisor's verdicts are
-    applied by a bus of the run (`bus`), with the guard as its host: a guard honours guide,
-    replace and verify (a framework's own loop cannot be rolled back or re-staffed from here).
+    Thread-safe: frameworks run tool calls in parallel threads. Each run is opened by the
+    runtime's `open_run` (a unique id across processes; its ledger and trace: the trace file
+    in `trace_dir`, else nowhere but the OpenTelemetry sinks). `ledger` is the current run's,
+    `stats` sums up what acted. The LLM supervisor's verdicts are applied by a bus of the run
+    (`bus`), with the guard as its host: a guard honours guide, replace and verify (a
+    framework's own loop cannot be rolled back or re-staffed from here). Each tool call is
+    traced as an `interaction` (and an agent's last model call as its answer), so a run's
+    spans have the runtime's tree: `invoke_agent` steps holding `chat` and `execute_tool`.
     """
 
     label = "guard"
@@ -109,27 +121,28 @@ class Guard:
         self.supervisor_settings = self.settings.supervisor or SupervisorSettings()
         self.rules = RuleTier(self.settings.rules)
         self.core: SupervisorCore | None = None
-        self.run_name = run_name or "guard"
+        self.run_name = run_name  # the agent a single-agent adapter guards (trace `team`)
         self.trace_dir = Path(trace_dir) if trace_dir is not None else None
+        self.run: Run | None = None
         self.trace: Trace | None = None
         self.task = ""
         self.runs = 0
         self.counts: Counter[str] = Counter()
         self.spent: dict[str, str] = {}  # agent -> why its own token budget is spent
+        self.stop_reason: str | None = None  # set when the guard ended the run itself
         self._lock = threading.RLock()
         self._sup_lock = threading.Lock()
-        self.ledger = self._new_ledger()
+        self._steps = StepBook()
+        self.ledger = Ledger("", self._budget())
         self.bus: Bus | None = None  # the current run's, when there is an LLM supervisor
 
     # -- run lifecycle -------------------------------------------------------------------
-    def _new_ledger(self) -> Ledger:
-        budget = Budget(
-            max_tokens=self.settings.budget_tokens, max_calls=self.settings.budget_calls
-        )
-        return Ledger(f"{self.run_name}-{self.runs}", budget)
+    def _budget(self) -> Budget:
+        return Budget(max_tokens=self.settings.budget_tokens, max_calls=self.settings.budget_calls)
 
-    def start_run(self, task: str) -> None:
-        """Forget the previous run: rule tier, supervisor history, counts; a new ledger."""
+    def start_run(self, task: str, *, model: str = "") -> None:
+        """Forget the previous run (rule tier, supervisor history, counts) and open a new one
+        with `open_run`: a new id, ledger and trace. `model`: the agents' model, when known."""
         with self._lock:
             if self.trace is not None:
                 self.end_run(stop_reason="superseded")
@@ -138,26 +151,28 @@ class Guard:
             self.rules.reset()
             self.counts = Counter()
             self.spent = {}
+            self.stop_reason = None
+            self._steps = StepBook()
             self.core = SupervisorCore(self.supervisor_settings) if self.supervisor_model else None
-            self.ledger = self._new_ledger()
-            if self.trace_dir is not None:
-                self.trace = Trace(self.trace_dir / f"{self.ledger.run}.jsonl", self.ledger.run)
-                self.trace.event(
-                    "run_start",
-                    query=task,
-                    team={"agents": []},  # the framework's agents are not known up front
-                    model="",
-                    supervisors=["rules", *(["supervisor"] if self.core else [])],
-                )
-            self.bus = self._new_bus(task) if self.supervisor_model is not None else None
-
-    def _new_bus(self, task: str) -> Bus:
-        """The bus that applies the supervisor's verdicts in this run (its books: the run's)."""
-        assert self.supervisor_model is not None
-        rid = self.ledger.run
-        trace = self.trace or Trace(Path(os.devnull), rid)
-        run = Run(rid, task, TeamSpec.placeholder(), self.supervisor_model, self.ledger, trace)
-        return Bus(run, host=self, verifier=_no_verifier)
+            team = TeamSpec.placeholder()
+            run = open_run(
+                task,
+                team,
+                self.supervisor_model or NO_MODEL,
+                trace_dir=self.trace_dir,
+                budget=self._budget(),
+            )
+            self.run, self.ledger, self.trace = run, run.ledger, run.trace
+            agents = [{"name": self.run_name}] if self.run_name else []
+            supervisors = ["rules", *(["supervisor"] if self.core else [])]
+            run.trace.event(
+                "run_start",
+                query=task,
+                team={"agents": agents},  # a framework's agents are not known up front
+                model=model_label(model),
+                supervisors=supervisors,
+            )
+            self.bus = Bus(run, host=self, verifier=_no_verifier) if self.core else None
 
     # -- the bus's host: nothing to roll back or re-staff in another framework's loop ------
     def roll_back(self, v: Rollback) -> None:
@@ -172,10 +187,17 @@ class Guard:
     def end_run(
         self, answer: str = "", *, stop_reason: str = "done", error: str | None = None
     ) -> None:
-        """Close the run's trace with its usage (no-op without a trace)."""
+        """Close the run: each agent's last model call not followed by a tool call is traced
+        as its answer, then `run_end` with the usage (the guard's own stop reason, when it
+        ended the run, replaces `done`). No-op when no run is open."""
         with self._lock:
             if self.trace is None:
                 return
+            for agent in self._steps.open_agents():
+                out = self._steps.last_output.get(agent, "")
+                self._step_event(agent, "message", None, out, out, None)
+            if stop_reason == "done" and self.stop_reason is not None:
+                stop_reason = self.stop_reason
             ledger = self.ledger
             self.trace.run_end(answer, stop_reason, error, ledger.total, ledger.by_actor())
             self.trace.close()
@@ -195,20 +217,58 @@ class Guard:
         if self.trace is not None:
             self.trace.event("rule", by="guard", **asdict(firing))
 
+    def _step_event(
+        self, agent: str, kind: str, tool: str | None, args: str, shown: str, error: str | None
+    ) -> None:
+        """Trace one step of `agent` as the runtime does (an `interaction`): the usage of the
+        model calls since its last step, its tool call (or answer) and what it read."""
+        if self.trace is None:  # the run has ended (a shared guard's late call)
+            return
+        i = Interaction(
+            kind=kind,  # type: ignore[arg-type]
+            agent=agent,
+            global_task=self.task,
+            local_task=self.task,
+            round=0,
+            step=self._steps.next(agent),
+            input=args,
+            observation=shown,
+            error=error,
+            tool=tool,
+            usage=self._steps.take_usage(agent),
+        )
+        self.trace.event("interaction", **interaction_fields(i))
+
     # -- tools ---------------------------------------------------------------------------
     def before_tool(self, agent: str, tool: str, args: Args) -> str | None:
         """None: let the tool run; a text: return it to the model INSTEAD of running the tool
-        (the loop breaker, or a spent step budget). Counts the action."""
+        (the loop breaker, or a spent step budget). Counts the action, and the refusals in a
+        row that close the agent's tools (`tools_closed`) or end the run."""
         with self._lock:
             self._ensure_run()
             self.counts["actions"] += 1
-            step = Step(agent, self.subtask, "tool", tool=tool, args=args_text(args))
-            blocked = self.rules.before_action(step)
+            text = args_text(args)
+            blocked = self.rules.before_action(
+                Step(agent, self.subtask, "tool", tool=tool, args=text)
+            )
             if blocked is None:
+                self._steps.refused[agent] = 0
                 return None
             self.counts["blocked"] += 1
+            self._steps.refused[agent] += 1
             self._fired(blocked.firing)
+            self._step_event(agent, "tool", tool, text, blocked.note, None)
             return blocked.note
+
+    def refusals_acted(self, agent: str) -> OnRefusals | None:
+        """What `agent`'s refused calls in a row ask for before its next model call: "answer"
+        (call the model without tools, `CLOSED_NOTE` after the last output), "stop" (end the
+        run: `check_budget` raises RunStopped), or None (go on as usual)."""
+        n = self.settings.answer_after_refusals
+        with self._lock:
+            if n == 0 or self._steps.refused[agent] < n:
+                return None
+            return self.settings.on_refusals
 
     def after_tool(
         self, agent: str, tool: str, args: Args, output: str, *, error: str | None = None
@@ -216,16 +276,23 @@ class Guard:
         """The tool output the model should read: purified by the rules when over-long, then
         what the LLM supervisor decided where one is configured."""
         text, step = self._rule_output(agent, tool, args, output, error)
-        if self.core is None:
-            return text
-        return run_sync(self._supervise(step, text))
+        if self.core is not None:
+            text = run_sync(self._supervise(step, text))
+        return self._tool_done(step, text)
 
     async def aafter_tool(
         self, agent: str, tool: str, args: Args, output: str, *, error: str | None = None
     ) -> str:
         """`after_tool` for async frameworks (the supervisor's model call is awaited)."""
         text, step = self._rule_output(agent, tool, args, output, error)
-        return text if self.core is None else await self._supervise(step, text)
+        if self.core is not None:
+            text = await self._supervise(step, text)
+        return self._tool_done(step, text)
+
+    def _tool_done(self, step: Step, shown: str) -> str:
+        with self._lock:
+            self._step_event(step.agent, "tool", step.tool, step.args, shown, step.error)
+            return shown
 
     def _rule_output(
         self, agent: str, tool: str, args: Args, output: str, error: str | None
@@ -306,11 +373,16 @@ class Guard:
 
     def check_budget(self, agent: str | None = None) -> None:
         """Raise BudgetExceeded when the team (or `agent`, by its rule-tier token budget) may
-        not make another model call."""
+        not make another model call, and RunStopped when `agent`'s refusals in a row end the
+        run (`on_refusals="stop"`)."""
         with self._lock:
             if agent is not None and agent in self.spent:
                 raise BudgetExceeded("tokens", self.spent[agent])
             self.ledger.check()
+            if agent is not None and self.refusals_acted(agent) == "stop":
+                n = self._steps.refused[agent]
+                self.stop_reason = "refusals"
+                raise RunStopped("refusals", f"{agent}: {n} tool calls in a row were refused")
 
     def book(
         self,
@@ -318,20 +390,24 @@ class Guard:
         *,
         prompt_tokens: int,
         completion_tokens: int,
+        cached_tokens: int = 0,
         model: str = "",
         latency_s: float = 0.0,
         messages: Sequence[Mapping[str, Any]] = (),
         output: str = "",
         reported: bool = True,
     ) -> None:
-        """Book one framework model call of `agent` (`reported=False`: the framework gave no
-        usage); raises BudgetExceeded once the team's token budget is overspent or the agent's
+        """Book one framework model call of `agent` (`cached_tokens`: its prompt tokens the
+        server read from its prefix cache; `reported=False`: the framework gave no usage);
+        raises BudgetExceeded once the team's token budget is overspent or the agent's
         rule-tier token budget is spent (and `check_budget` keeps raising for the rest)."""
         with self._lock:
             self._ensure_run()
-            usage = Usage(prompt_tokens, completion_tokens)
+            usage = Usage(prompt_tokens, completion_tokens, min(cached_tokens, prompt_tokens))
+            model = model_label(model)
             self.ledger.book(agent, "agent", model, usage, latency_s)
             self.counts["unreported_usage"] += not reported
+            self._steps.booked(agent, usage, output)
             if self.trace is not None:
                 done = Completion(output, usage, latency_s, model=model, finish_reason="stop")
                 self.trace.model_call(agent, "agent", model, messages, done)

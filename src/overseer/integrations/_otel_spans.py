@@ -74,6 +74,7 @@ class RunSpans:
         self._pending: dict[str, list[Record]] = {}  # an agent's model calls awaiting its step
         self._steps: dict[tuple[str, int, int], tuple[SpanContext, float]] = {}  # -> step, end
         self._error: str | None = None
+        self._model = ""  # the root's model: run_start's, else the first agent call's
 
     # -- the sink ----------------------------------------------------------------------------
     def event(self, record: Record) -> None:
@@ -102,6 +103,7 @@ class RunSpans:
             "gen_ai.conversation.id": self.run,
         }
         if r["event"] == "run_start":
+            self._model = r["model"]
             attrs["gen_ai.request.model"] = r["model"]
             attrs["overseer.team.agents"] = [a["name"] for a in r["team"].get("agents", [])]
             attrs["overseer.supervisors"] = list(r["supervisors"])
@@ -120,6 +122,7 @@ class RunSpans:
             {
                 "gen_ai.usage.input_tokens": usage["input_tokens"],
                 "gen_ai.usage.output_tokens": usage["output_tokens"],
+                "gen_ai.usage.cache_read_input_tokens": usage.get("cached_input_tokens", 0),
                 "overseer.stop_reason": r["stop_reason"],
             }
         )
@@ -139,6 +142,11 @@ class RunSpans:
 
     # -- model calls and agent steps ---------------------------------------------------------
     def _model_call(self, r: Record) -> None:
+        if not self._model and r["overseer.actor.kind"] == "agent":
+            # a framework guard's run does not know its agents' model up front
+            self._model = r["gen_ai.request.model"]
+            assert self._root is not None
+            self._root.set_attribute("gen_ai.request.model", self._model)
         if r["overseer.actor.kind"] == "agent":
             self._pending.setdefault(r["gen_ai.agent.name"], []).append(r)
         else:

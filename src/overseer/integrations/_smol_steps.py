@@ -15,8 +15,8 @@ from smolagents.models import ChatMessage
 from smolagents.monitoring import TokenUsage
 from smolagents.utils import AgentParsingError
 
-from overseer.integrations._guard import args_text
-from overseer.models import Completion, Model, ModelError, Request, Usage
+from overseer.integrations._parts import args_text
+from overseer.models import Usage
 from overseer.supervise import Step
 from overseer.supervise.rules import RuleTier, ToolRecord
 
@@ -107,18 +107,6 @@ def own_tokens(memory_step: ActionStep) -> int:
     """The agent's own model tokens of a step (before the supervisor's are added)."""
     u = memory_step.token_usage
     return (u.input_tokens + u.output_tokens) if u is not None else 0
-
-
-class _NoModel(Model):
-    """The model of mode `rules`: the core never asks it (asking it is a bug, said loudly)."""
-
-    name = "no-model"
-
-    def _complete(self, request: Request) -> Completion:
-        raise ModelError("mode 'rules' has no supervisor model: the LLM tier must not be asked")
-
-
-NO_MODEL: Model = _NoModel()
 
 
 def mask_memory(

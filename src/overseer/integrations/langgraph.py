@@ -38,14 +38,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 from overseer.integrations._adapter import (
+    CLOSED_NOTE,
     BudgetExceeded,
     Guard,
     GuardOptions,
     GuardSettings,
+    RunStopped,
     ToolRecord,
     args_text,
     make_guard,
     missing_extra,
+    model_label,
 )
 from overseer.models import Model
 
@@ -57,7 +60,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise missing_extra("langgraph", "LangChain v1", "langgraph") from exc
 
-__all__ = ["BudgetExceeded", "Guard", "GuardSettings", "OverseerMiddleware"]
+__all__ = ["BudgetExceeded", "Guard", "GuardSettings", "OverseerMiddleware", "RunStopped"]
 
 OnBudget = Literal["raise", "end"]
 ToolResult = ToolMessage | Command[Any]
@@ -82,6 +85,17 @@ def _role(m: BaseMessage) -> str:
 def _plain(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     """Chat messages as the trace stores them (role, text)."""
     return [{"role": _role(m), "content": _text(m.content)} for m in messages]
+
+
+def _closed(messages: list[Any]) -> list[Any]:
+    """The messages with the closing note after the last tool output (tools are closed)."""
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].type == "tool"), None)
+    if last is None:
+        return messages
+    out = list(messages)
+    text = _text(messages[last].content) + CLOSED_NOTE
+    out[last] = messages[last].model_copy(update={"content": text})
+    return out
 
 
 def _task(messages: Sequence[BaseMessage]) -> str:
@@ -152,14 +166,21 @@ class OverseerMiddleware(AgentMiddleware):
 
     # -- model calls ---------------------------------------------------------------------
     def _prepare(self, request: ModelRequest) -> tuple[ModelRequest, AIMessage | None]:
-        """Budget check and masking; an AIMessage when the run must end instead of calling."""
+        """Budget check and masking, the tools closed after refusals in a row; an AIMessage
+        when the run must end instead of calling (a spent budget, or `on_refusals="stop"`)."""
+        who = self._who(request.messages)
         try:
-            self.guard.check_budget(self._who(request.messages))
+            self.guard.check_budget(who)
         except BudgetExceeded as exc:
             if self.on_budget == "raise":
                 raise
             return request, AIMessage(content=f"[overseer] stopped: {exc}")
-        return request.override(messages=self._masked(request.messages)), None
+        except RunStopped as exc:
+            return request, AIMessage(content=f"[overseer] stopped: {exc.detail}")
+        messages = self._masked(request.messages)
+        if self.guard.refusals_acted(who) == "answer":
+            return request.override(messages=_closed(messages), tools=[], tool_choice=None), None
+        return request.override(messages=messages), None
 
     def _masked(self, messages: list[Any]) -> list[Any]:
         """The messages with older tool outputs replaced by one-line stubs."""
@@ -187,12 +208,15 @@ class OverseerMiddleware(AgentMiddleware):
             return
         usage = ai.usage_metadata
         meta = ai.response_metadata or {}
+        asked = getattr(request.model, "model_name", None) or getattr(request.model, "model", None)
+        details = usage.get("input_token_details") if usage is not None else None
         try:
             self.guard.book(
                 self.agent or ai.name or "agent",
                 prompt_tokens=int(usage["input_tokens"]) if usage else 0,
                 completion_tokens=int(usage["output_tokens"]) if usage else 0,
-                model=str(meta.get("model_name") or meta.get("model") or ""),
+                cached_tokens=int((details or {}).get("cache_read") or 0),
+                model=model_label(str(asked or meta.get("model_name") or meta.get("model") or "")),
                 latency_s=time.monotonic() - started,
                 messages=_plain(request.messages) if self.guard.trace is not None else (),
                 output=_text(ai.content),

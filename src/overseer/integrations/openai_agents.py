@@ -38,13 +38,20 @@ What these hooks cannot do:
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import time
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Unpack
 
 import overseer.integrations._adapter as ad
-from overseer.integrations._adapter import BudgetExceeded, Guard, GuardOptions, GuardSettings
+from overseer.integrations._adapter import (
+    BudgetExceeded,
+    Guard,
+    GuardOptions,
+    GuardSettings,
+    RunStopped,
+)
 
 try:
     from agents import (
@@ -66,7 +73,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ad.missing_extra("openai_agents", "the OpenAI Agents SDK", "openai-agents") from exc
 
-__all__ = ["BudgetExceeded", "Guard", "GuardSettings", "Overseer", "OverseerHooks"]
+__all__ = ["BudgetExceeded", "Guard", "GuardSettings", "Overseer", "OverseerHooks", "RunStopped"]
 
 
 def _get(item: Any, key: str) -> Any:
@@ -140,10 +147,12 @@ class OverseerHooks(RunHooks[Any]):
         started, messages = self._started.pop((id(context), agent.name), (time.monotonic(), []))
         usage = response.usage
         out = [_text(_get(o, "content") or _get(o, "arguments") or "") for o in response.output]
+        details = getattr(usage, "input_tokens_details", None)
         self.guard.book(
             agent.name,
             prompt_tokens=usage.input_tokens,
             completion_tokens=usage.output_tokens,
+            cached_tokens=int(getattr(details, "cached_tokens", 0) or 0),
             model=_model_name(agent),
             latency_s=time.monotonic() - started,
             messages=messages,
@@ -213,12 +222,26 @@ class Overseer:
         if not isinstance(tool, FunctionTool):
             return tool
         guarded = copy.copy(tool)
+        guarded.is_enabled = self._enabled(tool.is_enabled)
         guarded.tool_input_guardrails = [self._input_guardrail, *(tool.tool_input_guardrails or [])]
         guarded.tool_output_guardrails = [
             *(tool.tool_output_guardrails or []),
             self._output_guardrail,
         ]
         return guarded
+
+    def _enabled(self, original: Any) -> Callable[[RunContextWrapper[Any], Any], Awaitable[bool]]:
+        """The tool's `is_enabled`, off while the agent's tools are closed after refusals."""
+
+        async def is_enabled(ctx: RunContextWrapper[Any], agent: Any) -> bool:
+            if self.guard.refusals_acted(agent.name) == "answer":
+                return False
+            if not callable(original):
+                return bool(original)
+            got = original(ctx, agent)
+            return bool(await got) if inspect.isawaitable(got) else bool(got)
+
+        return is_enabled
 
     def run_config(self, base: RunConfig | None = None) -> RunConfig:
         """`base` (or a default RunConfig) with overseer's model-input filter, run after the
@@ -254,7 +277,8 @@ class Overseer:
             return Runner.run(guarded, input, run_config=config, hooks=hooks_, **kwargs)
 
         task = input if isinstance(input, str) else _task(input)
-        return await ad.guarded_run(self.guard, task, run, lambda r: _text(r.final_output))
+        answer: Callable[[RunResult], str] = lambda r: _text(r.final_output)  # noqa: E731
+        return await ad.guarded_run(self.guard, task, run, answer, _model_name(agent))
 
     def run_sync(
         self, agent: Agent[Any], input: str | list[TResponseInputItem], **kwargs: Any
@@ -294,8 +318,14 @@ class Overseer:
             name = str(_get(call, "name") or "tool") if call is not None else "tool"
             args = ad.args_text(_get(call, "arguments")) if call is not None else ""
             records.append(ad.ToolRecord(name, args, _text(_get(items[k], "output"))))
-        for n, stub in ad.masked_texts(self.guard, data.agent.name, records).items():
+        shown = {n: r.text for n, r in enumerate(records)}
+        shown |= ad.masked_texts(self.guard, data.agent.name, records)
+        if self.guard.refusals_acted(data.agent.name) == "answer":
+            shown[len(records) - 1] += ad.CLOSED_NOTE  # the tools are closed: answer now
+        for n, text in shown.items():
+            if text == records[n].text:
+                continue
             item = items[where[n]]
             plain = dict(item) if isinstance(item, Mapping) else item.model_dump(exclude_unset=True)
-            items[where[n]] = {**plain, "output": stub}
+            items[where[n]] = {**plain, "output": text}
         return ModelInputData(input=items, instructions=data.model_data.instructions)

@@ -41,18 +41,25 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Unpack, cast
 
 import overseer.integrations._adapter as ad
-from overseer.integrations._adapter import BudgetExceeded, Guard, GuardOptions, GuardSettings
+from overseer.integrations._adapter import (
+    BudgetExceeded,
+    Guard,
+    GuardOptions,
+    GuardSettings,
+    RunStopped,
+)
 
 try:
     from pydantic_ai import RunContext
     from pydantic_ai import messages as pm
     from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai.exceptions import SkipModelRequest
     from pydantic_ai.models import ModelRequestContext
     from pydantic_ai.tools import ToolDefinition
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ad.missing_extra("pydantic_ai", "pydantic-ai", "pydantic-ai") from exc
 
-__all__ = ["BudgetExceeded", "Guard", "GuardSettings", "OverseerCapability"]
+__all__ = ["BudgetExceeded", "Guard", "GuardSettings", "OverseerCapability", "RunStopped"]
 
 
 def _prompt(ctx: RunContext[Any]) -> str:
@@ -113,7 +120,8 @@ class OverseerCapability(AbstractCapability[Any]):
     async def wrap_run(self, ctx: RunContext[Any], *, handler: Callable[[], Awaitable[Any]]) -> Any:
         if self.owns_guard:
             answer: Callable[[Any], str] = lambda r: str(getattr(r, "output", ""))  # noqa: E731
-            return await ad.guarded_run(self.guard, _prompt(ctx), handler, answer)
+            model = ctx.model.model_name if ctx.model is not None else ""
+            return await ad.guarded_run(self.guard, _prompt(ctx), handler, answer, model)
         if self.guard.runs == 0:  # a shared guard: the caller starts runs, else the first one
             self.guard.start_run(_prompt(ctx))
         return await handler()
@@ -123,7 +131,11 @@ class OverseerCapability(AbstractCapability[Any]):
         self, ctx: RunContext[Any], request_context: ModelRequestContext
     ) -> ModelRequestContext:
         who = self._who(ctx)
-        self.guard.check_budget(who)
+        try:
+            self.guard.check_budget(who)
+        except RunStopped as exc:  # the run ends with this as its answer (`on_refusals="stop"`)
+            text = f"[overseer] stopped: {exc.detail}"
+            raise SkipModelRequest(pm.ModelResponse(parts=[pm.TextPart(text)])) from exc
         masked = self._masked(who, request_context.messages)
         traced = _plain(masked) if self.guard.trace is not None else []
         self._started[ctx.run_id or ""] = (time.monotonic(), traced)
@@ -155,15 +167,25 @@ class OverseerCapability(AbstractCapability[Any]):
             call = calls.get(part.tool_call_id)
             args = ad.args_text(call.args_as_dict()) if call is not None else ""
             records.append(ad.ToolRecord(part.tool_name, args, part.model_response_str()))
+        shown = ad.masked_texts(self.guard, who, records)
+        if self.guard.refusals_acted(who) == "answer":  # the tools are closed: answer now
+            shown[len(records) - 1] = shown.get(len(records) - 1, records[-1].text) + ad.CLOSED_NOTE
         out = list(messages)
-        for n, stub in ad.masked_texts(self.guard, who, records).items():
+        for n, text in shown.items():
             i, j = where[n]
             msg, part = out[i], out[i].parts[j]
             assert isinstance(msg, pm.ModelRequest) and isinstance(part, pm.ToolReturnPart)
             parts = list(msg.parts)
-            parts[j] = dataclasses.replace(cast("pm.ToolReturnPart[Any]", part), content=stub)
+            parts[j] = dataclasses.replace(cast("pm.ToolReturnPart[Any]", part), content=text)
             out[i] = dataclasses.replace(msg, parts=parts)
         return out
+
+    async def prepare_tools(
+        self, ctx: RunContext[Any], tool_defs: list[ToolDefinition]
+    ) -> list[ToolDefinition]:
+        """No function tools for this step while the agent's tools are closed after refusals
+        in a row (`GuardSettings.on_refusals="answer"`), as the runtime's agent does."""
+        return [] if self.guard.refusals_acted(self._who(ctx)) == "answer" else tool_defs
 
     async def after_model_request(
         self,
@@ -175,11 +197,13 @@ class OverseerCapability(AbstractCapability[Any]):
         started, messages = self._started.pop(ctx.run_id or "", (time.monotonic(), []))
         usage = response.usage
         text = "".join(p.content for p in response.parts if isinstance(p, pm.TextPart))
+        asked = request_context.model.model_name if request_context.model is not None else ""
         self.guard.book(
             self._who(ctx),
             prompt_tokens=usage.input_tokens,
             completion_tokens=usage.output_tokens,
-            model=response.model_name or "",
+            cached_tokens=usage.cache_read_tokens,
+            model=ad.model_label(asked or response.model_name or ""),
             latency_s=time.monotonic() - started,
             messages=messages,
             output=text,

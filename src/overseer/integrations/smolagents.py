@@ -32,10 +32,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "overseer.integrations.smolagents needs smolagents: pip install 'overseer[smolagents]'"
     ) from exc
 
-from overseer.integrations._guard import run_sync
+from overseer.integrations._parts import NO_MODEL, run_sync
 from overseer.integrations._smol_hooks import hooked, install
 from overseer.integrations._smol_steps import (
-    NO_MODEL,
     book_tokens,
     mask_memory,
     own_tokens,
