@@ -94,14 +94,16 @@ class LlamaCppModel(Model):
         self._live: set[threading.Event] = set()  # stop flags of the calls in progress
         self._server: Any = xllamacpp.Server(params)
         self._native = str(self._server.listening_address).rstrip("/")
+        self._front = self._serve(listen_host, port)
+
+    def _serve(self, host: str, port: int) -> ChatFront:
+        """The OpenAI-compatible HTTP front on host:port (see `_front`)."""
         try:
-            self._front = ChatFront(self._server.handle_chat_completions, self._native,
-                                    listen_host, port)  # fmt: skip
+            return ChatFront(self._server.handle_chat_completions, self._native, host, port)
         except OSError as exc:
             self._server = None
-            raise ModelRequestError(
-                f"listen on {listen_host}:{port}: cannot serve the model there ({exc})"
-            ) from None
+            msg = f"listen on {host}:{port}: cannot serve the model there ({exc})"
+            raise ModelRequestError(msg) from None
 
     @property
     def base_url(self) -> str:
