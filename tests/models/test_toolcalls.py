@@ -50,6 +50,26 @@ def test_a_call_in_each_written_form_is_read(text: str) -> None:
     assert parse_calls(text, TOOLS) == [("get_weather", {"city": "Paris"})]
 
 
+def test_a_tool_may_be_named_by_its_parameter_schema_title() -> None:
+    # the OpenAI Agents SDK titles a tool's parameters `TOOL_args`; qwen 0.5B copies that
+    titled = {
+        "fetch_page": {"title": "fetch_page_args"},
+        "b": {"title": "same"},
+        "c": {"title": "same"},
+    }
+    call = '{"name": "fetch_page_args", "arguments": {"url": "x"}}'
+    assert parse_calls(call, titled) == [("fetch_page", {"url": "x"})]
+    assert parse_calls('{"name": "same", "arguments": {}}', titled) == []  # two tools
+
+
+def test_bare_calls_one_per_line_are_parallel_calls() -> None:
+    # what qwen 0.5B wrote after reading a page (two calls, one per line)
+    text = CALL + '\n{"name": "next_page", "arguments": {"n": 2}}'
+    assert parse_calls(text, TOOLS) == [("get_weather", {"city": "Paris"}), ("next_page", {"n": 2})]
+    assert parse_calls(text + "\nThat is all.", TOOLS) == []
+    assert parse_calls(text + '\n{"name": "nope", "arguments": {}}', TOOLS) == []
+
+
 def test_two_tagged_calls_are_two_calls() -> None:
     page = '{"name": "next_page", "arguments": {"n": 2}}'
     two = f"<tool_call>{CALL}</tool_call>\n<tool_call>{page}</tool_call>"

@@ -4,11 +4,13 @@ llama.cpp parses tool calls in the format the model's chat template declares (fo
 Qwen2.5-Coder: `<tool_call>{...}</tool_call>`), but small models often drop the tags and write
 the bare object, or fence it in ```json, and the server then returns the call as text. The
 chat front of `LlamaCppModel` passes every reply through `tool_calls_from_text`: a reply with
-no parsed calls whose whole text is one such call (bare, fenced or tagged) becomes an OpenAI
-tool call, strictly: only a JSON object with exactly `name` (one of the request's tools) and
-`arguments` (a JSON object), nothing else in the text. `force_tool_schema` turns
-`tool_choice="required"` (or a named tool) into a JSON schema that constrains the output to
-such an object, so even a model whose template knows no tools produces one.
+no parsed calls whose whole text is calls (bare JSON objects one after another, one fenced
+object, or <tool_call> blocks) becomes OpenAI tool calls, strictly: each call a JSON object
+with exactly `name` (one of the request's tools, by its name or its parameter schema's
+title) and `arguments` (a JSON object), nothing else in the text, or the text stays text.
+`force_tool_schema` turns `tool_choice="required"` (or a named tool) into a JSON schema that
+constrains the output to such an object, so even a model whose template knows no tools
+produces one.
 """
 
 from __future__ import annotations
@@ -80,6 +82,17 @@ def force_tool_schema(body: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _tool_named(name: object, tools: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The tool `name` names: its own name, or the `title` of exactly one tool's parameter
+    schema (the OpenAI Agents SDK titles them `TOOL_args`, and small models copy that)."""
+    if not isinstance(name, str):
+        return None
+    if name in tools:
+        return name
+    titled = [n for n, params in tools.items() if params.get("title") == name]
+    return titled[0] if len(titled) == 1 else None
+
+
 def _one_call(text: str, tools: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """(name, arguments) when `text` is exactly one JSON call object naming a known tool."""
     try:
@@ -94,9 +107,10 @@ def _one_call(text: str, tools: Mapping[str, Any]) -> tuple[str, dict[str, Any]]
             args = json.loads(args)
         except ValueError:
             return None
-    if not isinstance(name, str) or name not in tools or not isinstance(args, dict):
+    tool = _tool_named(name, tools)
+    if tool is None or not isinstance(args, dict):
         return None
-    return name, args
+    return tool, args
 
 
 def parse_calls(text: str, tools: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -108,16 +122,35 @@ def parse_calls(text: str, tools: Mapping[str, Any]) -> list[tuple[str, dict[str
     fence = _FENCE.match(text)
     if fence:
         text = fence.group(1).strip()
-    parts = [text]
     if text.startswith("<tool_call>"):
         blocks = list(_TAGGED.finditer(text))
         if not blocks or not _covers(blocks, text):
             return []
         parts = [b.group(1) for b in blocks]
+    else:
+        parts = _objects(text)
     calls = [_one_call(p, tools) for p in parts]
     if not calls or any(c is None for c in calls):
         return []
     return [c for c in calls if c is not None]
+
+
+def _objects(text: str) -> list[str]:
+    """The JSON objects `text` consists of, one after another with only white space between
+    (qwen writes parallel calls one per line); [] when anything else is there."""
+    decoder, parts, pos = json.JSONDecoder(), [], 0
+    while pos < len(text):
+        if text[pos] != "{":
+            return []
+        try:
+            _, end = decoder.raw_decode(text, pos)
+        except ValueError:
+            return []
+        parts.append(text[pos:end])
+        pos = end
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+    return parts
 
 
 def _covers(blocks: list[re.Match[str]], text: str) -> bool:
