@@ -34,7 +34,8 @@ def test_loop_breaker_blocks_the_next_identical_action_even_with_reordered_json(
     blocked = tier.before_action(call('{"page":1,"url":"https://a.org/x"}'))
     assert isinstance(blocked, Blocked)
     assert "twice" in blocked.note and "web_fetch" in blocked.note
-    assert "Try again later." in blocked.note  # points to the earlier result
+    assert "in your context above" in blocked.note  # never masked: it is still in view
+    assert "Try again later." not in blocked.note  # so no raw text is quoted to copy
     assert blocked.firing.rule == "loop_breaker" and blocked.firing.agent == "a"
     assert tier.counts["loop_breaker"] == 1 and tier.firings == [blocked.firing]
 
@@ -238,3 +239,94 @@ def test_mask_keeps_short_outputs_and_obeys_the_switch() -> None:
     assert tier.mask(recs) == ["ok", mask_stub(recs[1])]
     off = RuleTier(RuleSettings(masking=False, mask_keep=0))
     assert off.mask(recs) == ["ok", "b" * 300] and not off.counts
+
+
+# --- truthful refusals, progress-free loops, masking that keeps extracts (issues 31, 32) ------
+
+
+def test_a_refusal_of_a_masked_output_restores_what_the_agent_was_shown() -> None:
+    tier = RuleTier(RuleSettings(loop_limit=2, mask_keep=1))
+    page = "The tower is 330 metres tall. " + "Filler. " * 100
+    for _ in range(2):
+        assert tier.before_action(call()) is None
+        assert tier.after_observation(call(observation=page), local_task="t") == (page, None)
+    other = ToolRecord("web_fetch", '{"url": "u2"}', "z" * 900)
+    view = tier.mask([ToolRecord("web_fetch", call().args, page)] * 2 + [other], agent="a")
+    assert page not in view  # one copy a repeat, the other older than the last mask_keep
+    blocked = tier.before_action(call())
+    assert blocked is not None and "since hidden from your context" in blocked.note
+    assert page in blocked.note  # restored whole, so the answer sentence is in view again
+
+
+def test_a_refusal_says_a_failing_call_failed_and_counts_runs_not_refusals() -> None:
+    tier = RuleTier(RuleSettings(loop_limit=2))
+    nope = call('{"name": "bridge_finder"}')
+    for _ in range(2):
+        assert tier.before_action(nope) is None
+        tier.after_observation(call(nope.args, error="unknown tool bridge_finder"), local_task="")
+    notes = [tier.before_action(nope) for _ in range(3)]
+    assert all(b is not None and "ran twice" in b.note and "failed" in b.note for b in notes)
+    assert notes[2] is not None and "refusal 3" in notes[2].note
+    assert "in your context" not in notes[0].note if notes[0] else False
+
+
+def _page_call(tier: RuleTier, n: int, reply: str) -> Blocked | None:
+    step = call(f'{{"n": {n}}}')
+    blocked = tier.before_action(step)
+    if blocked is None:
+        tier.after_observation(call(step.args, observation=reply), local_task="find the code")
+    return blocked
+
+
+def test_a_progress_free_loop_with_changing_arguments_is_broken() -> None:
+    tier = RuleTier(RuleSettings(loop_limit=2))
+    trap = "Not here. Call next_page with n+1."
+    assert _page_call(tier, 1, trap) is None and _page_call(tier, 2, trap) is None
+    blocked = _page_call(tier, 3, trap)
+    assert blocked is not None and "same output" in blocked.note and trap in blocked.note
+    assert blocked.firing.rule == "loop_breaker"
+
+
+def test_paging_that_returns_new_content_is_never_refused() -> None:
+    tier = RuleTier(RuleSettings(loop_limit=2))
+    pages = [f"Page {n}: " + " ".join(f"w{n}x{i}" for i in range(80)) for n in range(1, 9)]
+    assert all(_page_call(tier, n, text) is None for n, text in enumerate(pages, 1))
+    assert not tier.counts
+
+
+def test_the_same_page_twice_does_not_block_a_third_different_call() -> None:
+    tier = RuleTier(RuleSettings(loop_limit=2))
+    for _ in range(2):
+        assert tier.before_action(call()) is None
+        tier.after_observation(call(observation="same page"), local_task="t")
+    assert tier.before_action(call('{"url": "https://a.org/other"}')) is None
+
+
+def test_masking_hides_repeats_at_once_and_keeps_the_purified_extract() -> None:
+    tier = RuleTier(RuleSettings(mask_keep=1, purify_over=3000, purify_keep=800))
+    extract_, firing = tier.after_observation(call(observation=_page()), local_task="Eiffel")
+    assert firing is not None
+    raw = ToolRecord("web_fetch", '{"url": "r"}', "r" * 700)
+    page = ToolRecord("web_fetch", call().args, extract_)
+    later = [ToolRecord("next_page", f'{{"n": {i}}}', "n" * 600 + str(i)) for i in range(3)]
+    view = tier.mask([raw, raw, page, *later], agent="a")
+    assert view[0] == mask_stub(raw, repeated=True) and view[1] == mask_stub(raw)
+    assert view[2] == extract_  # old, but the only copy of what purification kept
+    assert view[3:5] == [mask_stub(later[0]), mask_stub(later[1])] and view[5] == later[2].text
+
+
+def test_an_html_page_is_read_as_text_and_cut_to_the_task() -> None:
+    rows = "".join(f"<tr><th>Key {i}</th><td>{i}</td></tr>" for i in range(3))
+    filler = "".join(f"<p class='body'>Filler words, nothing, number {i}.</p>" for i in range(40))
+    html = (
+        "<html><head><title>Holra Lighthouse</title><style>.c{margin:3px}</style></head><body>"
+        "<nav><a href='/x'>Home</a></nav><div class='ad-slot'>Cheap flights!</div>"
+        f"{filler}<table><tr><th>Height</th><td>37 m</td></tr>{rows}</table>{filler}</body></html>"
+    )
+    tier = RuleTier(RuleSettings(page_over=1000, page_keep=600))
+    out, firing = tier.after_observation(call(observation=html), local_task="Holra height")
+    assert firing is not None and "stripped the markup" in firing.detail
+    assert "Height: 37 m" in out and "<" not in out.split("[overseer")[0]
+    assert "Cheap flights" not in out and "margin" not in out and len(out) < 900
+    off = RuleTier(RuleSettings(strip_markup=False))
+    assert off.after_observation(call(observation=html), local_task="t")[0] != out

@@ -2,10 +2,15 @@
 
 Four rules, each with its own switch in `RuleSettings` and its own count:
 - `loop_breaker`: an identical action (tool + normalised arguments, or the same code) of one
-  agent in one sub-task runs at most `loop_limit` times; the next is refused with a short note;
-- `masking`: tool observations older than an agent's last `mask_keep` become one-line stubs;
-- `purification`: an observation longer than `purify_over` chars is cut extractively
-  (`extract`: verbatim passages most relevant to the task, no LLM, one closing note);
+  agent in one sub-task runs at most `loop_limit` times, and a tool whose last `loop_limit`
+  calls returned the same output (whatever the arguments: a progress-free loop) is not run
+  again; the refusal says what is true (where the earlier output is, or what it was);
+- `masking`: an output repeated later is hidden at once (the later copy stays); other tool
+  observations older than an agent's last `mask_keep` become one-line stubs, except a
+  purified extract (the only copy of what purification kept for the task);
+- `purification`: an HTML observation is read as its text (`strip_markup`), a page still
+  longer than `page_over` chars or any observation longer than `purify_over` is cut
+  extractively (`extract`: verbatim passages most relevant to the task, one closing note);
 - `budget`: tokens and tool steps per (agent, sub-task).
 Framework-neutral: the runtime plug-in and every framework adapter call the same methods.
 """
@@ -14,13 +19,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from typing import Literal
 
 import numpy as np
 
 from overseer.runtime.steps import ToolRecord
 from overseer.supervise._extract import extract
+from overseer.supervise._markup import strip_markup
 from overseer.supervise.filters import Step, normalize_action
 
 RuleName = Literal["loop_breaker", "masking", "purification", "budget"]
@@ -50,11 +57,15 @@ class RuleSettings:
     purify: bool = True
     purify_over: int = 3000  # observations longer than this (chars) are cut extractively
     purify_keep: int = 1500  # about how many chars the extract keeps
+    strip_markup: bool = True  # an HTML observation is read as its text (part of purification)
+    page_over: int = 1000  # a stripped page longer than this (chars) is cut extractively ...
+    page_keep: int = 600  # ... to about this many chars (set on browse's train split)
     budget_tokens: int | None = None  # per (agent, subtask); None = no budget
     budget_steps: int | None = None  # tool steps per (agent, subtask)
 
     def __post_init__(self) -> None:
-        for name, low in (("loop_limit", 1), ("mask_keep", 0), ("purify_over", 1)):
+        for name, low in (("loop_limit", 1), ("mask_keep", 0), ("purify_over", 1),
+                          ("page_over", 1), ("page_keep", 1)):  # fmt: skip
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < low:
                 raise ValueError(f"rule setting {name}: expected an integer >= {low}, got {v!r}")
@@ -106,9 +117,11 @@ def _short(text: str, n: int) -> str:
     return one if len(one) <= n else one[: n - 3] + "..."
 
 
-def mask_stub(record: ToolRecord) -> str:
+def mask_stub(record: ToolRecord, *, repeated: bool = False) -> str:
     """The one line that stands for an older tool output: what tool, what arguments, how long."""
     call = f"{record.tool}({_short(record.args, 80)})"
+    if repeated:
+        return f"[output of {call} hidden here: the same {len(record.text):,} chars come later]"
     return f"[older output of {call} hidden: {len(record.text):,} chars]"
 
 
@@ -120,8 +133,31 @@ def _times(n: int) -> str:
 class _Seen:
     """What the tier remembers of one action signature of one (agent, subtask)."""
 
-    count: int = 0
-    last_result: str | None = None
+    ran: int = 0  # times it was let run
+    refused: int = 0
+    shown: str | None = None  # what the agent was shown of its last output (after purification)
+    failed: bool = False
+
+
+@dataclass
+class _ToolRun:
+    """The latest outputs of one tool for one (agent, subtask): how many in a row were the same."""
+
+    last: str = ""
+    same: int = 0  # consecutive calls (any arguments) that returned `last`
+    args: set[str] = field(default_factory=set)  # the signatures of those calls
+
+
+def _same_output(a: str, b: str) -> bool:
+    """Equal after whitespace is collapsed, or (for long outputs) nearly equal."""
+    a, b = " ".join(a.split()), " ".join(b.split())
+    if a == b:
+        return True
+    if min(len(a), len(b)) < 200 or abs(len(a) - len(b)) > 0.05 * max(len(a), len(b)):
+        return False
+    return SequenceMatcher(None, a, b, autojunk=False).quick_ratio() >= 0.97 and (
+        SequenceMatcher(None, a, b, autojunk=False).ratio() >= 0.97
+    )
 
 
 Key = tuple[str, str]
@@ -148,6 +184,9 @@ class RuleTier:
         self._tokens: Counter[Key] = Counter()
         self._over_budget: set[Key] = set()
         self._masked: set[tuple[str, ToolRecord, int]] = set()
+        self._runs: dict[tuple[str, str, str], _ToolRun] = {}
+        self._visible: dict[str, set[str]] = {}  # agent -> texts its last view left whole
+        self._purified: set[str] = set()  # outputs purification produced (kept by masking)
 
     def reset(self) -> None:
         """Forget everything (a new run)."""
@@ -158,6 +197,9 @@ class RuleTier:
         self._tokens.clear()
         self._over_budget.clear()
         self._masked.clear()
+        self._runs.clear()
+        self._visible.clear()
+        self._purified.clear()
 
     def _fire(self, firing: RuleFiring) -> RuleFiring:
         self.counts[firing.rule] += 1
@@ -165,30 +207,56 @@ class RuleTier:
         return firing
 
     def before_action(self, step: Step) -> Blocked | None:
-        """Call before a tool runs: the refusal when the action repeats or a budget is spent."""
+        """Call before a tool runs: the refusal when the action repeats, makes no progress, or
+        a budget is spent (each refused attempt counts as a firing)."""
         s = self.settings
         key = (step.agent, step.subtask)
         self._steps[key] += 1
         seen = self._seen.setdefault((*key, normalize_action(step)), _Seen())
-        seen.count += 1
         call = f"{step.tool or step.kind}({_short(step.args or step.code, 80)})"
-        if s.loop_breaker and seen.count > s.loop_limit:
-            earlier = ""
-            if seen.last_result is not None:
-                earlier = f" It returned: {_short(seen.last_result, 160)!r}."
-            note = (
-                f"[overseer] Not run again: you already called {call} "
-                f"{_times(seen.count - 1)} in this task and its result is in your earlier "
-                f"steps.{earlier} Take a different step (other arguments, another tool, "
-                f"or give your answer)."
-            )
-            detail = f"blocked repeat {seen.count} of {call}"
+        if s.loop_breaker and seen.ran >= s.loop_limit:
+            seen.refused += 1
+            detail = f"blocked repeat {seen.ran + seen.refused} of {call}"
+            note = self._repeat_note(call, seen, step.agent)
             return Blocked(note, self._fire(RuleFiring("loop_breaker", *key, detail)))
         if s.budget_steps is not None and self._steps[key] > s.budget_steps:
             return self._budget_block(key, f"step budget of {s.budget_steps} tool steps spent")
         if key in self._over_budget:
             return self._budget_block(key, f"token budget of {s.budget_tokens} tokens spent")
+        run = self._runs.get((*key, step.tool or step.kind))
+        if s.loop_breaker and run is not None and run.same >= s.loop_limit and len(run.args) > 1:
+            detail = f"blocked {call}: {run.same} calls of it in a row returned the same output"
+            note = (
+                f"[overseer] Not run: your last {run.same} calls of {step.tool or step.kind} "
+                f"returned the same output ({_short(run.last, 120)!r}) whatever the arguments, "
+                f"so another call makes no progress. Answer from what you have read, or take "
+                f"a different step (another tool)."
+            )
+            return Blocked(note, self._fire(RuleFiring("loop_breaker", *key, detail)))
+        seen.ran += 1
         return None
+
+    def _repeat_note(self, call: str, seen: _Seen, agent: str) -> str:
+        """The refusal of an identical call: true about where its output is, quoting no raw text."""
+        ran = f"{call} ran {_times(seen.ran)} in this task with these arguments"
+        again = f" (this is refusal {seen.refused} of it)" if seen.refused > 1 else ""
+        if seen.failed:
+            return (
+                f"[overseer] Not run again: {ran} and failed{again}; it would fail the same "
+                f"way. Take a different step (other arguments, another tool) or give your answer."
+            )
+        visible = self._visible.get(agent)
+        if seen.shown is not None and visible is not None and seen.shown not in visible:
+            return (
+                f"[overseer] Not run again: {ran}{again}. Its output, since hidden from your "
+                f"context, was:\n{seen.shown}\n[end of the earlier output] Answer from it, "
+                f"or take a different step."
+            )
+        return (
+            f"[overseer] Not run again: {ran}{again}, and its output is in your context above. "
+            f"Answer from what you read there, or take a different step (other arguments, "
+            f"another tool)."
+        )
 
     def _budget_block(self, key: Key, why: str) -> Blocked:
         note = f"[overseer] Not run: your {why} for this task. Give your best answer now."
@@ -217,43 +285,67 @@ class RuleTier:
         key = (step.agent, step.subtask)
         seen = self._seen.setdefault((*key, normalize_action(step)), _Seen())
         text = step.observation
-        seen.last_result = step.error or text
+        out, firing = self._purify(step, text, local_task)
+        seen.shown, seen.failed = (step.error or out), step.error is not None
+        run = self._runs.setdefault((*key, step.tool or step.kind), _ToolRun())
+        result = step.error or text
+        if not (run.same and _same_output(run.last, result)):
+            run.same, run.args = 0, set()
+        run.same, run.last = run.same + 1, result
+        run.args.add(normalize_action(step))
+        return out, firing
+
+    def _purify(self, step: Step, text: str, local_task: str) -> tuple[str, RuleFiring | None]:
+        """Markup stripped, then an extract when still too long; (text, None) when untouched."""
         s = self.settings
-        if not s.purify or len(text) <= s.purify_over:
+        if not s.purify:
             return text, None
-        query = " ".join(x for x in (local_task, step.thought, step.args) if x)
-        out = extract(text, query, s.purify_keep, embed=self.embed)
+        page = strip_markup(text) if s.strip_markup else None
+        base, over, keep = (text, s.purify_over, s.purify_keep)
+        if page is not None:
+            base, over, keep = page, s.page_over, s.page_keep
+        out = base
+        if len(base) > over:
+            query = " ".join(x for x in (local_task, step.thought, step.args) if x)
+            out = extract(base, query, keep, embed=self.embed)
         if len(out) >= len(text):
             return text, None
-        detail = f"kept {len(out):,} of {len(text):,} chars of {step.tool or step.kind}"
-        firing = RuleFiring("purification", *key, detail, len(text), len(out))
-        return out, self._fire(firing)
+        how = "stripped the markup, " if page else ""
+        detail = f"{how}kept {len(out):,} of {len(text):,} chars of {step.tool or step.kind}"
+        key = (step.agent, step.subtask)
+        self._purified.add(out)
+        return out, self._fire(RuleFiring("purification", *key, detail, len(text), len(out)))
 
     def mask(
         self, observations: Sequence[ToolRecord], *, agent: str = "", subtask: str = ""
     ) -> list[str]:
-        """Texts to show for one agent's observations (oldest first): the last k whole, older stubs.
+        """Texts to show for one agent's observations (oldest first).
 
+        An output repeated later is stubbed at any age (the later copy holds it); of the rest,
+        the last `mask_keep` stay whole and older ones become stubs, except purified extracts.
         A masking firing is counted the first time a record is stubbed, never again for it.
         """
         if not self.settings.masking:
             return [r.text for r in observations]
         cut = max(0, len(observations) - self.settings.mask_keep)
+        later: Counter[str] = Counter(r.text for r in observations)
         out: list[str] = []
         occurrence: Counter[ToolRecord] = Counter()
         for i, rec in enumerate(observations):
             occurrence[rec] += 1
-            if i >= cut:
-                out.append(rec.text)
-                continue
-            stub = mask_stub(rec)
-            if len(stub) >= len(rec.text):  # nothing to save
+            later[rec.text] -= 1
+            repeat = later[rec.text] > 0
+            old = i < cut and rec.text not in self._purified
+            stub = mask_stub(rec, repeated=repeat)
+            if not (repeat or old) or len(stub) >= len(rec.text):  # keep, or nothing to save
                 out.append(rec.text)
                 continue
             out.append(stub)
             mark = (agent, rec, occurrence[rec])
             if mark not in self._masked:
                 self._masked.add(mark)
-                detail = f"masked an older output of {rec.tool} ({len(rec.text):,} chars)"
+                what = "a repeated" if repeat else "an older"
+                detail = f"masked {what} output of {rec.tool} ({len(rec.text):,} chars)"
                 self._fire(RuleFiring("masking", agent, subtask, detail, len(rec.text), len(stub)))
+        self._visible[agent] = {t for t, r in zip(out, observations, strict=True) if t == r.text}
         return out

