@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from overseer.models._toolcalls import (
+    ANSWER_GRAMMAR,
+    answer_only,
     force_tool_schema,
     parse_calls,
     tool_calls_from_text,
@@ -156,3 +158,31 @@ def test_parameters_with_references_are_relaxed_to_any_object() -> None:
     }
     schema = force_tool_schema(body)["response_format"]["json_schema"]["schema"]
     assert schema["anyOf"][0]["properties"]["arguments"] == {"type": "object"}
+
+
+def _history() -> list[dict[str, Any]]:
+    call = {"id": "c1", "type": "function", "function": {"name": "next_page", "arguments": "{}"}}
+    return [
+        {"role": "user", "content": "find it"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "Not here."},
+    ]
+
+
+def test_closed_tools_after_tool_use_get_the_answer_grammar() -> None:
+    closed = {"messages": _history()}
+    assert answer_only(closed)["grammar"] == ANSWER_GRAMMAR
+    assert "grammar" not in closed  # the caller's body is not changed
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"messages": [{"role": "user", "content": "hi"}]},  # no tool history
+        {"messages": _history(), "response_format": {"type": "json_object"}},  # its own format
+        {"messages": _history(), "grammar": 'root ::= "x"'},
+    ],
+)
+def test_other_requests_keep_their_own_constraints(body: dict[str, Any]) -> None:
+    assert answer_only(body) is body
+    assert answer_only(_body()) == _body()  # tools open: calls are read, not prevented

@@ -19,7 +19,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from overseer.models._toolcalls import force_tool_schema, tool_calls_from_text, tool_names
+from overseer.models._toolcalls import (
+    answer_only,
+    force_tool_schema,
+    tool_calls_from_text,
+    tool_names,
+)
 
 #: llama.cpp's in-process entry point: (request body, callback per reply or chunk)
 Handle = Callable[[dict[str, Any], Callable[[Any], bool]], Any]
@@ -149,7 +154,9 @@ class _FrontHandler(BaseHTTPRequestHandler):
             return
         if tool_names(body):
             self._tools(body)
-        elif body.get("stream"):
+            return
+        body = answer_only(body)
+        if body.get("stream"):
             self._events_live(body)
         else:
             self._one(body)

@@ -93,6 +93,34 @@ def _tool_named(name: object, tools: Mapping[str, Mapping[str, Any]]) -> str | N
     return titled[0] if len(titled) == 1 else None
 
 
+# A reply that cannot begin as a call written as text: not with `{`, `[`, `<` or white
+# space, and no ``` fence that opens on JSON (```json, or a `{` / `[` on its first line).
+ANSWER_GRAMMAR = r"""root ::= plain | "`" ( [^`] rest | "`" ( [^`] rest | "`" fence ) )
+plain ::= [^{<`\[ \t\r\n] rest
+fence ::= [^j{\[\r\n] rest | [\r\n]+ [^{\[\r\n] rest
+rest ::= [^\x00]*
+"""
+
+
+def _used_tools(body: Mapping[str, Any]) -> bool:
+    """Whether the conversation so far holds tool calls (or their results)."""
+    return any(
+        isinstance(m, Mapping) and (m.get("tool_calls") or m.get("role") == "tool")
+        for m in body.get("messages") or ()
+    )
+
+
+def answer_only(body: dict[str, Any]) -> dict[str, Any]:
+    """The request as sent to llama.cpp when it closes the tools of a conversation that used
+    them (no `tools` now, as an adapter that asks for an answer sends): a grammar so the reply
+    cannot begin as a call written as text, which the client could only take for its answer.
+    Unchanged when the request has tools, no tool history, or its own output constraint."""
+    own = ("grammar", "json_schema", "response_format")
+    if tool_names(body) or not _used_tools(body) or any(body.get(k) for k in own):
+        return body
+    return dict(body, grammar=ANSWER_GRAMMAR)
+
+
 def _one_call(text: str, tools: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """(name, arguments) when `text` is exactly one JSON call object naming a known tool."""
     try:
