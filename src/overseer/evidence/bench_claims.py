@@ -27,7 +27,20 @@ def supervise_parts(ctx: Context) -> list[Part]:
     labels = {"baseline": "team (coder + reviewer, Python tool)",
               "baseline+supervise:rules": "team + rule tier (no LLM)",
               "supervised": "team + SupervisorAgent (LLM)"}  # fmt: skip
-    return [Part("HumanEval (test split)", recs, names, "baseline", labels, "pass@1")]
+    parts = [Part("HumanEval (test split)", recs, names, "baseline", labels, "pass@1")]
+    return [*parts, _browse_part(ctx)] if ctx.size.get("browse") else parts
+
+
+def _browse_part(ctx: Context) -> Part:
+    """The calibrated browse suite: a workload with waste for the rule tier to cut."""
+    reg = bench_configs(agents=2, rounds=1, suite="browse")
+    names = ["direct", "baseline", "baseline+supervise:rules"]
+    tasks = suite_tasks("browse", "test", ctx.size["browse"], ctx.seed)
+    labels = {"direct": "direct (one call, no tools)",
+              "baseline": "team (researcher + writer, browser tools)",
+              "baseline+supervise:rules": "team + rule tier (no LLM)"}  # fmt: skip
+    recs = run_configs(ctx, reg.resolve(names), tasks)
+    return Part("browse (calibrated, test split)", recs, names, "baseline", labels)
 
 
 def _distill(ctx: Context, adapt_store: Path, suite: str, limit: int) -> None:
