@@ -60,14 +60,30 @@ def _content_text(content: Any) -> str:
     return "" if content is None else json.dumps(content)
 
 
+def message_tokens(m: Mapping[str, Any]) -> int:
+    """Tokens of one message: its text and tool calls, plus 4."""
+    total = 4 + count_tokens(_content_text(m.get("content")))
+    for call in m.get("tool_calls") or []:
+        fn = call.get("function", {})
+        total += count_tokens(str(fn.get("name", "")) + str(fn.get("arguments", "")))
+    return total
+
+
 def prompt_tokens(body: Mapping[str, Any]) -> int:
     """Tokens the server bills for a request: its messages' text and tool calls, 4 per message."""
+    return sum(message_tokens(m) for m in body.get("messages", []))
+
+
+def cached_tokens(body: Mapping[str, Any], previous: Mapping[str, Any] | None) -> int:
+    """Prompt tokens a prefix cache would serve: the messages this request shares, from the
+    start, with the previous one (as llama.cpp's server reports `cached_tokens`)."""
+    if previous is None:
+        return 0
     total = 0
-    for m in body.get("messages", []):
-        total += 4 + count_tokens(_content_text(m.get("content")))
-        for call in m.get("tool_calls") or []:
-            fn = call.get("function", {})
-            total += count_tokens(str(fn.get("name", "")) + str(fn.get("arguments", "")))
+    for m, p in zip(body.get("messages", []), previous.get("messages", []), strict=False):
+        if m != p:
+            break
+        total += message_tokens(m)
     return total
 
 
@@ -134,6 +150,16 @@ def page_script() -> Script:
     return call_then_answer("fetch_page", {"url": "https://wiki.local/Tinbel"}, "240 cm")
 
 
+def stubborn(name: str, args: Mapping[str, Any], answer: str = "done") -> Script:
+    """A model that calls `name(args)` whenever the request offers tools, whatever the tool
+    said (a refusal changes nothing), and answers only when no tool is offered."""
+
+    def script(body: Mapping[str, Any], n: int) -> Reply:
+        return Reply(calls=(ToolCall(name, args),)) if body.get("tools") else Reply(text=answer)
+
+    return script
+
+
 def status_loop() -> Script:
     """The loop task: `job_status(job=42)` keeps inviting the same call (8 at most)."""
     return repeat_tool("job_status", {"job": "42"}, times=8)
@@ -171,14 +197,15 @@ class LoopbackServer:
     """A real HTTP chat-completions server on 127.0.0.1 answering from a `Script`.
 
     `requests` holds every request body received, `usages` the usage reported for each, in
-    order; `base_url` ends in `/v1` as OpenAI clients expect.
+    order (with `prompt_tokens_details.cached_tokens`: the prefix shared with the request
+    before); `base_url` ends in `/v1` as OpenAI clients expect; `model` is the name it reports.
     """
 
     def __init__(self, script: Script, *, model: str = "scripted") -> None:
         self.script = script
         self.model = model
         self.requests: list[dict[str, Any]] = []
-        self.usages: list[dict[str, int]] = []
+        self.usages: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
@@ -197,6 +224,11 @@ class LoopbackServer:
     def completion_tokens(self) -> int:
         return sum(u["completion_tokens"] for u in self.usages)
 
+    @property
+    def cached_tokens(self) -> int:
+        """Prompt tokens reported as cached over all requests so far."""
+        return sum(u["prompt_tokens_details"]["cached_tokens"] for u in self.usages)
+
     def close(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
@@ -208,9 +240,10 @@ class LoopbackServer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def answer(self, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
+    def answer(self, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """The assistant message for one request, and the usage billed for it."""
         with self._lock:
+            previous = self.requests[-1] if self.requests else None
             self.requests.append(body)
             n = len(self.requests)
         reply = self.script(body, n)
@@ -226,8 +259,12 @@ class LoopbackServer:
         if calls:
             message["tool_calls"] = calls
         out = reply.text + "".join(c["function"]["arguments"] for c in calls)
-        usage = {"prompt_tokens": prompt_tokens(body), "completion_tokens": 1 + count_tokens(out)}
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt_tokens(body),
+            "completion_tokens": 1 + count_tokens(out),
+        }
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        usage["prompt_tokens_details"] = {"cached_tokens": cached_tokens(body, previous)}
         with self._lock:
             self.usages.append(usage)
         return message, usage
@@ -262,7 +299,7 @@ class LoopbackServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, message: dict[str, Any], usage: dict[str, int]) -> None:
+            def _stream(self, message: dict[str, Any], usage: dict[str, Any]) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
@@ -274,7 +311,7 @@ class LoopbackServer:
         return Handler
 
 
-def _completion(model: str, message: dict[str, Any], usage: dict[str, int]) -> dict[str, Any]:
+def _completion(model: str, message: dict[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
     finish = "tool_calls" if message.get("tool_calls") else "stop"
     return {
         "id": "chatcmpl-loopback",
@@ -286,7 +323,7 @@ def _completion(model: str, message: dict[str, Any], usage: dict[str, int]) -> d
     }
 
 
-def _chunks(model: str, message: dict[str, Any], usage: dict[str, int]) -> list[dict[str, Any]]:
+def _chunks(model: str, message: dict[str, Any], usage: dict[str, Any]) -> list[dict[str, Any]]:
     """The same answer as stream chunks: role+text, one chunk per tool call, finish, usage."""
     base = {
         "id": "chatcmpl-loopback",

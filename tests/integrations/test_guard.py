@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from overseer.integrations._guard import BudgetExceeded, Guard, GuardSettings, ToolRecord
+from overseer.integrations._guard import (
+    BudgetExceeded,
+    Guard,
+    GuardSettings,
+    RunStopped,
+    ToolRecord,
+    model_label,
+)
 from overseer.models import ScriptedModel
 from overseer.runtime import read_trace
 from overseer.supervise import SupervisorSettings, reply_template
@@ -168,3 +175,56 @@ def test_parallel_tool_calls_are_counted_once_each() -> None:
     for t in threads:
         t.join()
     assert sum(n is None for n in notes) == 3 and g.stats["actions"] == 8
+
+
+def test_refusals_in_a_row_are_counted_per_agent_and_reset_by_a_run_call() -> None:
+    g = Guard(GuardSettings(rules=RuleSettings(loop_limit=1), answer_after_refusals=2))
+    g.start_run("t")
+    assert g.before_tool("a", "fetch", {"url": "x"}) is None
+    assert g.before_tool("a", "fetch", {"url": "x"}) is not None
+    assert g.refusals_acted("a") is None  # one refusal: not yet
+    assert g.before_tool("a", "fetch", {"url": "x"}) is not None
+    assert g.refusals_acted("a") == "answer" and g.refusals_acted("b") is None
+    g.check_budget("a")  # "answer" closes the tools, it does not stop the run
+    assert g.before_tool("a", "fetch", {"url": "new"}) is None  # a call that runs: reset
+    assert g.refusals_acted("a") is None
+
+
+def test_refusals_in_a_row_stop_the_run_at_the_next_model_call() -> None:
+    g = Guard(GuardSettings(rules=RuleSettings(loop_limit=1), on_refusals="stop"))
+    g.start_run("t")
+    for _ in range(3):
+        g.before_tool("a", "fetch", {})
+    with pytest.raises(RunStopped, match="a: 2 tool calls in a row were refused") as info:
+        g.check_budget("a")
+    assert info.value.stop_reason == "refusals" and g.stop_reason == "refusals"
+    g.check_budget("b")  # another agent may go on
+
+
+@pytest.mark.parametrize(
+    ("kw", "msg"),
+    [({"answer_after_refusals": -1}, "answer_after_refusals"), ({"on_refusals": "x"}, "on_ref")],
+)
+def test_bad_refusal_settings_are_one_clear_line(kw: dict[str, object], msg: str) -> None:
+    with pytest.raises(ValueError, match=msg):
+        GuardSettings(**kw)  # type: ignore[arg-type]
+
+
+def test_model_names_from_a_gguf_path_are_their_stem() -> None:
+    assert model_label("/root/.cache/overseer/models/qwen2.5-coder-0.5b.Q8_0.gguf") == (
+        "qwen2.5-coder-0.5b.Q8_0"
+    )
+    assert model_label("gpt-4o-mini") == "gpt-4o-mini" and model_label("") == ""
+
+
+def test_cached_tokens_are_booked_and_capped_by_the_prompt(tmp_path: Path) -> None:
+    g = Guard(trace_dir=tmp_path)
+    g.start_run("t")
+    g.book("a", prompt_tokens=100, completion_tokens=5, cached_tokens=60, model="x/m.gguf")
+    g.book("a", prompt_tokens=10, completion_tokens=5, cached_tokens=99)
+    assert g.ledger.total.cached_prompt_tokens == 70
+    assert g.ledger.entries[0].model == "m"
+    g.end_run("done")
+    (path,) = tmp_path.glob("*.jsonl")
+    end = list(read_trace(path, validate=True))[-1]
+    assert end["usage"]["cached_input_tokens"] == 70
