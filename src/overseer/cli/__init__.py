@@ -18,6 +18,7 @@ from overseer.cli import (  # noqa: F401 (commands)
     _replay,
     _report,
     _run,
+    _serve,
     _trace,
     _trace_list,
 )
