@@ -2,24 +2,39 @@
 
 Each worker actor builds its model and solvers once, from a picklable `WorkerSpec` (module-level
 functions or `functools.partial`s of them, never closures), then solves the `Episode`s it is
-sent and returns their records. The driver (`run_experiment`) stays the only writer of the
-result store, so resume, "already done" and no duplicates work as with asyncio. A worker that
-dies is replaced and its episode retried a bounded number of times, then recorded as an error.
+sent and returns their records. A worker's llama.cpp threads follow the CPUs Ray gives its
+actor (or `threads`), so workers on one node do not oversubscribe its cores. The driver
+(`run_experiment`) stays the only writer of the result store, so resume, "already done" and no
+duplicates work as with asyncio. A worker that dies is replaced and its episode retried a
+bounded number of times, then recorded as an error.
 
 Ray is the optional extra `overseer[ray]`: it is imported only when a backend is opened.
+How the driver reaches Ray, and its one-line errors, are in `_ray_connect`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import math
 import os
 import pickle
+import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from overseer.bench._provenance import stamp
+from overseer.bench._ray_connect import (
+    NODE_HINT,
+    RayConnectError,
+    find_target,
+    join,
+    one_line,
+    start_local,
+)
 from overseer.bench._runner import EpisodeFn, budgeted_solver, solve_episode
 from overseer.bench._solvers import ConfigRegistry, Solver, SolverConfig
 from overseer.bench._store import ResultKey, ResultRecord
@@ -34,10 +49,12 @@ ConfigSource = ConfigRegistry | Sequence[SolverConfig]
 class WorkerSpec:
     """How a worker builds what its episodes need: `configs()` gives the configurations (a
     registry or a list, looked up by name) and `model()` loads the model. Both are shipped to
-    every worker, so they must pickle: module-level functions or `functools.partial`s."""
+    every worker, so they must pickle: module-level functions or `functools.partial`s. With
+    `takes_threads`, workers call `model(n_threads=N)` with the threads they may use."""
 
     configs: Callable[[], ConfigSource]
-    model: Callable[[], Model]
+    model: Callable[..., Model]
+    takes_threads: bool = False
 
     def check_picklable(self) -> None:
         """Fail on the driver, before any worker starts, if a part is a closure or lambda."""
@@ -67,8 +84,18 @@ class Episode:
     budget: Budget | None = None
 
 
+def actor_threads(threads: int | None) -> int:
+    """`threads`, else the CPUs Ray assigned this actor (at least 1)."""
+    if threads is not None:
+        return threads
+    import ray
+
+    cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 1.0)
+    return max(1, math.floor(cpus))
+
+
 def _build_solvers(
-    spec: WorkerSpec, names: Sequence[str]
+    spec: WorkerSpec, names: Sequence[str], threads: int
 ) -> tuple[Model, dict[str, SolverConfig], dict[str, Solver]]:
     """The model, once, the configurations named (unknown names fail) and their solvers."""
     source = spec.configs()
@@ -80,24 +107,36 @@ def _build_solvers(
         if missing:
             raise ValueError(f"worker configs: no configuration named {missing}")
         found = {n: by_name[n] for n in names}
-    model = spec.model()
+    model = spec.model(n_threads=threads) if spec.takes_threads else spec.model()
     return model, found, {n: cfg.build(model) for n, cfg in found.items()}
 
 
 class EpisodeWorker:
-    """One Ray actor (one process): builds the model and solvers at start, solves episodes."""
+    """One Ray actor (one process): builds the model and solvers at start, solves episodes.
+    A build that fails is kept as a message for `ready`, so the driver can say it in a line."""
 
-    def __init__(self, spec: WorkerSpec, names: Sequence[str]) -> None:
-        self._model, self._configs, self._solvers = _build_solvers(spec, names)
+    def __init__(self, spec: WorkerSpec, names: Sequence[str], threads: int | None) -> None:
+        self.threads = actor_threads(threads)
+        self.broken: str | None = None
+        self._stamps: dict[str, dict[str, str]] = {}
+        try:
+            self._model, self._configs, self._solvers = _build_solvers(spec, names, self.threads)
+        except Exception as exc:  # any build failure is reported by `ready`, not a traceback
+            self.broken = f"{type(exc).__name__}: {one_line(exc)}"
 
-    async def ready(self) -> int:
-        """The worker's process id, once its model and solvers are built."""
-        return os.getpid()
+    async def ready(self) -> tuple[int, str, int, str | None]:
+        """Process id, node address, llama.cpp threads, and why the build failed (or None)."""
+        import ray
+
+        return os.getpid(), ray.util.get_node_ip_address(), self.threads, self.broken
 
     async def solve(self, ep: Episode) -> ResultRecord:
+        """Solve one episode; the record is stamped with this worker's provenance (threads)."""
         cfg = self._configs[ep.config]
         solver = budgeted_solver(cfg, self._model, ep.budget, ep.key, self._solvers)
-        return await solve_episode(solver, ep.task, ep.key)
+        rec = await solve_episode(solver, ep.task, ep.key)
+        prov = self._stamps.setdefault(ep.key.model, stamp(ep.key.model, self._model))
+        return dataclasses.replace(rec, provenance=prov)
 
 
 def _ray() -> Any:
@@ -108,6 +147,14 @@ def _ray() -> Any:
     return ray
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Any:
+    """Ray prints worker-death and scheduling notices to stdout; while Ray runs they go to
+    stderr, so stdout holds only what the command prints (one JSON document with --json)."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
 def _failed(key: ResultKey, error: str) -> ResultRecord:
     return ResultRecord(key, "", None, False, 0.0, {}, 0.0, error=error)
 
@@ -116,8 +163,11 @@ def _failed(key: ResultKey, error: str) -> ResultRecord:
 class RayBackend:
     """Runs episodes on `workers` Ray actors, `concurrency` episodes at once on each.
 
-    `address` None starts Ray on this machine (no dashboard, no usage stats) unless Ray is
-    already initialised; an address ("ray://host:10001" or "host:6379") joins that cluster.
+    Unless Ray is already initialised, `address` ("ray://host:10001" or "host:6379"), else
+    RAY_ADDRESS, else the cluster `ray start` recorded is joined; with none, Ray starts on this
+    machine (no dashboard, no usage stats). Each actor reserves `cpus_per_worker` CPUs and runs
+    llama.cpp with `threads` threads (None: the CPUs it reserved). Ray-side failures raise
+    `RayConnectError` (one line).
     """
 
     spec: WorkerSpec
@@ -125,12 +175,17 @@ class RayBackend:
     address: str | None = None
     max_retries: int = 2
     cpus_per_worker: float = 1.0
+    threads: int | None = None
 
     def __post_init__(self) -> None:
         if self.workers < 1:
             raise ValueError(f"workers: expected >= 1, got {self.workers}")
         if self.max_retries < 0:
             raise ValueError(f"max_retries: expected >= 0, got {self.max_retries}")
+        if self.cpus_per_worker <= 0:
+            raise ValueError(f"worker_cpus: expected > 0, got {self.cpus_per_worker}")
+        if self.threads is not None and self.threads < 1:
+            raise ValueError(f"threads: expected >= 1, got {self.threads}")
         self.spec.check_picklable()
 
     @asynccontextmanager
@@ -143,28 +198,26 @@ class RayBackend:
     ) -> AsyncIterator[EpisodeFn]:
         """Start Ray (if needed) and the workers; the driver's `load_model` is not used."""
         ray = _ray()
-        started = self._init(ray)
-        pool = _Pool(ray, self, [c.name for c in configs], concurrency, budget)
-        try:
-            await pool.start()
-            yield pool.solve
-        finally:
-            pool.close()
-            if started:
-                ray.shutdown()
+        with _stdout_to_stderr():
+            started = self._init(ray)
+            pool = _Pool(ray, self, [c.name for c in configs], concurrency, budget)
+            try:
+                await pool.start()
+                yield pool.solve
+            finally:
+                pool.close()
+                if started:
+                    ray.shutdown()
 
     def _init(self, ray: Any) -> bool:
-        """Connect to the cluster or start local Ray; True if this call started it."""
+        """Join the cluster or start local Ray; True if this call did (and so shuts it down)."""
         if ray.is_initialized():
             return False
-        if self.address is not None:
-            ray.init(address=self.address)
-            return True
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # local mode: no phoning home
-        ray.init(
-            num_cpus=max(1, math.ceil(self.workers * self.cpus_per_worker)),
-            include_dashboard=False,
-        )
+        target = find_target(self.address)
+        if target.address is not None:
+            join(ray, target)
+        else:
+            start_local(ray, max(1, math.ceil(self.workers * self.cpus_per_worker)))
         return True
 
 
@@ -191,15 +244,19 @@ class _Pool:
         self._concurrency = concurrency
 
     def _new(self) -> Any:
-        return self._actor_cls.remote(self._backend.spec, self._names)
+        return self._actor_cls.remote(self._backend.spec, self._names, self._backend.threads)
 
     async def _ready(self, actor: Any) -> None:
+        """Wait for a worker; one that could not start is a RayConnectError line."""
         try:
-            await actor.ready.remote()
+            _, node, _, broken = await actor.ready.remote()
         except self._ray.exceptions.RayActorError as exc:
-            raise RuntimeError(
-                f"a Ray worker could not build its model and solvers: {exc}"
-            ) from exc
+            broken, node = one_line(exc), "?"
+        if broken is not None:
+            raise RayConnectError(
+                f"a Ray worker on node {node} could not build its model and solvers: "
+                f"{broken}; {NODE_HINT}"
+            )
 
     async def start(self) -> None:
         self._actors = [self._new() for _ in range(self._backend.workers)]
@@ -241,25 +298,57 @@ class _Pool:
             self._ray.kill(a, no_restart=True)
 
 
-def check_backend(kind: str, *, workers: int = 2, address: str | None = None) -> None:
-    """ValueError for a backend other than "asyncio" or "ray", a cluster address without Ray
-    or fewer than one worker; RuntimeError if "ray" is named and the extra is missing."""
+@dataclass(frozen=True)
+class RayOptions:
+    """The Ray-only options of a command: cluster address, CPUs and llama.cpp threads per
+    worker (None: as many as its CPUs)."""
+
+    address: str | None = None
+    worker_cpus: float = 1.0
+    threads: int | None = None
+
+    def check(self) -> None:
+        """ValueError naming the option that is out of range."""
+        if self.worker_cpus <= 0:
+            raise ValueError(f"worker-cpus: expected > 0, got {self.worker_cpus}")
+        if self.threads is not None and self.threads < 1:
+            raise ValueError(f"threads: expected >= 1, got {self.threads}")
+
+
+def _only_with_ray(opts: RayOptions) -> None:
+    if opts.address is not None:
+        raise ValueError("address: a Ray cluster address, only with backend ray")
+    if opts.worker_cpus != 1.0:
+        raise ValueError("worker-cpus: CPUs per Ray worker, only with backend ray")
+    if opts.threads is not None:
+        raise ValueError("threads: llama.cpp threads per Ray worker, only with backend ray")
+
+
+def check_backend(kind: str, *, workers: int = 2, ray: RayOptions | None = None) -> None:
+    """ValueError for a backend other than "asyncio" or "ray", Ray options without Ray or
+    fewer than one worker; RuntimeError if "ray" is named and the extra is missing."""
     if kind not in ("asyncio", "ray"):
         raise ValueError(f"backend: expected asyncio or ray, got {kind!r}")
-    if kind == "asyncio" and address is not None:
-        raise ValueError("address: a Ray cluster address, only with backend ray")
+    opts = ray or RayOptions()
+    if kind == "asyncio":
+        _only_with_ray(opts)
     if workers < 1:
         raise ValueError(f"workers: expected >= 1, got {workers}")
+    opts.check()
     if kind == "ray":
         _ray()  # a missing extra fails here, before any work
 
 
 def episode_backend(
-    kind: str, spec: WorkerSpec, *, workers: int = 2, address: str | None = None
+    kind: str, spec: WorkerSpec, *, workers: int = 2, ray: RayOptions | None = None
 ) -> RayBackend | Literal["asyncio"]:
     """The backend a command names: "asyncio" (this process) or "ray" (worker actors built
     from `spec`); errors as `check_backend`."""
-    check_backend(kind, workers=workers, address=address)
+    check_backend(kind, workers=workers, ray=ray)
     if kind == "ray":
-        return RayBackend(spec, workers=workers, address=address)
+        o = ray or RayOptions()
+        return RayBackend(
+            spec, workers=workers, address=o.address, cpus_per_worker=o.worker_cpus,
+            threads=o.threads,
+        )  # fmt: skip
     return "asyncio"

@@ -1,10 +1,11 @@
 """Where a command's episodes run, declared once for `bench`, `monitor collect|eval` and
-`prune`: --backend (asyncio or ray), --address (a Ray cluster) and --workers (Ray actors),
-received as one `runner: BackendOpts` value."""
+`prune`: --backend (asyncio or ray), --address (a Ray cluster), --workers (Ray actors),
+--worker-cpus and --threads (per actor), received as one `runner: BackendOpts` value."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -14,8 +15,10 @@ from overseer.cli._app import InputError
 from overseer.cli._options import _group
 
 if TYPE_CHECKING:
-    from overseer.bench.backends import Backend, ConfigSource
+    from overseer.bench import SolverConfig
+    from overseer.bench.backends import Backend, ConfigSource, RayOptions
     from overseer.models import Model
+    from overseer.runtime import Budget
 
 
 @dataclass(frozen=True)
@@ -26,37 +29,81 @@ class BackendOpts:
     backend: str = "asyncio"
     address: str | None = None
     workers: int = 2
+    worker_cpus: float = 1.0
+    threads: int | None = None
 
     def __post_init__(self) -> None:
-        if self.backend == "asyncio" and self.address is None and self.workers >= 1:
+        default = ("asyncio", None, 2, 1.0, None)
+        if (self.backend, self.address, self.workers, self.worker_cpus, self.threads) == default:
             return  # the default: nothing to check, Ray's module not even looked up
         from overseer.bench.backends import check_backend
 
         try:
-            check_backend(self.backend, workers=self.workers, address=self.address)
+            check_backend(self.backend, workers=self.workers, ray=self._ray())
         except ValueError as exc:
             raise InputError(f"--{exc}") from None
         except RuntimeError as exc:
             raise InputError(str(exc)) from None
 
+    def _ray(self) -> RayOptions:
+        from overseer.bench.backends import RayOptions
+
+        return RayOptions(self.address, self.worker_cpus, self.threads)
+
     def build(
-        self, configs: Callable[[], ConfigSource], model: Callable[[], Model]
+        self, configs: Callable[[], ConfigSource], model: Callable[..., Model]
     ) -> Backend | Literal["asyncio"]:
         """The backend for `run_experiment`; Ray workers build their configurations and model
-        from `configs` and `model`, which must pickle (module-level functions or partials)."""
+        from `configs` and `model` (called with `n_threads=`), which must pickle (module-level
+        functions or partials). Ray-side failures become one line (InputError, exit 2)."""
         from overseer.bench.backends import WorkerSpec, episode_backend
 
-        spec = WorkerSpec(configs, model)
-        return episode_backend(self.backend, spec, workers=self.workers, address=self.address)
+        spec = WorkerSpec(configs, model, takes_threads=True)
+        chosen = episode_backend(self.backend, spec, workers=self.workers, ray=self._ray())
+        return chosen if isinstance(chosen, str) else OneLineErrors(chosen)
+
+
+@dataclass(frozen=True)
+class OneLineErrors:
+    """A backend whose Ray-side failures (connect, auth, version, a worker that cannot build
+    its model), at start or mid-run, are InputError lines like the asyncio backend's."""
+
+    inner: Backend
+
+    @asynccontextmanager
+    async def open(
+        self,
+        configs: Sequence[SolverConfig],
+        load_model: Callable[[], Model],
+        concurrency: int,
+        budget: Budget | None,
+    ) -> AsyncIterator[Any]:
+        """The inner backend's episodes; a RayConnectError becomes an InputError."""
+        from overseer.bench.backends import RayConnectError
+
+        try:
+            async with self.inner.open(configs, load_model, concurrency, budget) as episode:
+                yield episode
+        except RayConnectError as exc:
+            raise InputError(str(exc)) from None
 
 
 _BACKEND_TYPES: dict[str, Any] = {
     "backend": Annotated[str, typer.Option(help="asyncio, or ray: episodes on Ray worker actors.")],
     "address": Annotated[
-        str | None, typer.Option(help="Ray cluster address (default: local Ray).")
+        str | None,
+        typer.Option(
+            help="Ray cluster: HOST:6379 or ray://HOST:10001 (default: $RAY_ADDRESS, else the "
+            "cluster `ray start` recorded, else Ray started here)."
+        ),
     ],
     "workers": Annotated[int, typer.Option(help="Ray worker actors (--backend ray).")],
+    "worker_cpus": Annotated[float, typer.Option(help="CPUs Ray reserves per worker actor.")],
+    "threads": Annotated[
+        int | None,
+        typer.Option(help="llama.cpp threads per Ray worker (default: its --worker-cpus)."),
+    ],
 }
-# --backend, --address, --workers after a command's own options, as one `runner: BackendOpts`.
+# The backend options after a command's own options, as one `runner: BackendOpts`.
 backend_options = _group("runner", BackendOpts, _BACKEND_TYPES, (), tuple(_BACKEND_TYPES))
 LOCAL = BackendOpts()

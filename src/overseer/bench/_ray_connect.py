@@ -1,0 +1,190 @@
+"""How the Ray backend reaches Ray: the cluster a run joins, token auth, and one-line errors.
+
+The address is found the ways Ray documents: `--address` (host:port or ray://host:port), then
+`RAY_ADDRESS`, then the cluster the last `ray start --head` recorded in Ray's temp directory;
+with none of them, Ray starts on this machine for the run. A cluster that uses token auth is
+joined with the token Ray would use (`RAY_AUTH_TOKEN`, `RAY_AUTH_TOKEN_PATH` or
+`~/.ray/auth_token`), as `ray start --head` does. Every Ray-side failure becomes a
+`RayConnectError` whose message is one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+AUTH_HINT = (
+    "if the cluster uses token auth (RAY_AUTH_MODE=token on its head), give this machine its "
+    "token: RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token"
+)
+NODE_HINT = (
+    "every node needs overseer with the ray extra and the model's package "
+    "(or use --model openai:NAME with a server every node reaches)"
+)
+
+
+class RayConnectError(RuntimeError):
+    """A Ray-side failure (cannot connect, auth, version mismatch, a worker that cannot start),
+    with a one-line message naming what failed; commands print it and exit 2."""
+
+
+def one_line(exc: BaseException) -> str:
+    """The gist of a Ray exception on one line: a traceback's last line, else all of it."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    if not lines:
+        return type(exc).__name__
+    if any(ln.startswith("Traceback") for ln in lines):
+        return lines[-1]
+    return " ".join(" ".join(lines).split())
+
+
+@dataclass(frozen=True)
+class Target:
+    """The cluster to join (`address` None: start Ray here) and where its address came from."""
+
+    address: str | None
+    source: str
+
+    @property
+    def client(self) -> bool:
+        """True for a Ray Client address (ray://), which needs the `ray[client]` packages."""
+        return self.address is not None and self.address.startswith("ray://")
+
+
+def find_target(explicit: str | None) -> Target:
+    """--address, else RAY_ADDRESS, else the cluster `ray start` recorded, else local Ray."""
+    if explicit:
+        return Target(explicit, "--address")
+    env = os.environ.get("RAY_ADDRESS", "").strip()
+    if env:
+        return Target(env, "RAY_ADDRESS")
+    try:
+        from ray._common.utils import get_ray_address_file
+        from ray._private.utils import read_ray_address
+    except ImportError:  # pragma: no cover - another Ray than the pinned one
+        return Target(None, "local")
+    recorded = read_ray_address()
+    if recorded:
+        return Target(recorded, f"the cluster `ray start` recorded in {get_ray_address_file(None)}")
+    return Target(None, "local")
+
+
+def _host_port(address: str) -> tuple[str, int]:
+    rest = address.removeprefix("ray://")
+    host, sep, port = rest.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise RayConnectError(f"Ray address {address!r}: expected HOST:PORT or ray://HOST:PORT")
+    return host.strip("[]"), int(port)
+
+
+def check_reachable(target: Target, timeout_s: float = 5.0) -> None:
+    """Fail in seconds, not after Ray's minutes of retries, when nothing listens there."""
+    assert target.address is not None
+    host, port = _host_port(target.address)
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except OSError as exc:
+        raise RayConnectError(
+            f"Ray cluster at {target.address} (from {target.source}): cannot connect "
+            f"({exc.strerror or exc}); is its head running (`ray start --head`)?"
+        ) from None
+
+
+def use_token_if_present() -> None:
+    """Join in token mode when RAY_AUTH_MODE is unset and a token is at hand: the rule
+    `ray start --head` applies, so a head that picked up ~/.ray/auth_token can be joined."""
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    try:
+        from ray._private.authentication.authentication_token_setup import (
+            maybe_enable_token_auth_if_token_available,
+        )
+    except ImportError:  # pragma: no cover - another Ray than the pinned one
+        return
+    log = logging.getLogger(maybe_enable_token_auth_if_token_available.__module__)
+    level = log.level
+    log.setLevel(logging.ERROR)  # its "token authentication is enabled" notice: not news here
+    try:
+        maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+    finally:
+        log.setLevel(level)
+
+
+def _needs_client_extra(target: Target) -> None:
+    if not target.client:
+        return
+    try:
+        import grpc  # noqa: F401  # the ray[client] extra
+    except ImportError:
+        raise RayConnectError(
+            f"Ray address {target.address}: ray:// needs Ray Client: pip install 'overseer[ray]' "
+            "(it pins ray[client]), or use the head's HOST:6379 address"
+        ) from None
+
+
+@contextlib.contextmanager
+def _stderr_to_file() -> Iterator[Path]:
+    """Ray's C++ core retries a refused connection with a warning a second on fd 2; while
+    joining, fd 2 goes to a file, kept (and named in the error) only if joining fails."""
+    fd, name = tempfile.mkstemp(prefix="overseer-ray-join-", suffix=".log")
+    saved = os.dup(2)
+    sys.stderr.flush()
+    os.dup2(fd, 2)
+    try:
+        yield Path(name)
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+
+
+def _why(exc: Exception, log: Path) -> str:
+    """Ray's reason, with the fix when the cluster refused this machine's token."""
+    text = log.read_text(errors="replace")
+    if "InvalidAuthToken" in text or "Unauthenticated" in text:
+        return f"the cluster refused this machine's auth token; {AUTH_HINT} (Ray's log: {log})"
+    hint = f"; {AUTH_HINT}" if isinstance(exc, ConnectionError) else ""
+    return f"{one_line(exc)}{hint} (Ray's log: {log})"
+
+
+def join(ray: Any, target: Target) -> None:
+    """Connect to the cluster at `target`; any failure is one RayConnectError line."""
+    _needs_client_extra(target)
+    check_reachable(target)
+    use_token_if_present()
+    with _stderr_to_file() as log:
+        try:
+            ray.init(address=target.address, log_to_driver=False, logging_level=logging.WARNING)
+        except Exception as exc:  # ConnectionError, RuntimeError, ValueError, Ray's own
+            failed: Exception | None = exc
+        else:
+            failed = None
+    if failed is None:
+        log.unlink(missing_ok=True)
+        return
+    raise RayConnectError(
+        f"Ray cluster at {target.address} (from {target.source}): {_why(failed, log)}"
+    )
+
+
+def start_local(ray: Any, num_cpus: int) -> None:
+    """Start Ray on this machine for one run: `num_cpus` CPUs, no dashboard, no usage stats."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    try:
+        ray.init(
+            num_cpus=num_cpus,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.WARNING,
+        )
+    except Exception as exc:
+        raise RayConnectError(f"local Ray could not start: {one_line(exc)}") from None
