@@ -92,7 +92,7 @@ def test_closed_tools_after_tool_use_give_no_call_as_text(embedded_model: LlamaC
         model="m", messages=messages, max_tokens=24, temperature=0.0
     )
     text = r.choices[0].message.content or ""
-    assert text and text[0] not in "{[< \n"
+    assert text and text[0] not in "{[<` \n"
 
 
 def test_a_body_that_is_not_json_is_a_400_naming_it(embedded_model: LlamaCppModel) -> None:

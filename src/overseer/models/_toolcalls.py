@@ -93,12 +93,9 @@ def _tool_named(name: object, tools: Mapping[str, Mapping[str, Any]]) -> str | N
     return titled[0] if len(titled) == 1 else None
 
 
-# A reply that cannot begin as a call written as text: not with `{`, `[`, `<` or white
-# space, and no ``` fence that opens on JSON (```json, or a `{` / `[` on its first line).
-ANSWER_GRAMMAR = r"""root ::= plain | "`" ( [^`] rest | "`" ( [^`] rest | "`" fence ) )
-plain ::= [^{<`\[ \t\r\n] rest
-fence ::= [^j{\[\r\n] rest | [\r\n]+ [^{\[\r\n] rest
-rest ::= [^\x00]*
+# A reply that cannot begin as a call written as text: its first character is not `{`, `[`,
+# `<`, a backtick (a fence: qwen 0.5B wrote ```python around a call) or white space.
+ANSWER_GRAMMAR = r"""root ::= [^{<`\[ \t\r\n] [^\x00]*
 """
 
 
