@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
 import typer
 from rich.table import Table
@@ -13,10 +15,13 @@ from rich.table import Table
 from overseer.cli import _options as o
 from overseer.cli._app import InputError, app, csv_list, out_console
 from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
+from overseer.cli._options import _group
 
 if TYPE_CHECKING:
+    from overseer.bench import SolverConfig
     from overseer.experiments.monitor import EnvSetup
     from overseer.monitor import MonitorSet
+    from overseer.tasks import Task
 
 monitor_app = typer.Typer(
     help="Rogue-agent monitor: collect games, train monitors, evaluate interventions.",
@@ -26,6 +31,38 @@ app.add_typer(monitor_app, name="monitor")
 
 DEFAULT_STORE = Path("results") / "monitor.sqlite"
 DEFAULT_GAME = o.GameOpts()
+
+
+@dataclass(frozen=True)
+class _Play:
+    """What `collect` and `eval` share, declared once and passed as one value: the game, its
+    sampling seed, the result store, the model backend, the budgets and where games run."""
+
+    seed: o.Seed = 0
+    store: o.Store = DEFAULT_STORE
+    game: o.GameOpts = DEFAULT_GAME
+    mopts: o.ModelOpts = o.MODEL_DEFAULTS
+    limits: o.BudgetOpts = o.NO_LIMITS
+    runner: BackendOpts = LOCAL
+
+
+_PLAY = _Play()
+
+
+def _play_command(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register `monitor NAME`, a command that plays games: its own options, then --seed,
+    --store and the game's, model's, budget and backend options, all received as one
+    `play: _Play` value."""
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        types = get_type_hints(_Play, include_extras=True)  # the options' typer annotations
+        wrapped = _group("play", _Play, types, (), tuple(types))(command)
+        game = o.game_options(o.GAME_RUN)
+        for options in (backend_options, o.budget_options, o.model_options, game):
+            wrapped = options(wrapped)
+        return monitor_app.command(name)(wrapped)
+
+    return decorate
 
 
 def _setup(g: o.GameOpts) -> EnvSetup:
@@ -55,60 +92,56 @@ def _limit(tasks: list, n: int | None, what: str) -> list:
     return tasks[:n]
 
 
-def _run(setup: EnvSetup, factory, tasks, g: o.GameOpts, seed, store, opts) -> None:
+def _run(
+    setup: EnvSetup,
+    factory: Callable[[], Sequence[SolverConfig]],
+    tasks: list[Task],
+    play: _Play,
+) -> None:
     from overseer.experiments.monitor import play_games
     from overseer.models import model_card
 
-    model = g.model
+    model = play.game.model
     if not model.startswith("openai:"):
         model_card(model)
     if not tasks:
         return
-    load = partial(opts[0].load, model)
+    load = partial(play.mopts.load, model)
     s = asyncio.run(
         play_games(
             setup,
             factory(),
             tasks,
             model_name=model,
-            seed=seed,
-            store=store,
+            seed=play.seed,
+            store=play.store,
             load_model=load,
-            progress=g.progress,
-            budget=opts[1].budget(),
-            backend=opts[2].build(factory, load),
+            progress=play.game.progress,
+            budget=play.limits.budget(),
+            backend=play.runner.build(factory, load),
         )
     )
     out_console().print(
         f"{setup.suite}: {s.planned} games planned, {s.already_done} already stored, "
-        f"{s.ran} played, {s.errors} errors; store {store}"
+        f"{s.ran} played, {s.errors} errors; store {play.store}"
     )
 
 
-@monitor_app.command("collect")
-@o.game_options(o.GAME_RUN)
-@o.model_options
-@o.budget_options
-@backend_options
+@_play_command("collect")
 def collect_cmd(
     games: Annotated[int | None, typer.Option(help="Training games (default: all).")] = None,
     val_games: Annotated[int | None, typer.Option(help="Validation games (default: all).")] = None,
-    seed: o.Seed = 0,
-    store: o.Store = DEFAULT_STORE,
-    game: o.GameOpts = DEFAULT_GAME,
-    mopts: o.ModelOpts = o.MODEL_DEFAULTS,
-    limits: o.BudgetOpts = o.NO_LIMITS,
-    runner: BackendOpts = LOCAL,
+    play: _Play = _PLAY,
 ) -> None:
     """Play training and validation games without intervention, storing per-turn features.
     Budgets apply to each game."""
     from overseer.experiments.monitor import configs_factory
 
-    setup = _setup(game)
+    setup = _setup(play.game)
     tasks = _limit(setup.games("train"), games, "--games")
     tasks += _limit(setup.games("validation"), val_games, "--val-games")
-    _run(setup, configs_factory(setup), tasks, game, seed, store, (mopts, limits, runner))
-    _print_outcomes(setup, game.model, store, ["collect"])
+    _run(setup, configs_factory(setup), tasks, play)
+    _print_outcomes(setup, play.game.model, play.store, ["collect"])
 
 
 @monitor_app.command("train")
@@ -138,27 +171,19 @@ def train_cmd(
     _print_selection(ms, f"{setup.suite}, {game.model}", path)
 
 
-@monitor_app.command("eval")
-@o.game_options(o.GAME_RUN)
-@o.model_options
-@o.budget_options
-@backend_options
+@_play_command("eval")
 def eval_cmd(
     games: Annotated[int | None, typer.Option(help="Test games (default: all).")] = None,
-    seed: o.Seed = 0,
-    store: o.Store = DEFAULT_STORE,
     monitor: Annotated[Path | None, typer.Option(help="Monitor file from `train`.")] = None,
     caps: Annotated[str, typer.Option(help="Resets allowed per role, e.g. 1,2.")] = "1,2",
-    game: o.GameOpts = DEFAULT_GAME,
-    mopts: o.ModelOpts = o.MODEL_DEFAULTS,
-    limits: o.BudgetOpts = o.NO_LIMITS,
-    runner: BackendOpts = LOCAL,
+    play: _Play = _PLAY,
 ) -> None:
     """Test games with no intervention, the trained monitor (per cap) and the random monitor.
     Budgets apply to each game."""
     from overseer.experiments.monitor import configs_factory, default_monitor_path
     from overseer.monitor import MonitorSet
 
+    game = play.game
     setup = _setup(game)
     try:
         cap_list = sorted({int(c) for c in csv_list(caps, "--caps")})
@@ -176,9 +201,9 @@ def eval_cmd(
     except ValueError as exc:
         raise InputError(f"--monitor {exc}") from None
     tasks = _limit(setup.games("test"), games, "--games")
-    _run(setup, factory, tasks, game, seed, store, (mopts, limits, runner))
+    _run(setup, factory, tasks, play)
     names = [c.name for c in factory()]  # the configurations `factory` builds on Ray workers too
-    _print_outcomes(setup, game.model, store, names, ids={t.id for t in tasks})
+    _print_outcomes(setup, game.model, play.store, names, ids={t.id for t in tasks})
 
 
 def _print_selection(ms: MonitorSet, what: str, path: Path) -> None:
