@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -32,7 +33,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "overseer.integrations.smolagents needs smolagents: pip install 'overseer[smolagents]'"
     ) from exc
 
-from overseer.integrations._parts import NO_MODEL, run_sync
+from overseer.integrations._parts import NO_MODEL, OnRefusals, run_sync
 from overseer.integrations._smol_hooks import hooked, install
 from overseer.integrations._smol_steps import (
     book_tokens,
@@ -89,6 +90,11 @@ class OverseerSupervisor:
     `filter_preset`: the filter's thresholds by name (e.g. "gaia"); `verifier`: question ->
     answer, else `run_verification` is never offered; `embed`: texts -> vectors for
     extractive purification (None: TF-IDF). Register with `attach(agent)`.
+
+    After `answer_after_refusals` refused steps of one agent in a row (a refused repeat, or
+    the same unparsable reply again), `on_refusals="answer"` moves the agent to smolagents'
+    own final-answer call (one model call without tools, as at its step limit), and "stop"
+    interrupts the run (smolagents raises `AgentError("Agent interrupted.")`); 0: never.
     """
 
     def __init__(
@@ -101,7 +107,16 @@ class OverseerSupervisor:
         rules: RuleSettings | None = None,
         filter_preset: str | None = None,
         embed: Callable[[list[str]], np.ndarray] | None = None,
+        answer_after_refusals: int = 2,
+        on_refusals: OnRefusals = "answer",
     ) -> None:
+        if answer_after_refusals < 0 or on_refusals not in ("answer", "stop"):
+            raise ValueError(
+                "OverseerSupervisor: expected answer_after_refusals >= 0 and on_refusals "
+                f"'answer' or 'stop', got {answer_after_refusals!r} and {on_refusals!r}"
+            )
+        self.answer_after_refusals = answer_after_refusals
+        self.on_refusals: OnRefusals = on_refusals
         base = settings or SupervisorSettings()
         if filter_preset:
             base = replace(base, filter=preset(filter_preset))
@@ -133,6 +148,9 @@ class OverseerSupervisor:
             self._blocked: set[tuple[int, int]] = set()  # (agent id, step) with a refused call
             self._originals: dict[int, ToolRecord] = {}  # step id -> its unmasked record
             self._logged = 0  # rule firings already in `log`
+            self._refused: Counter[int] = Counter()  # agent id -> refused steps in a row
+            self._max_steps: dict[int, int] = {}  # agent id -> its run's step limit
+            self.escalations = 0  # refusals in a row acted on (answer or stop)
 
     def run_started(self, agent: Any, max_steps: int | None) -> None:
         """A hooked agent's `run` began: a new top-level run resets the per-run state."""
@@ -142,6 +160,7 @@ class OverseerSupervisor:
                 self.runs += 1
                 self._root, self._open = agent, True
             self._depth += 1
+            self._max_steps[id(agent)] = int(max_steps or getattr(agent, "max_steps", 0) or 0)
 
     def run_ended(self, agent: Any) -> None:
         with self._lock:
@@ -225,9 +244,10 @@ class OverseerSupervisor:
         n = memory_step.step_number
         step = step_from_smolagents(memory_step, name, subtask)
         self._charge(memory_step, name, subtask)
-        if (id(agent), n) not in self._blocked:
+        refused = (id(agent), n) in self._blocked
+        if not refused:
             if unexecuted(memory_step):
-                self._count_unexecuted(memory_step, step)
+                refused = self._count_unexecuted(memory_step, step)
             review = run_sync(
                 self.core.review(
                     step,
@@ -241,6 +261,27 @@ class OverseerSupervisor:
         if self.core.rules is not None and agent is not None:
             mask_memory(self.core.rules, agent, memory_step, name, subtask, self._originals)
         self._log_firings(n)
+        if agent is not None:
+            self._escalate(agent, name, n, refused)
+
+    def _escalate(self, agent: Any, name: str, number: int, refused: bool) -> None:
+        """Count the agent's refused steps in a row; at `answer_after_refusals` of them, end
+        its tool use: its step limit is reached now (smolagents then asks the model for the
+        final answer, without tools), or the run is interrupted (`on_refusals="stop"`)."""
+        key = id(agent)
+        self._refused[key] = self._refused[key] + 1 if refused else 0
+        n = self.answer_after_refusals
+        if n == 0 or self._refused[key] < n:
+            return
+        self.escalations += 1
+        why = f"{self._refused[key]} refused steps in a row: {self.on_refusals}"
+        self.log.append(SmolagentsSupervisionLog(name, number, "rule", why, "refusals"))
+        log.info("overseer %s (%s)", why, name)
+        if self.on_refusals == "stop":
+            agent.interrupt()
+        else:
+            limit = self._max_steps.get(key) or int(getattr(agent, "max_steps", 0) or 0)
+            agent.step_number = max(agent.step_number, limit)
 
     def _charge(self, memory_step: ActionStep, name: str, subtask: str) -> None:
         """Book the agent's own tokens; the step that spends its budget tells it to answer."""
@@ -252,12 +293,13 @@ class OverseerSupervisor:
         if blocked is not None and rules.counts["budget"] > fired:
             memory_step.observations = f"{memory_step.observations or ''}\n\n{blocked.note}".strip()
 
-    def _count_unexecuted(self, memory_step: ActionStep, step: Step) -> None:
+    def _count_unexecuted(self, memory_step: ActionStep, step: Step) -> bool:
         """A reply smolagents could not parse never reached a tool: the loop breaker counts it
-        here, and at the repeat it refuses it tells the agent to write something else."""
+        here, and at the repeat it refuses it tells the agent to write something else (True:
+        refused)."""
         rules = self.core.rules
         if rules is None:
-            return
+            return False
         blocked = rules.before_action(replace(step, observation=""))
         if blocked is not None:
             note = (
@@ -265,6 +307,7 @@ class OverseerSupervisor:
                 "call. Write a different reply: one valid tool call."
             )
             memory_step.observations = f"{memory_step.observations or ''}\n\n{note}".strip()
+        return blocked is not None
 
     def _log_firings(self, step_number: int) -> None:
         rules = self.core.rules
@@ -310,4 +353,5 @@ class OverseerSupervisor:
         out = self.core.stats.as_dict()
         out["supervisor_tokens"] = self.usage.prompt_tokens + self.usage.completion_tokens
         out["mode"] = self.mode
+        out["escalations"] = self.escalations
         return out
