@@ -116,7 +116,7 @@ async def ask_structured(
     parse_fn, schema = _parser(parse, schema)
     convo: list[Mapping[str, Any]] = list(messages)
     errors: list[str] = []
-    usage = Usage()
+    usage: Usage | None = None  # the replies' tokens (no sum to make for a first-time reply)
     for attempt in range(1, max_reasks + 2):
         c = await model.acomplete(
             convo,
@@ -126,7 +126,7 @@ async def ask_structured(
             seed=seed,
             top_logprobs=top_logprobs,
         )
-        usage += c.usage
+        usage = c.usage if usage is None else usage + c.usage
         try:
             value = _accept(c.text, parse_fn, check, as_json)
         except ValueError as exc:
@@ -134,7 +134,7 @@ async def ask_structured(
         else:
             return Structured(value, c, attempt, usage, errors)
         convo += _reask_turns(c.text, errors[-1], reask or default_reask)
-    raise StructuredOutputError(max_reasks + 1, errors, usage, c)
+    raise StructuredOutputError(max_reasks + 1, errors, usage or Usage(), c)
 
 
 def _reask_turns(text: str, error: str, reask: Callable[[str, str], str]) -> list[Message]:

@@ -102,12 +102,12 @@ def team_context(
     task: str,
     earlier: Sequence[ChannelMessage],
     now: Sequence[ChannelMessage],
-    team: Sequence[AgentSpec] = (),
+    roster: str = "",
 ) -> str:
-    """The head of a team prompt: the team, the task, the previous round's messages, this
-    round's. The agents of a round and the decision node write it the same way, so
-    consecutive prompts share it as a prefix and a model server serves it from its cache."""
-    roster = team_roster(team)
+    """The head of a team prompt: the team (`team_roster`), the task, the previous round's
+    messages, this round's. The agents of a round and the decision node write it the same
+    way, so consecutive prompts share it as a prefix and a model server serves it from its
+    cache."""
     head = (roster + "\n\n" if roster else "") + f"Task:\n{task}"
     for title, msgs in (("From the previous round:", earlier), ("From teammates this round:", now)):
         if msgs:
@@ -115,15 +115,18 @@ def team_context(
     return head + "\n\n"
 
 
-def build_messages(spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool]) -> list[Message]:
+def build_messages(
+    spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool], roster: str | None = None
+) -> list[Message]:
     """What every agent shares first (rules, the team with its roles, task, teammates'
     messages: the longest common prefix of a round's prompts), then this agent's own part
     (its name; its role when the team list does not show it; its own last answer when that
-    is all it reads of the previous round; its tools)."""
+    is all it reads of the previous round; its tools). `roster` is `team_roster(ctx.team)`
+    when the caller has it already."""
     own_only = all(m.sender == spec.name for m in ctx.temporal_inputs)
     earlier = () if own_only else ctx.temporal_inputs
     own = [f"Your name: {spec.name}."]
-    if spec not in ctx.team:
+    if all(a is not spec for a in ctx.team):  # identity: the run's team holds this very spec
         if spec.role:
             own.append(f"Your role: {spec.role}")
         if spec.instructions:
@@ -138,7 +141,9 @@ def build_messages(spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool]) ->
         own += [
             f"- {t.name}: {t.description} args: {json.dumps(dict(t.parameters))}" for t in tools
         ]
-    head = team_context(ctx.global_task, earlier, ctx.spatial_inputs, ctx.team)
+    if roster is None:
+        roster = team_roster(ctx.team)
+    head = team_context(ctx.global_task, earlier, ctx.spatial_inputs, roster)
     return [
         {"role": "system", "content": COMMON_RULES},
         {"role": "user", "content": head + "\n".join(own)},
@@ -214,9 +219,10 @@ class Agent:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.seed = seed
-        self._schema = action_schema(list(tools))
         self._answer_schema = action_schema([])
+        self._schema = action_schema(list(tools)) if tools else self._answer_schema
         self.top_logprobs = top_logprobs  # > 0: each step's completion carries top-k logprobs
+        self._team: tuple[Sequence[AgentSpec] | None, str] = (None, "")
 
     async def _ask(
         self, messages: list[Message], *, tools_open: bool = True
@@ -257,7 +263,7 @@ class Agent:
         `before` may refuse a tool call before it runs; `view` gives the texts shown for the
         turn's earlier tool observations (e.g. stubs for old ones), rebuilt at each step.
         """
-        base = build_messages(self.spec, ctx, list(self.tools.values()))
+        base = build_messages(self.spec, ctx, list(self.tools.values()), self._roster(ctx))
         done: list[_Done] = []
         for step in range(self.max_steps):
             # the last step of a turn that used tools may only answer (as smolagents does at
@@ -333,6 +339,12 @@ class Agent:
             return None
         note = f"\nError: {result.error}" if result.error else ""
         return _Done(raw, ToolRecord(call.tool, call.input, out.observation), note)
+
+    def _roster(self, ctx: AgentContext) -> str:
+        """The team list of `ctx.team`, written once per team (an agent runs a turn a round)."""
+        if self._team[0] is not ctx.team:
+            self._team = (ctx.team, team_roster(ctx.team))
+        return self._team[1]
 
     def _stuck(self, done: Sequence[_Done]) -> bool:
         """Whether the last `answer_after_refusals` tool calls were all refused."""

@@ -32,6 +32,7 @@ from overseer.runtime._interaction import (
 from overseer.runtime._run import Run, RunResult, StopReason
 
 Verifier = Callable[[str, "Run"], Awaitable[str]]
+_APPROVED = Approve()  # the chain's verdict when every plug-in approves (verdicts are frozen)
 
 
 class UnsupportedVerdictError(ValueError):
@@ -88,7 +89,7 @@ class SupervisorChain:
             v = _checked(s, await s.on_interaction(interaction, run))
             if not isinstance(v, Approve):
                 return v
-        return Approve()
+        return _APPROVED
 
     async def round_end(self, run: Run) -> Verdict | None:
         for s in self.supervisors:
@@ -184,8 +185,8 @@ class Bus:
     async def judge(self, i: Interaction, *, ask: bool = True) -> Outcome:
         """Record `i`, ask the chain (unless `ask` is False) and apply what it says."""
         self.run.interactions.append(i)
-        self.run.trace.event("interaction", **interaction_fields(i))
-        v = await self.chain.judge(i, self.run) if ask and self.chain else Approve()
+        self.run.trace.record("interaction", interaction_fields(i))
+        v = await self.chain.judge(i, self.run) if ask and self.chain else _APPROVED
         return await self.apply(v, i)
 
     async def apply(self, v: Verdict, i: Interaction) -> Outcome:
@@ -340,7 +341,8 @@ class Bus:
         try:
             await self.chain.run_end(run, result)
         finally:
-            result = run.result(stop, answer, error)
+            if self.chain:  # the hooks may have booked calls or stats
+                result = run.result(stop, answer, error)
             run.trace.run_end(answer, stop, error, result.total, result.usage_by_actor)
             run.trace.close()
         return result

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import traceback
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from overseer.runtime._agent import (
     AgentContext,
     AgentStepError,
     team_context,
+    team_roster,
 )
 from overseer.runtime._bus import Bus, SupervisorChain, Verifier
 from overseer.runtime._interaction import (
@@ -105,6 +107,7 @@ class Executor:
         self.seed = seed
         self.top_logprobs = top_logprobs
         self.answer_schema = answer_schema  # the decision's closed answer format, if any
+        self._last_graph: tuple[TeamSpec | None, _Graph] = (None, _Graph([], {}, {}, {}, {}))
 
     def check_team(self, team: TeamSpec) -> None:
         """Every tool and model the team names is provided, or a ValueError naming it."""
@@ -141,10 +144,8 @@ class Executor:
             ctx = AgentContext(
                 global_task=run.query,
                 round=r,
-                spatial_inputs=run.channel.from_senders(run.team.spatial_preds(name), round=r),
-                temporal_inputs=run.channel.from_senders(
-                    run.team.temporal_preds(name), round=r - 1
-                ),
+                spatial_inputs=run.channel.from_senders(host.spatial_preds(name), round=r),
+                temporal_inputs=run.channel.from_senders(host.temporal_preds(name), round=r - 1),
                 team=run.team.agents,
             )
             try:
@@ -176,26 +177,39 @@ class Executor:
         )
 
     async def _round(self, host: _TeamRun, r: int) -> None:
-        team = host.run.team
-        finished = {n: asyncio.Event() for n in team.names}
-        gate = asyncio.Semaphore(self.concurrency)
-
-        async def one(name: str) -> None:
-            # Successors start only after a turn that ended; a rollback cancels every other
-            # turn of the round (`_TeamRun.roll_back`) before anyone else calls the model.
-            for p in team.spatial_preds(name):
-                await finished[p].wait()
-            async with gate:
-                await self._turn(host, name, r)
-            finished[name].set()
-
+        """One round: a turn starts once its spatial predecessors' turns ended, up to
+        `concurrency` at once. The only turn that can run (in a chain, a complete DAG) runs
+        inline, without a task. A rollback ends the round (`_TeamRun.roll_back` cancelled
+        the other turns before anyone else called the model); a turn's error (budget,
+        context window) cancels the others and is raised."""
+        g = host.graph()
+        left = {n: len(g.preds[n]) for n in g.order}  # predecessors whose turn has not ended
+        ready = deque(n for n in g.order if not left[n])
+        running: dict[asyncio.Task[None], str] = {}
         try:
-            async with asyncio.TaskGroup() as tg:
-                host.turns = [tg.create_task(one(name)) for name in host.order()]
-        except ExceptionGroup as eg:  # a turn failed (budget, context window): that error
-            raise _first(eg) from None
+            while ready or running:
+                if not running and (len(ready) == 1 or self.concurrency == 1):
+                    ended = [ready.popleft()]
+                    await self._turn(host, ended[0], r)
+                else:
+                    while ready and len(running) < self.concurrency:
+                        name = ready.popleft()
+                        running[asyncio.create_task(self._turn(host, name, r))] = name
+                    host.turns = list(running)
+                    ended = await _first_ended(running, g.order)
+                if host.replay:  # rolled back: the round is played again
+                    return
+                for name in ended:
+                    for s in g.succ[name]:
+                        left[s] -= 1
+                        if not left[s]:
+                            ready.append(s)
         finally:
             host.turns = []
+            for t in running:
+                t.cancel()
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)
 
     async def _rounds(self, host: _TeamRun) -> None:
         """Play the rounds; a rollback (mid-round or at a round's end) replays the round."""
@@ -213,9 +227,10 @@ class Executor:
             r += 1
 
     # -- decision --------------------------------------------------------------------------
-    async def _decide(self, run: Run) -> str:
+    async def _decide(self, host: _TeamRun) -> str:
+        run = host.run
         team, last = run.team, run.round
-        finals = run.channel.from_senders(team.order(), round=last)
+        finals = run.channel.from_senders(host.graph().order, round=last)
         if not finals:
             return ""
         if team.decision == "last":
@@ -237,7 +252,8 @@ class Executor:
                 {"role": "system", "content": COMMON_RULES},
                 {
                     "role": "user",
-                    "content": team_context(run.query, (), finals, team.agents) + rules,
+                    "content": team_context(run.query, (), finals, team_roster(team.agents))
+                    + rules,
                 },
             ],
             max_tokens=self.max_tokens,
@@ -274,7 +290,7 @@ class Executor:
                 self.check_team(run.team)
                 run.trace.event("team", team=run.team.model_dump())
             await self._rounds(host)
-            answer = await self._decide(run)
+            answer = await self._decide(host)
             return ("done" if answer.strip() else "empty_answer"), answer, None
         except BudgetExceeded as exc:
             return f"budget_{exc.reason}", _best_effort(run), str(exc)  # type: ignore[return-value]
@@ -284,6 +300,29 @@ class Executor:
             error = f"{type(exc).__name__}: {exc}"
             run.trace.event("error", error=error, traceback=traceback.format_exc())
             return "error", _best_effort(run), error
+
+
+@dataclass(frozen=True)
+class _Graph:
+    """A team's topological order and each agent's spatial and temporal predecessors."""
+
+    order: list[str]
+    spatial: dict[str, list[str]]
+    temporal: dict[str, list[str]]
+    preds: dict[str, set[str]]  # distinct spatial predecessors
+    succ: dict[str, list[str]]  # distinct spatial successors, in team order
+
+    @staticmethod
+    def of(team: TeamSpec) -> _Graph:
+        order = team.order()
+        preds = {n: set(team.spatial_preds(n)) for n in order}
+        return _Graph(
+            order,
+            {n: team.spatial_preds(n) for n in order},
+            {n: team.temporal_preds(n) for n in order},
+            preds,
+            {n: [s for s in order if n in preds[s]] for n in order},
+        )
 
 
 class _TeamRun:
@@ -300,7 +339,7 @@ class _TeamRun:
         self.replay = False  # the current round was rolled back
         self.turns: list[asyncio.Task[None]] = []  # the current round's turns
         self._agents: dict[str, Agent] = {}  # built once per spec (a replaced one is rebuilt)
-        self._order: tuple[TeamSpec | None, list[str]] = (None, [])
+        self._graph: tuple[TeamSpec | None, _Graph] = (None, _Graph([], {}, {}, {}, {}))
         self.bus = Bus(
             run,
             executor.supervisors,
@@ -311,11 +350,21 @@ class _TeamRun:
             seed=executor.seed,
         )
 
-    def order(self) -> list[str]:
-        """The current team's topological order, computed once per team (not per round)."""
-        if self._order[0] is not self.run.team:
-            self._order = (self.run.team, self.run.team.order())
-        return self._order[1]
+    def graph(self) -> _Graph:
+        """The current team's order and edges by agent, computed once per team (not per turn;
+        the Executor keeps the last team's, for the next run of the same team)."""
+        team = self.run.team
+        if self._graph[0] is not team:
+            last = self.executor._last_graph
+            self._graph = last if last[0] is team else (team, _Graph.of(team))
+            self.executor._last_graph = self._graph
+        return self._graph[1]
+
+    def spatial_preds(self, name: str) -> list[str]:
+        return self.graph().spatial.get(name, [])
+
+    def temporal_preds(self, name: str) -> list[str]:
+        return self.graph().temporal.get(name, [])
 
     def agent(self, name: str) -> Agent:
         """This run's agent `name` for its current spec (built at its first turn)."""
@@ -338,11 +387,15 @@ class _TeamRun:
         self.executor.check_team(v.spec)
 
 
-def _first(exc: BaseException) -> BaseException:
-    """The first leaf of (nested) exception groups: what actually went wrong."""
-    while isinstance(exc, BaseExceptionGroup):
-        exc = exc.exceptions[0]
-    return exc
+async def _first_ended(running: dict[asyncio.Task[None], str], order: list[str]) -> list[str]:
+    """Wait for one or more of the `running` turns to end and take them out, in team order;
+    a turn that failed raises its error (the caller cancels the others)."""
+    done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+    ended = sorted(done, key=lambda t: order.index(running[t]))
+    for t in ended:
+        if not t.cancelled() and t.exception() is not None:
+            raise t.exception()  # type: ignore[misc]
+    return [running.pop(t) for t in ended]
 
 
 def _best_effort(run: Run) -> str:

@@ -131,7 +131,15 @@ class BaseSupervisor:
     actions: frozenset[str] = ALL_ACTIONS
 
     async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
-        return Approve(by=self.name)
+        return self._approval()
+
+    def _approval(self) -> Approve:
+        """This plug-in's approve verdict, made once per name (verdicts are immutable; a
+        chain asks every plug-in about every step)."""
+        got: Approve | None = self.__dict__.get("_approve")
+        if got is None or got.by != self.name:
+            got = self.__dict__["_approve"] = Approve(by=self.name)
+        return got
 
     async def before_tool(self, interaction: Interaction, run: Run) -> Verdict | None:
         return None

@@ -69,18 +69,26 @@ class Ledger:
         self.entries: list[LedgerEntry] = []
         self.started = time.monotonic()
         self.reserved = 0  # completion tokens promised to calls under way
-        self._total = Usage()  # kept as calls are booked: a check never re-adds the entries
+        # the running total, kept as calls are booked (a check never re-adds the entries):
+        # prompt, completion and cached tokens, and whether any count is an estimate
+        self._sums = [0, 0, 0]
+        self._estimated = False
 
     def check(self) -> None:
         """Raise BudgetExceeded if another call would break a budget."""
         b = self.budget
         if b.max_calls is not None and len(self.entries) >= b.max_calls:
             raise BudgetExceeded("steps", f"{len(self.entries)} model calls of {b.max_calls}")
-        if b.max_tokens is not None and self.total.total_tokens >= b.max_tokens:
-            raise BudgetExceeded("tokens", f"{self.total.total_tokens} tokens of {b.max_tokens}")
-        elapsed = time.monotonic() - self.started
-        if b.max_seconds is not None and elapsed >= b.max_seconds:
-            raise BudgetExceeded("time", f"{elapsed:.1f} s of {b.max_seconds}")
+        if b.max_tokens is not None and self._spent() >= b.max_tokens:
+            raise BudgetExceeded("tokens", f"{self._spent()} tokens of {b.max_tokens}")
+        if b.max_seconds is not None:
+            elapsed = time.monotonic() - self.started
+            if elapsed >= b.max_seconds:
+                raise BudgetExceeded("time", f"{elapsed:.1f} s of {b.max_seconds}")
+
+    def _spent(self) -> int:
+        """Prompt and completion tokens booked so far."""
+        return self._sums[0] + self._sums[1]
 
     def time_left(self) -> float | None:
         """Seconds left of the time budget (None: no time budget); a call in progress is
@@ -97,7 +105,7 @@ class Ledger:
         b = self.budget
         if b.max_tokens is None:
             return wanted
-        left = b.max_tokens - self.total.total_tokens - self.reserved
+        left = b.max_tokens - self._spent() - self.reserved
         if left < 1:
             raise BudgetExceeded("tokens", f"{b.max_tokens - left} tokens of {b.max_tokens}")
         cap = min(wanted, left)
@@ -111,11 +119,16 @@ class Ledger:
 
     def book(self, actor: str, kind: ActorKind, model: str, usage: Usage, latency: float) -> None:
         self.entries.append(LedgerEntry(self.run, actor, kind, model, usage, latency))
-        self._total += usage
+        sums = self._sums
+        sums[0] += usage.prompt_tokens
+        sums[1] += usage.completion_tokens
+        sums[2] += usage.cached_prompt_tokens
+        self._estimated = self._estimated or usage.estimated
 
     @property
     def total(self) -> Usage:
-        return self._total
+        prompt, completion, cached = self._sums
+        return Usage(prompt, completion, cached, self._estimated)
 
     def by_actor(self) -> dict[str, Usage]:
         """Usage per `kind:actor` key (the key the result store keeps)."""

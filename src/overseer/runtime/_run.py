@@ -149,9 +149,11 @@ def open_run(
         else (f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}")
     )
     if trace_dir is None:
-        path = Path(os.devnull)
+        trace = Trace(os.devnull, rid)
     else:
-        if (Path(trace_dir) / f"{rid}.jsonl").exists():
+        try:  # one system call: the file is created, or found to exist
+            trace = Trace(Path(trace_dir, f"{rid}.jsonl"), rid, new=True)
+        except FileExistsError:
             rid = f"{rid}-{uuid.uuid4().hex[:6]}"
-        path = Path(trace_dir) / f"{rid}.jsonl"
-    return Run(rid, query, team, model, Ledger(rid, budget), Trace(path, rid))
+            trace = Trace(Path(trace_dir, f"{rid}.jsonl"), rid, new=True)
+    return Run(rid, query, team, model, Ledger(rid, budget), trace)
