@@ -78,12 +78,13 @@ def args_text(args: object) -> str:
         return str(args)
 
 
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine from sync code, also when the caller already runs an event loop."""
+def run_sync(coro: Coroutine[Any, Any, T], runner: asyncio.Runner | None = None) -> T:
+    """Run a coroutine from sync code, also when the caller already runs an event loop.
+    `runner` (its loop kept between calls) saves the ~0.5 ms of a new loop per call."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return runner.run(coro) if runner is not None else asyncio.run(coro)
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coro).result()
 

@@ -16,6 +16,7 @@ monitor. History, caps, rule counts and usage are per top-level run.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections import Counter
@@ -135,6 +136,7 @@ class OverseerSupervisor:
         self._depth = 0  # nested runs in progress (a managed agent's run inside its manager's)
         self._open = False  # a run's state is in use (reset before the next top-level run)
         self._root: Any = None
+        self._runner: asyncio.Runner | None = None  # one event loop per top-level run
         self.reset()
 
     # -- per-run state -------------------------------------------------------------------
@@ -166,6 +168,19 @@ class OverseerSupervisor:
         with self._lock:
             self._depth = max(0, self._depth - 1)
             self._open = self._depth > 0
+            if not self._open and self._runner is not None:
+                self._runner.close()
+                self._runner = None
+
+    def _loop(self) -> asyncio.Runner | None:
+        """The run's event loop for reviews (none in a thread that runs one already)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            if self._runner is None:
+                self._runner = asyncio.Runner()
+            return self._runner
+        return None
 
     # -- registration --------------------------------------------------------------------
     def attach(self, agent: Any) -> Any:
@@ -254,7 +269,8 @@ class OverseerSupervisor:
                     global_task=self._global_task(agent),
                     local_task=local,
                     model=self.model or NO_MODEL,
-                )
+                ),
+                self._loop(),
             )
             self._log_firings(n)
             self._apply(review, memory_step, name, agent)
