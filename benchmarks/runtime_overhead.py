@@ -1,6 +1,7 @@
 """Executor and bus overhead per agent step, with an instant scripted model.
 
 Usage: python benchmarks/runtime_overhead.py [--runs 50] [--agents 5] [--rounds 2] [--repeats 5]
+       [--trace-dir runs]
 
 "scripted model call" is the model's own cost (its calls of one team run replayed, without
 the runtime around them); "overhead" is a step's cost less that call: the executor (prompt
@@ -11,6 +12,11 @@ minimum and the median, in wall-clock and in CPU time of this process (on a load
 the wall clock also counts time spent waiting for the core). The second table splits a
 step's CPU time by layer (shares from cProfile on the CPU clock, scaled to the measured
 minimum), so a regression shows up as one row that grew.
+
+Each run creates its trace file in a temporary folder inside `--trace-dir` (default `runs`,
+where a run writes its trace unless told otherwise); the file system's cost of creating a
+file is part of every step's share, and the row "trace file creation alone" shows it apart
+(on some machines a folder such as /tmp makes it ten times dearer).
 """
 
 from __future__ import annotations
@@ -72,12 +78,15 @@ class Sample:
     events: int
 
 
-async def measure(runs: int, agents: int, rounds: int, supervisors: int) -> Sample:
-    """Run `runs` team runs and time them (wall and process CPU) per agent step."""
+async def measure(
+    runs: int, agents: int, rounds: int, supervisors: int, trace_dir: str | None = None
+) -> Sample:
+    """Run `runs` team runs and time them (wall and process CPU) per agent step; the traces go
+    to a temporary folder inside `trace_dir` (None: the system's temporary folder)."""
     model = ScriptedModel(reply)
     team = make_team("complete", agents, rounds=rounds)
     steps = 0
-    with tempfile.TemporaryDirectory() as d:
+    with tempfile.TemporaryDirectory(dir=trace_dir) as d:
         ex = Executor(model, trace_dir=d, supervisors=[Approver(i) for i in range(supervisors)])
         t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(runs):
@@ -86,6 +95,17 @@ async def measure(runs: int, agents: int, rounds: int, supervisors: int) -> Samp
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         events = sum(len(p.read_bytes().splitlines()) for p in Path(d).glob("*.jsonl"))
     return Sample(wall / steps * 1e6, cpu / steps * 1e6, steps, events)
+
+
+def file_create_us(trace_dir: str | None, n: int = 50) -> tuple[float, float]:
+    """Wall and CPU microseconds to create, write a line to and close one file in a temporary
+    folder inside `trace_dir`: what a run's trace file costs the file system."""
+    with tempfile.TemporaryDirectory(dir=trace_dir) as d:
+        t0, c0 = time.perf_counter(), time.process_time()
+        for i in range(n):
+            with open(Path(d, f"{i}.jsonl"), "xb") as fh:
+                fh.write(b"{}\n")
+        return (time.perf_counter() - t0) / n * 1e6, (time.process_time() - c0) / n * 1e6
 
 
 async def per_step_us(runs: int, agents: int, rounds: int, supervisors: int) -> tuple[float, int]:
@@ -158,11 +178,13 @@ def layer_shares(stats: pstats.Stats) -> dict[str, float]:
     return {k: v / whole for k, v in shares.items()}
 
 
-def profile_layers(runs: int, agents: int, rounds: int, supervisors: int) -> dict[str, float]:
+def profile_layers(
+    runs: int, agents: int, rounds: int, supervisors: int, trace_dir: str | None = None
+) -> dict[str, float]:
     """Layer shares of the CPU time of `runs` team runs (cProfile on the process clock)."""
     prof = cProfile.Profile(time.process_time)
     prof.enable()
-    asyncio.run(measure(runs, agents, rounds, supervisors))
+    asyncio.run(measure(runs, agents, rounds, supervisors, trace_dir))
     prof.disable()
     return layer_shares(pstats.Stats(prof))
 
@@ -171,35 +193,35 @@ def _mm(values: list[float]) -> str:
     return f"{min(values):.0f} / {statistics.median(values):.0f}"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=50)
-    ap.add_argument("--agents", type=int, default=5)
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--repeats", type=int, default=5, help="batches per setting")
-    ap.add_argument("--supervisors", default="0,1,4", help="chain lengths to measure")
-    args = ap.parse_args()
-    chains = [int(k) for k in args.supervisors.split(",")]
+def step_table(args: argparse.Namespace, chains: list[int]) -> tuple[Table, float]:
+    """The per-step table (the model alone, the trace file alone, each chain length) and the
+    minimum CPU microseconds per step of the longest chain."""
     bare = [bare_model_us(args.agents, args.rounds) for _ in range(args.repeats)]
-    bare_wall, bare_cpu = min(b[0] for b in bare), min(b[1] for b in bare)
+    bare_cpu = min(b[1] for b in bare)
+    files = [file_create_us(args.trace_dir) for _ in range(args.repeats)]
+    steps_per_run = args.agents * args.rounds + 1
     t = Table(
         title=f"overhead per agent step (complete team, {args.agents} agents, {args.rounds} "
-        f"rounds, {args.runs} runs x {args.repeats}; min / median; "
-        f"load {os.getloadavg()[0]:.1f}, cpus {sorted(os.sched_getaffinity(0))})"
+        f"rounds, {args.runs} runs x {args.repeats}; min / median; traces in "
+        f"{args.trace_dir or tempfile.gettempdir()}; load {os.getloadavg()[0]:.1f}, "
+        f"cpus {sorted(os.sched_getaffinity(0))})"
     )
     for col in ("setting", "steps", "events/step", "wall us", "cpu us", "overhead cpu us"):
         t.add_column(col, justify="left" if col == "setting" else "right")
+    t.add_row("scripted model call alone", "-", "-", _mm([b[0] for b in bare]),
+              _mm([b[1] for b in bare]), "-")  # fmt: skip
     t.add_row(
-        "scripted model call alone",
+        f"trace file creation alone (a run's, / {steps_per_run} steps)",
         "-",
         "-",
-        _mm([b[0] for b in bare]),
-        _mm([b[1] for b in bare]),
-        "-",
+        _mm([f[0] / steps_per_run for f in files]),
+        _mm([f[1] / steps_per_run for f in files]),
+        "(in the rows below)",
     )
+    last_cpu = 0.0
     for k in chains:
         got = [
-            asyncio.run(measure(args.runs, args.agents, args.rounds, k))
+            asyncio.run(measure(args.runs, args.agents, args.rounds, k, args.trace_dir))
             for _ in range(args.repeats)
         ]
         cpu = [s.cpu_us for s in got]
@@ -211,25 +233,48 @@ def main() -> None:
             _mm(cpu),
             _mm([c - bare_cpu for c in cpu]),
         )
-        if k == max(chains):
-            last_cpu = min(cpu)
-    Console(width=140).print(t)
-    print(f"scripted model call alone: min {bare_wall:.1f} us wall, {bare_cpu:.1f} us cpu")
+        last_cpu = min(cpu)
+    return t, last_cpu
+
+
+def layer_table(args: argparse.Namespace, k: int, cpu_us: float) -> Table:
+    """CPU per step by layer for a chain of `k` supervisors: the median share of three
+    profiles (one profile can catch a pause), scaled to `cpu_us`."""
     profiles = [
-        profile_layers(max(args.runs // 2, 1), args.agents, args.rounds, max(chains))
+        profile_layers(max(args.runs // 2, 1), args.agents, args.rounds, k, args.trace_dir)
         for _ in range(3)
-    ]  # a layer's median share of three profiles: one profile can catch a pause
-    shares = {k: statistics.median(p.get(k, 0.0) for p in profiles) for k in (*ORDER, "other")}
+    ]
+    shares = {x: statistics.median(p.get(x, 0.0) for p in profiles) for x in (*ORDER, "other")}
     lt = Table(
-        title=f"cpu per agent step by layer, {max(chains)} supervisors "
-        f"(median cProfile share of 3 x the {last_cpu:.0f} us minimum)"
+        title=f"cpu per agent step by layer, {k} supervisors "
+        f"(median cProfile share of 3 x the {cpu_us:.0f} us minimum)"
     )
     for col in ("layer", "share", "us per step"):
         lt.add_column(col, justify="left" if col == "layer" else "right")
     for layer in (*ORDER, "other"):
         share = shares.get(layer, 0.0)
-        lt.add_row(layer, f"{share:.0%}", f"{share * last_cpu:.1f}")
-    Console(width=140).print(lt)
+        lt.add_row(layer, f"{share:.0%}", f"{share * cpu_us:.1f}")
+    return lt
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--agents", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=5, help="batches per setting")
+    ap.add_argument("--supervisors", default="0,1,4", help="chain lengths to measure")
+    ap.add_argument(
+        "--trace-dir",
+        default="runs",
+        help="folder for the runs' traces (a temporary folder inside it; made if missing)",
+    )
+    args = ap.parse_args()
+    Path(args.trace_dir).mkdir(parents=True, exist_ok=True)
+    chains = [int(k) for k in args.supervisors.split(",")]
+    t, last_cpu = step_table(args, chains)
+    Console(width=150).print(t)
+    Console(width=150).print(layer_table(args, chains[-1], last_cpu))
 
 
 if __name__ == "__main__":

@@ -22,13 +22,14 @@ def _load(name: str) -> ModuleType:
 
 
 def test_overhead_prints_steps_events_and_every_layer(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     mod = _load("runtime_overhead")
     argv = ["x", "--runs", "2", "--repeats", "1", "--agents", "3", "--supervisors", "0,2"]
-    monkeypatch.setattr(sys, "argv", argv)
+    monkeypatch.setattr(sys, "argv", [*argv, "--trace-dir", str(tmp_path / "traces")])
     mod.main()
     out = capsys.readouterr().out
+    assert "trace file creation alone" in out and list((tmp_path / "traces").iterdir()) == []
     assert "executor + bus, 0 supervisors" in out and "executor + bus, 2 supervisors" in out
     # 3 agents x 2 rounds + the decision = 7 steps a run; 2 runs
     assert "│    14 │" in out

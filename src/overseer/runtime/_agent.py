@@ -48,6 +48,8 @@ class AgentContext:
     local_task: str = ""
     #: the run's team (listed in the shared head of every prompt); empty for a lone agent
     team: Sequence[AgentSpec] = ()
+    #: `team_roster(team)`, when the caller keeps it (written once per team, not per turn)
+    roster: str | None = None
 
 
 class AgentStepError(Exception):
@@ -115,14 +117,11 @@ def team_context(
     return head + "\n\n"
 
 
-def build_messages(
-    spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool], roster: str | None = None
-) -> list[Message]:
+def build_messages(spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool]) -> list[Message]:
     """What every agent shares first (rules, the team with its roles, task, teammates'
     messages: the longest common prefix of a round's prompts), then this agent's own part
     (its name; its role when the team list does not show it; its own last answer when that
-    is all it reads of the previous round; its tools). `roster` is `team_roster(ctx.team)`
-    when the caller has it already."""
+    is all it reads of the previous round; its tools)."""
     own_only = all(m.sender == spec.name for m in ctx.temporal_inputs)
     earlier = () if own_only else ctx.temporal_inputs
     own = [f"Your name: {spec.name}."]
@@ -141,8 +140,7 @@ def build_messages(
         own += [
             f"- {t.name}: {t.description} args: {json.dumps(dict(t.parameters))}" for t in tools
         ]
-    if roster is None:
-        roster = team_roster(ctx.team)
+    roster = team_roster(ctx.team) if ctx.roster is None else ctx.roster
     head = team_context(ctx.global_task, earlier, ctx.spatial_inputs, roster)
     return [
         {"role": "system", "content": COMMON_RULES},
@@ -222,7 +220,6 @@ class Agent:
         self._answer_schema = action_schema([])
         self._schema = action_schema(list(tools)) if tools else self._answer_schema
         self.top_logprobs = top_logprobs  # > 0: each step's completion carries top-k logprobs
-        self._team: tuple[Sequence[AgentSpec] | None, str] = (None, "")
 
     async def _ask(
         self, messages: list[Message], *, tools_open: bool = True
@@ -263,7 +260,7 @@ class Agent:
         `before` may refuse a tool call before it runs; `view` gives the texts shown for the
         turn's earlier tool observations (e.g. stubs for old ones), rebuilt at each step.
         """
-        base = build_messages(self.spec, ctx, list(self.tools.values()), self._roster(ctx))
+        base = build_messages(self.spec, ctx, list(self.tools.values()))
         done: list[_Done] = []
         for step in range(self.max_steps):
             # the last step of a turn that used tools may only answer (as smolagents does at
@@ -339,12 +336,6 @@ class Agent:
             return None
         note = f"\nError: {result.error}" if result.error else ""
         return _Done(raw, ToolRecord(call.tool, call.input, out.observation), note)
-
-    def _roster(self, ctx: AgentContext) -> str:
-        """The team list of `ctx.team`, written once per team (an agent runs a turn a round)."""
-        if self._team[0] is not ctx.team:
-            self._team = (ctx.team, team_roster(ctx.team))
-        return self._team[1]
 
     def _stuck(self, done: Sequence[_Done]) -> bool:
         """Whether the last `answer_after_refusals` tool calls were all refused."""

@@ -11,7 +11,7 @@ honour is refused when the bus is built, never ignored at run time.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -86,9 +86,9 @@ class SupervisorChain:
         for s in self.supervisors:
             if interaction.kind not in s.kinds:
                 continue
-            v = _checked(s, await s.on_interaction(interaction, run))
+            v = await s.on_interaction(interaction, run)
             if not isinstance(v, Approve):
-                return v
+                return _checked(s, v)
         return _APPROVED
 
     async def round_end(self, run: Run) -> Verdict | None:
@@ -322,13 +322,14 @@ class Bus:
             f"{v.by}: on_round_end may return rollback or replace_team, got {v.action!r}"
         )
 
-    def start(self) -> None:
-        """Write the run's first trace event: query, team, model and plug-ins."""
+    def start(self, team_dump: Mapping[str, Any] | None = None) -> None:
+        """Write the run's first trace event: query, team (`team_dump`: the team's
+        `model_dump()` when the host keeps it), model and plug-ins."""
         run = self.run
         run.trace.event(
             "run_start",
             query=run.query,
-            team=run.team.model_dump(),
+            team=team_dump or run.team.model_dump(),
             model=run.model.name,
             supervisors=[s.name for s in self.chain.supervisors],
         )

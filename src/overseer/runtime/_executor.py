@@ -107,7 +107,10 @@ class Executor:
         self.seed = seed
         self.top_logprobs = top_logprobs
         self.answer_schema = answer_schema  # the decision's closed answer format, if any
-        self._last_graph: tuple[TeamSpec | None, _Graph] = (None, _Graph([], {}, {}, {}, {}))
+        self._last_graph: tuple[TeamSpec | None, _Graph] = (
+            None,
+            _Graph([], {}, {}, {}, {}, "", {}),
+        )
 
     def check_team(self, team: TeamSpec) -> None:
         """Every tool and model the team names is provided, or a ValueError naming it."""
@@ -147,6 +150,7 @@ class Executor:
                 spatial_inputs=run.channel.from_senders(host.spatial_preds(name), round=r),
                 temporal_inputs=run.channel.from_senders(host.temporal_preds(name), round=r - 1),
                 team=run.team.agents,
+                roster=host.graph().roster,
             )
             try:
                 text = await host.agent(name).run(
@@ -252,8 +256,7 @@ class Executor:
                 {"role": "system", "content": COMMON_RULES},
                 {
                     "role": "user",
-                    "content": team_context(run.query, (), finals, team_roster(team.agents))
-                    + rules,
+                    "content": team_context(run.query, (), finals, host.graph().roster) + rules,
                 },
             ],
             max_tokens=self.max_tokens,
@@ -276,7 +279,7 @@ class Executor:
             query, spec, self.model, run_id=run_id, trace_dir=self.trace_dir, budget=self.budget
         )
         host = _TeamRun(self, run)
-        host.bus.start()
+        host.bus.start(host.graph().dump)
         stop, answer, error = await self._solve(host, team)
         return await host.bus.finish(stop, answer, error)
 
@@ -311,6 +314,8 @@ class _Graph:
     temporal: dict[str, list[str]]
     preds: dict[str, set[str]]  # distinct spatial predecessors
     succ: dict[str, list[str]]  # distinct spatial successors, in team order
+    roster: str  # the team list every prompt shows (`team_roster`)
+    dump: dict[str, Any]  # the team as the trace's run_start event writes it
 
     @staticmethod
     def of(team: TeamSpec) -> _Graph:
@@ -322,6 +327,8 @@ class _Graph:
             {n: team.temporal_preds(n) for n in order},
             preds,
             {n: [s for s in order if n in preds[s]] for n in order},
+            team_roster(team.agents),
+            team.model_dump(),
         )
 
 
@@ -339,7 +346,7 @@ class _TeamRun:
         self.replay = False  # the current round was rolled back
         self.turns: list[asyncio.Task[None]] = []  # the current round's turns
         self._agents: dict[str, Agent] = {}  # built once per spec (a replaced one is rebuilt)
-        self._graph: tuple[TeamSpec | None, _Graph] = (None, _Graph([], {}, {}, {}, {}))
+        self._graph: tuple[TeamSpec | None, _Graph] = (None, _Graph([], {}, {}, {}, {}, "", {}))
         self.bus = Bus(
             run,
             executor.supervisors,
