@@ -3,9 +3,11 @@
 Usage: python benchmarks/scale_out.py [--episodes 16] [--latency 0.2] [--workers 1,2,4]
 
 A fixed-latency scripted model stands for the LLM, so scaling is measurable on 2 cores:
-"server" sleeps without blocking (an HTTP model server: asyncio overlaps the calls), and
-"in-process" blocks its process while it "generates" (the embedded llama.cpp model: asyncio
-cannot overlap it, separate Ray worker processes can). asyncio runs `workers` episodes at once;
+"server" sleeps without blocking (an HTTP model server: asyncio overlaps the calls),
+"in-process" blocks its process while it "generates" without using CPU (a model whose
+compute is elsewhere), and "cpu-bound" burns `latency` seconds of CPU per call (the embedded
+llama.cpp model: only more cores can overlap it, so Ray workers beyond this machine's cores
+gain nothing). asyncio runs `workers` episodes at once;
 Ray runs `workers` actors, one episode each at a time. "ratio to linear" is episodes/s over
 workers / latency (one model call per episode). The Ray overhead per episode is measured with
 an instant model. All times start when the workers are ready (start-up is shown apart).
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import os
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -42,8 +45,27 @@ class BlockingModel(ScriptedModel):
         return self.complete(*args, **kwargs)
 
 
-def fixed_latency_model(latency_s: float, blocking: bool) -> Model:
-    cls = BlockingModel if blocking else ScriptedModel
+class CPUBoundModel(ScriptedModel):
+    """The scripted model whose every call burns `burn_s` seconds of this thread's CPU."""
+
+    def __init__(self, burn_s: float) -> None:
+        super().__init__(lambda msgs: "The answer is 4")
+        self.burn_s = burn_s
+
+    async def acomplete(self, *args: Any, **kwargs: Any) -> Any:
+        end = time.thread_time() + self.burn_s
+        while time.thread_time() < end:
+            pass
+        return self.complete(*args, **kwargs)
+
+
+KINDS = ("server", "in-process", "cpu-bound")
+
+
+def fixed_latency_model(latency_s: float, kind: str) -> Model:
+    if kind == "cpu-bound":
+        return CPUBoundModel(latency_s)
+    cls = BlockingModel if kind == "in-process" else ScriptedModel
     return cls(lambda msgs: "The answer is 4", latency_s=latency_s)
 
 
@@ -86,23 +108,24 @@ def timed_run(n: int, load: functools.partial, workers: int, backend: str) -> tu
 
 
 def scaling_table(episodes: int, latency: float, workers: list[int]) -> Table:
-    t = Table(title=f"{episodes} episodes, one {latency:.2f} s model call each")
+    cores = len(os.sched_getaffinity(0))
+    t = Table(title=f"{episodes} episodes, one {latency:.2f} s model call each, {cores} cores")
     for col in ("model", "backend", "workers", "seconds", "episodes/s", "ratio to linear"):
         t.add_column(col, justify="left" if col in ("model", "backend") else "right")
-    for blocking in (False, True):
-        load = functools.partial(fixed_latency_model, latency, blocking)
+    for kind in KINDS:
+        load = functools.partial(fixed_latency_model, latency, kind)
         for backend in ("asyncio", "ray"):
             for w in workers:
                 _, took = timed_run(episodes, load, w, backend)  # start-up is paid once a run
                 eps = episodes / took
-                t.add_row("in-process" if blocking else "server", backend, str(w),
+                t.add_row(kind, backend, str(w),
                           f"{took:.2f}", f"{eps:.2f}", f"{eps / (w / latency):.2f}")  # fmt: skip
     return t
 
 
 def overhead_lines(episodes: int) -> list[str]:
     """Per-episode cost of each backend with an instant model, start-up excluded."""
-    load = functools.partial(fixed_latency_model, 0.0, False)
+    load = functools.partial(fixed_latency_model, 0.0, "server")
     out = []
     for backend in ("asyncio", "ray"):
         start, took = timed_run(episodes, load, 1, backend)

@@ -1,4 +1,5 @@
-"""The Ray backend of the runner: same stored results as asyncio, resume, workers that die.
+"""The Ray backend of the runner: same stored results as asyncio, resume, workers that die,
+threads per worker, and how the driver finds its cluster (`_ray_connect`).
 
 Ray starts once for the module (local, 2 CPUs, no dashboard) and is shut down after it.
 """
@@ -10,6 +11,12 @@ import functools
 import json
 import os
 import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -22,8 +29,11 @@ from overseer.bench import (
     SolverOutput,
     run_experiment,
 )
-from overseer.bench.backends import RayBackend, WorkerSpec, listed_configs
+from overseer.bench._ray_connect import Target, check_reachable, find_target, one_line
+from overseer.bench.backends import RayBackend, RayConnectError, WorkerSpec, listed_configs
 from overseer.bench.solvers import DIRECT, team_configs
+from overseer.cli._app import InputError
+from overseer.cli._backend_options import BackendOpts
 from overseer.models import Model, ScriptedModel, load_model
 from overseer.tasks import Task
 
@@ -158,7 +168,8 @@ def test_an_episode_that_always_kills_its_worker_is_recorded_as_an_error(tmp_pat
 
 def test_a_worker_that_cannot_build_its_solvers_fails_the_run(tmp_path: Path) -> None:
     spec = WorkerSpec(configs=functools.partial(listed_configs, [DIRECT]), model=answer_model)
-    with ResultStore(tmp_path / "r.sqlite") as r, pytest.raises(RuntimeError, match="could not"):
+    why = r"could not build its model and solvers: ValueError: .*no configuration named \['echo'\]"
+    with ResultStore(tmp_path / "r.sqlite") as r, pytest.raises(RayConnectError, match=why):
         run(r, numeric_tasks(2), RayBackend(spec, workers=1))
     with ResultStore(tmp_path / "r.sqlite") as r:
         assert list(r.records()) == []
@@ -188,3 +199,126 @@ def test_ray_runs_the_embedded_model(tmp_path: Path) -> None:
         ra, rr = stored(a), stored(r)
         assert list(ra) == list(rr) and all(v[0] for v in rr.values())
         assert [v[0] for v in rr.values()] == [v[0] for v in ra.values()]
+
+
+def threaded_model(n_threads: int) -> Model:
+    """`answer_model` that notes the llama.cpp threads it was given (stamped on its results)."""
+    model = answer_model()
+    model.n_threads = n_threads  # type: ignore[attr-defined]
+    return model
+
+
+@pytest.mark.parametrize(
+    ("cpus", "threads", "expected"), [(1, None, "1"), (2, None, "2"), (2, 1, "1")]
+)
+def test_threads_follow_the_cpus_ray_gives_each_worker(
+    tmp_path: Path, cpus: float, threads: int | None, expected: str
+) -> None:
+    spec = WorkerSpec(configs=toy_configs, model=threaded_model, takes_threads=True)
+    backend = RayBackend(spec, workers=1, cpus_per_worker=cpus, threads=threads)
+    with ResultStore(tmp_path / "r.sqlite") as r:
+        assert run(r, numeric_tasks(1), backend, seeds=(0,), names=("echo",)).ran == 1
+        assert [x.provenance["threads"] for x in r.records()] == [expected]
+
+
+def test_the_address_is_found_as_ray_finds_it(tmp_path: Path, monkeypatch) -> None:
+    """--address, else RAY_ADDRESS, else the cluster `ray start` recorded, else local Ray."""
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
+    assert find_target(None) == Target(None, "local")
+    (tmp_path / "ray").mkdir()
+    (tmp_path / "ray" / "ray_current_cluster").write_text("10.1.2.3:6379\n")
+    assert find_target(None).address == "10.1.2.3:6379"
+    assert "ray_current_cluster" in find_target(None).source
+    monkeypatch.setenv("RAY_ADDRESS", "ray://head:10001")
+    assert find_target(None) == Target("ray://head:10001", "RAY_ADDRESS")
+    assert find_target(None).client
+    assert find_target("head:6379") == Target("head:6379", "--address")
+
+
+def test_nothing_listening_fails_in_seconds_on_one_line() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start = time.monotonic()
+    with pytest.raises(RayConnectError, match=rf"127.0.0.1:{port} \(from RAY_ADDRESS\): cannot"):
+        check_reachable(Target(f"127.0.0.1:{port}", "RAY_ADDRESS"))
+    assert time.monotonic() - start < 10
+    with pytest.raises(RayConnectError, match="expected HOST:PORT or ray://HOST:PORT"):
+        check_reachable(Target("ray://head", "--address"))
+
+
+def test_one_line_keeps_a_tracebacks_last_line() -> None:
+    tb = RuntimeError("creation task failed\nTraceback (most recent call last):\n  File x\nE: gone")
+    assert one_line(tb) == "E: gone"
+    assert one_line(RuntimeError("Version mismatch: The cluster\n    Ray: 2.0.0\n")) == (
+        "Version mismatch: The cluster Ray: 2.0.0"
+    )
+
+
+@pytest.mark.parametrize(
+    ("opts", "message"),
+    [
+        ({"threads": 2}, "--threads: llama.cpp threads per Ray worker, only with backend ray"),
+        ({"worker_cpus": 2.0}, "--worker-cpus: CPUs per Ray worker, only with backend ray"),
+        ({"backend": "ray", "threads": 0}, "--threads: expected >= 1, got 0"),
+        ({"backend": "ray", "worker_cpus": 0.0}, "--worker-cpus: expected > 0, got 0.0"),
+    ],
+)
+def test_bad_worker_options_are_one_line(opts: dict, message: str) -> None:
+    with pytest.raises(InputError) as err:
+        BackendOpts(**opts)
+    assert str(err.value) == message
+
+
+DEATH = """
+import asyncio, functools, json, os, sys, tempfile
+from pathlib import Path
+from overseer.bench import ConfigRegistry, ResultStore, SolverConfig, SolverOutput, run_experiment
+from overseer.bench.backends import RayBackend, WorkerSpec
+from overseer.models import ScriptedModel
+from overseer.tasks import Task
+
+MARK = sys.argv[1]  # a global of __main__: shipped to the workers with `crash`
+
+async def crash(model, task, seed):  # the worker solving toy/1 dies, the first time
+    if task.id == "toy/1":
+        try:
+            os.close(os.open(MARK, os.O_CREAT | os.O_EXCL))
+            os._exit(1)
+        except FileExistsError:
+            pass
+    c = await model.acomplete([{"role": "user", "content": task.prompt}], seed=seed)
+    return SolverOutput(c.text, {"agent:solver": c.usage})
+
+def configs():
+    return ConfigRegistry([SolverConfig("crash", "", lambda m: functools.partial(crash, m))])
+
+def model():
+    return ScriptedModel(lambda msgs: "4")
+
+tasks = [Task("toy", f"toy/{i}", f"What is {i}+{i}?", str(2 * i), "numeric") for i in range(3)]
+with tempfile.TemporaryDirectory() as d, ResultStore(Path(d) / "r.sqlite") as st:
+    s = asyncio.run(run_experiment(configs=configs().resolve(["crash"]), tasks=tasks, seeds=[0],
+        model_name="scripted", load_model=model, store=st, progress=False,
+        backend=RayBackend(WorkerSpec(configs, model), workers=1)))
+print(json.dumps({"ran": s.ran, "errors": s.errors}))
+"""
+
+
+@pytest.mark.e2e
+def test_ray_notices_of_a_dead_worker_stay_off_stdout(tmp_path: Path) -> None:
+    """A driver that starts its own Ray prints only its own line on stdout, though a worker
+    dies mid-run (Ray prints "A worker died ..." notices to stdout)."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    ray_tmp = tempfile.mkdtemp(prefix="ovr", dir="/tmp")  # short: Ray's socket paths
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", DEATH, str(tmp_path / "died")],
+            env={**env, "RAY_TMPDIR": ray_tmp}, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ['{"ran": 3, "errors": 0}']
+    assert (tmp_path / "died").is_file()

@@ -31,6 +31,9 @@ NODE_HINT = (
 )
 
 
+TOKEN_LOGGER = "ray._private.authentication.authentication_token_setup"
+
+
 class RayConnectError(RuntimeError):
     """A Ray-side failure (cannot connect, auth, version mismatch, a worker that cannot start),
     with a one-line message naming what failed; commands print it and exit 2."""
@@ -109,11 +112,18 @@ def use_token_if_present() -> None:
         )
     except ImportError:  # pragma: no cover - another Ray than the pinned one
         return
-    log = logging.getLogger(maybe_enable_token_auth_if_token_available.__module__)
-    level = log.level
-    log.setLevel(logging.ERROR)  # its "token authentication is enabled" notice: not news here
-    try:
+    with _no_token_notice():
         maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+
+
+@contextlib.contextmanager
+def _no_token_notice() -> Iterator[None]:
+    """Ray's "token authentication is enabled" warning is not news to this command."""
+    log = logging.getLogger(TOKEN_LOGGER)
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
     finally:
         log.setLevel(level)
 
@@ -180,11 +190,12 @@ def start_local(ray: Any, num_cpus: int) -> None:
     """Start Ray on this machine for one run: `num_cpus` CPUs, no dashboard, no usage stats."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     try:
-        ray.init(
-            num_cpus=num_cpus,
-            include_dashboard=False,
-            log_to_driver=False,
-            logging_level=logging.WARNING,
-        )
+        with _no_token_notice():
+            ray.init(
+                num_cpus=num_cpus,
+                include_dashboard=False,
+                log_to_driver=False,
+                logging_level=logging.WARNING,
+            )
     except Exception as exc:
         raise RayConnectError(f"local Ray could not start: {one_line(exc)}") from None
