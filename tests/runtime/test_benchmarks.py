@@ -71,3 +71,30 @@ def test_makespan_critical_path_and_table(
     mod.main()
     out = capsys.readouterr().out
     assert "layered" in out and "star" in out and "debate" in out
+
+
+def test_prefix_cache_serves_the_shared_head_on_the_real_model(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    embedded_model: object,
+) -> None:
+    """Every agent after the first reads the rules, the team list and the task from the
+    cache; in the second run (another question) even the first agent finds the rules and the
+    team list cached, and the decision reuses the last agent's head."""
+    import re
+
+    mod = _load("prefix_cache")
+    monkeypatch.setattr(mod, "load_model", lambda name: embedded_model)
+    monkeypatch.setattr(sys, "argv", ["x", "--agents", "3", "--rounds", "1", "--queries", "2"])
+    mod.main()
+    out = capsys.readouterr().out
+    rows = re.findall(r"│ (\S+:\S+|net)\s*│\s*(\d+) │\s*(\d+) │\s*(\d+) │\s*(\d+)% │", out)
+    runs = [rows[:5], rows[5:]]  # a1, a2, a3, the decision, net; twice
+    assert len(rows) == 10 and [r[0] for r in runs[1]][-1] == "net", out
+    for table in runs:
+        share = {actor: int(pct) for actor, _, _, _, pct in table}
+        assert (
+            share["agent:a2"] >= 70 and share["agent:a3"] >= 70 and share["decision:decision"] >= 50
+        )
+    first_of_second = dict((a, int(c)) for a, _, _, c, _ in runs[1])["agent:a1"]
+    assert first_of_second > 100  # the rules and the team list, cached by the first run
