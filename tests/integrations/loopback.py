@@ -120,6 +120,14 @@ def long_page(chars: int = PAGE_CHARS, fact: str = PAGE_FACT) -> str:
     return page[:chars]
 
 
+def page_at(url: str) -> str:
+    """The page a test's `fetch_page(url)` returns: `long_page()` for every address but the
+    numbered mirrors `https://wiki.local/<n>`, each a page of its own (6,000 characters shorter
+    per n, so no two are nearly equal), so fetching several of them is progress, not a loop."""
+    tail = url.rsplit("/", 1)[-1]
+    return long_page(PAGE_CHARS - 6_000 * (int(tail) + 1)) if tail.isdigit() else long_page()
+
+
 def scripted(replies: Sequence[Reply]) -> Script:
     """Replies in order; past the end, the last one again."""
     if not replies:

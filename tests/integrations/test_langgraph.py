@@ -35,6 +35,7 @@ from .loopback import (
     ToolCall,
     long_page,
     messages_text,
+    page_at,
     page_script,
     scripted,
     status_loop,
@@ -53,7 +54,7 @@ def _chat(srv: LoopbackServer) -> ChatOpenAI:
 @tool
 def fetch_page(url: str) -> str:
     """Open a web page and return its text."""
-    return PAGE
+    return page_at(url)
 
 
 def _page_agent(srv: LoopbackServer, middleware: list[Any]) -> Any:
@@ -138,11 +139,12 @@ def test_older_tool_outputs_are_masked_in_the_model_input(loopback: Start) -> No
     mw = OverseerMiddleware(GuardSettings(rules=RuleSettings(mask_keep=2, purify=False)))
     out = _ask(_page_agent(srv, [mw]))
     last = messages_text(srv.requests[3], "tool")
-    assert len(last) == 3 and last[1:] == [PAGE, PAGE]
+    urls = [str(c.args["url"]) for c in pages]
+    assert len(last) == 3 and last[1:] == [page_at(u) for u in urls[1:]]
     assert len(last[0]) < 200 and "fetch_page" in last[0]  # the oldest: a one-line stub
     assert mw.stats["rules"]["masking"] == 1
     # the graph state still holds every output whole: only the model's input was shortened
-    assert [len(m.content) for m in out["messages"] if m.type == "tool"] == [len(PAGE)] * 3
+    assert [m.content for m in out["messages"] if m.type == "tool"] == [page_at(u) for u in urls]
 
 
 def test_team_budget_stops_the_run(loopback: Start) -> None:

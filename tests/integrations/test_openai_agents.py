@@ -44,6 +44,7 @@ from .loopback import (
     ToolCall,
     long_page,
     messages_text,
+    page_at,
     page_script,
     scripted,
     status_loop,
@@ -73,7 +74,7 @@ def _model(base_url: str, name: str = "scripted") -> OpenAIChatCompletionsModel:
 @function_tool
 def fetch_page(url: str) -> str:
     """Open a web page and return its text."""
-    return PAGE
+    return page_at(url)
 
 
 def _page_agent(srv: LoopbackServer, name: str = "researcher") -> Agent[Any]:
@@ -162,14 +163,14 @@ async def test_older_tool_outputs_are_masked_in_the_model_input(loopback: Start)
     ov = Overseer(GuardSettings(rules=RuleSettings(mask_keep=2, purify=False)))
     result = await ov.run(_page_agent(srv), PAGE_QUESTION, run_config=NO_TRACING)
     last = messages_text(srv.requests[3], "tool")
-    assert len(last) == 3 and last[1:] == [PAGE, PAGE]
+    urls = [str(c.args["url"]) for c in pages]
+    assert len(last) == 3 and last[1:] == [page_at(u) for u in urls[1:]]
     assert len(last[0]) < 200 and "fetch_page" in last[0]  # the oldest: a one-line stub
     assert ov.stats["rules"]["masking"] == 1
     # the run's items still hold every output whole: only the model's input was shortened
     items = result.to_input_list()
-    assert [len(i["output"]) for i in items if i.get("type") == "function_call_output"] == [
-        len(PAGE)
-    ] * 3
+    outputs = [i["output"] for i in items if i.get("type") == "function_call_output"]
+    assert outputs == [page_at(u) for u in urls]
 
 
 async def test_team_budget_stops_the_run(loopback: Start, tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ from .loopback import (
     ToolCall,
     long_page,
     messages_text,
+    page_at,
     page_script,
     scripted,
     status_loop,
@@ -57,7 +58,7 @@ def _page_agent(srv: LoopbackServer, name: str = "researcher", **kw: Any) -> Age
     @agent.tool_plain
     def fetch_page(url: str) -> str:
         """Open a web page and return its text."""
-        return PAGE
+        return page_at(url)
 
     return agent
 
@@ -147,11 +148,12 @@ async def test_older_tool_outputs_are_masked_in_the_model_input(loopback: Start)
     cap = OverseerCapability(GuardSettings(rules=RuleSettings(mask_keep=2, purify=False)))
     result = await _page_agent(srv).run(PAGE_QUESTION, capabilities=[cap])
     last = messages_text(srv.requests[3], "tool")
-    assert len(last) == 3 and last[1:] == [PAGE, PAGE]
+    urls = [str(c.args["url"]) for c in pages]
+    assert len(last) == 3 and last[1:] == [page_at(u) for u in urls[1:]]
     assert len(last[0]) < 200 and "fetch_page" in last[0]  # the oldest: a one-line stub
     assert cap.stats["rules"]["masking"] == 1
     # the run's history still holds every output whole: only the request was shortened
-    assert [len(t) for t in _tool_returns(result)] == [len(PAGE)] * 3
+    assert _tool_returns(result) == [page_at(u) for u in urls]
 
 
 async def test_team_budget_stops_the_run(loopback: Start, tmp_path: Path) -> None:
