@@ -144,13 +144,14 @@ class Executor:
         starts again with the new spec; a rolled-back turn ends without a message."""
         run, bus = host.run, host.bus
         for _ in range(self.max_replacements + 1):
+            g = host.graph()  # a replaced agent's turn reads the new team's
             ctx = AgentContext(
                 global_task=run.query,
                 round=r,
-                spatial_inputs=run.channel.from_senders(host.spatial_preds(name), round=r),
-                temporal_inputs=run.channel.from_senders(host.temporal_preds(name), round=r - 1),
+                spatial_inputs=run.channel.from_senders(g.spatial[name], round=r),
+                temporal_inputs=run.channel.from_senders(g.temporal[name], round=r - 1),
                 team=run.team.agents,
-                roster=host.graph().roster,
+                roster=g.roster,
             )
             try:
                 text = await host.agent(name).run(
@@ -366,12 +367,6 @@ class _TeamRun:
             self._graph = last if last[0] is team else (team, _Graph.of(team))
             self.executor._last_graph = self._graph
         return self._graph[1]
-
-    def spatial_preds(self, name: str) -> list[str]:
-        return self.graph().spatial.get(name, [])
-
-    def temporal_preds(self, name: str) -> list[str]:
-        return self.graph().temporal.get(name, [])
 
     def agent(self, name: str) -> Agent:
         """This run's agent `name` for its current spec (built at its first turn)."""
