@@ -14,6 +14,9 @@ Hooks used and what overseer does there (the engine is `integrations._guard.Guar
   are masked in the model's input; after it, the call is booked in the ledger under the
   agent's name with the tokens LangChain reports (`AIMessage.usage_metadata`).
 - `before_agent` / `after_agent`: start and end a guard run (trace `run_start`/`run_end`).
+- After `GuardSettings.answer_after_refusals` refused calls in a row, the next model call is
+  made without tools and with a note to answer (`on_refusals="answer"`), or the run ends with
+  a final message and stop reason `refusals` (`"stop"`).
 
 What these hooks cannot do:
 

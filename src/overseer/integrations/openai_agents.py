@@ -16,7 +16,10 @@ and `hooks=ov.hooks`. The engine is `integrations._guard.Guard`:
 - `RunConfig.call_model_input_filter`: older tool outputs are masked in the model's input;
 - `RunHooks.on_llm_start` / `on_llm_end`: the team budget is checked before each model call,
   and each call is booked in the ledger under the agent's name with the tokens the SDK reports
-  (`ModelResponse.usage`); a spent budget raises `BudgetExceeded` out of `Runner.run`.
+  (`ModelResponse.usage`); a spent budget raises `BudgetExceeded` out of `Runner.run`;
+- after `GuardSettings.answer_after_refusals` refused calls in a row the function tools'
+  `is_enabled` is off for the agent's next call (`on_refusals="answer"`), or `RunStopped` is
+  raised out of the run (`"stop"`, stop reason `refusals` in the trace).
 
 What these hooks cannot do:
 

@@ -14,7 +14,10 @@ Hooks used and what overseer does there (the engine is `integrations._guard.Guar
   request (the run's message history keeps them);
 - `after_model_request`: the call is booked in the ledger under the agent's name with the
   tokens pydantic-ai reports (`ModelResponse.usage`);
-- `wrap_run`: start and end a guard run (trace `run_start`/`run_end`).
+- `wrap_run`: start and end a guard run (trace `run_start`/`run_end`);
+- `prepare_tools`: after `GuardSettings.answer_after_refusals` refused calls in a row, no
+  tools for the next request (`on_refusals="answer"`); with `"stop"` the request is skipped
+  and the run ends with `[overseer] stopped: ...` as its output (stop reason `refusals`).
 
 A `history_processors=[...]` function could only do the masking: it rewrites what the model
 reads next but cannot stop a tool from running or see its output first, which is why this
