@@ -4,8 +4,11 @@ An adapter (LangGraph middleware, OpenAI Agents SDK filter, pydantic-ai history 
 translates its framework's hooks into five calls: `before_tool` (loop breaker, step budget),
 `after_tool` (purify an over-long output; the LLM supervisor where configured),
 `model_input` (mask older tool outputs), `check_budget` and `book` (each model call the
-framework makes, with the tokens it reports). The engine is the runtime plug-in's: the rule
-tier of `overseer.supervise.rules` and `SupervisorCore`. No framework is imported here.
+framework makes, with the tokens it reports, cached ones included), and asks
+`refusals_acted` before a model call (close the tools, or stop, after refusals in a row).
+The engine is the runtime plug-in's: the rule tier of `overseer.supervise.rules` and
+`SupervisorCore`; each run is the runtime's (`open_run`: its id, ledger and trace, its steps
+traced as interactions). No framework is imported here.
 """
 
 from __future__ import annotations
