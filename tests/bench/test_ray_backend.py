@@ -234,6 +234,7 @@ def test_the_address_is_found_as_ray_finds_it(tmp_path: Path, monkeypatch) -> No
     assert find_target(None) == Target("ray://head:10001", "RAY_ADDRESS")
     assert find_target(None).client
     assert find_target("head:6379") == Target("head:6379", "--address")
+    assert find_target("local") == Target(None, "--address")  # Ray's "start one here"
 
 
 def test_nothing_listening_fails_in_seconds_on_one_line() -> None:

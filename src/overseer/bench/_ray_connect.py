@@ -34,6 +34,9 @@ NODE_HINT = (
 TOKEN_LOGGER = "ray._private.authentication.authentication_token_setup"
 
 
+STALE_HINT = " If that record is stale, `ray stop` clears it, or pass --address local."
+
+
 class RayConnectError(RuntimeError):
     """A Ray-side failure (cannot connect, auth, version mismatch, a worker that cannot start),
     with a one-line message naming what failed; commands print it and exit 2."""
@@ -63,12 +66,14 @@ class Target:
 
 
 def find_target(explicit: str | None) -> Target:
-    """--address, else RAY_ADDRESS, else the cluster `ray start` recorded, else local Ray."""
-    if explicit:
-        return Target(explicit, "--address")
+    """--address, else RAY_ADDRESS, else the cluster `ray start` recorded, else local Ray
+    ("local", as in Ray, starts Ray here whatever is recorded)."""
     env = os.environ.get("RAY_ADDRESS", "").strip()
-    if env:
-        return Target(env, "RAY_ADDRESS")
+    for given, source in ((explicit, "--address"), (env, "RAY_ADDRESS")):
+        if given == "local":
+            return Target(None, source)
+        if given:
+            return Target(given, source)
     try:
         from ray._common.utils import get_ray_address_file
         from ray._private.utils import read_ray_address
@@ -98,6 +103,7 @@ def check_reachable(target: Target, timeout_s: float = 5.0) -> None:
         raise RayConnectError(
             f"Ray cluster at {target.address} (from {target.source}): cannot connect "
             f"({exc.strerror or exc}); is its head running (`ray start --head`)?"
+            + ("" if target.source in ("--address", "RAY_ADDRESS") else STALE_HINT)
         ) from None
 
 
