@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from overseer.models import Completion, Model, Request, Usage
 
@@ -179,6 +180,13 @@ class MeteredModel(Model):
         self.kind = kind
         self.trace = trace
         self.name = inner.name
+
+    async def acomplete(self, messages: Sequence[Mapping[str, Any]], **options: Any) -> Completion:
+        """`Model.acomplete`, with the request naming this actor from the start (unless the
+        caller names one), so `_capped` need not copy it."""
+        if not options.get("actor"):
+            options["actor"] = self.actor
+        return await self._acomplete(Request.of(messages, **options))
 
     def _booked(self, c: Completion, request: Request) -> Completion:
         self.ledger.book(self.actor, self.kind, self.inner.name, c.usage, c.latency_s)
