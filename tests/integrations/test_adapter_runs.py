@@ -98,12 +98,30 @@ def test_refusals_in_a_row_end_the_run_with_its_stop_reason(
     srv, runs, out = _stubborn_run(loopback, framework, tmp_path, "stop")
     assert runs == ["42", "42"] and len(srv.requests) == 4  # no model call after the stop
     end = _run_end(tmp_path)
-    assert end["stop_reason"] == "refusals"
-    if framework == "openai-agents":  # the SDK's hooks can only raise out of the run
-        assert isinstance(out.error, RunStopped) and out.error.stop_reason == "refusals"
-        assert "2 tool calls in a row were refused" in end["error"]
-    else:
-        assert out.error is None and out.answer.startswith("[overseer] stopped: researcher: 2")
+    assert end["stop_reason"] == "refusals" and end["error"] is None
+    assert out.error is None and out.answer.startswith("[overseer] stopped: researcher: 2")
+    assert end["answer"] == out.answer
+
+
+def test_the_agents_sdk_raises_run_stopped_where_it_cannot_end_the_run_itself(
+    loopback: Start, tmp_path: Path
+) -> None:
+    from agents import Agent, OpenAIChatCompletionsModel, RunConfig, StopAtTools, function_tool
+    from openai import AsyncOpenAI
+
+    from overseer.integrations.openai_agents import Overseer
+
+    runs: list[str] = []
+    srv = loopback(stubborn("job_status", {"job": "42"}))
+    model = OpenAIChatCompletionsModel("scripted", AsyncOpenAI(base_url=srv.base_url, api_key="x"))
+    own = StopAtTools(stop_at_tool_names=["never"])  # the agent's own tool_use_behavior
+    tool = function_tool(_status_tool(runs))
+    agent = Agent(name="researcher", model=model, tools=[tool], tool_use_behavior=own)
+    ov = Overseer(GuardSettings(rules=LOOP, on_refusals="stop"), trace_dir=tmp_path)
+    with pytest.raises(RunStopped, match="researcher: 2 tool calls in a row were refused"):
+        ov.run_sync(agent, "Is job 42 done?", run_config=RunConfig(tracing_disabled=True))
+    assert runs == ["42", "42"] and len(srv.requests) == 4
+    assert _run_end(tmp_path)["stop_reason"] == "refusals"
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)

@@ -382,10 +382,18 @@ class Guard:
             if agent is not None and agent in self.spent:
                 raise BudgetExceeded("tokens", self.spent[agent])
             self.ledger.check()
-            if agent is not None and self.refusals_acted(agent) == "stop":
-                n = self._steps.refused[agent]
-                self.stop_reason = "refusals"
-                raise RunStopped("refusals", f"{agent}: {n} tool calls in a row were refused")
+            why = self.stop_for_refusals(agent) if agent is not None else None
+            if why is not None:
+                raise RunStopped("refusals", why)
+
+    def stop_for_refusals(self, agent: str) -> str | None:
+        """Why the run ends now (`on_refusals="stop"` and `agent`'s refusals in a row reached
+        the limit; the run's stop reason becomes `refusals`), else None."""
+        with self._lock:
+            if self.refusals_acted(agent) != "stop":
+                return None
+            self.stop_reason = "refusals"
+            return f"{agent}: {self._steps.refused[agent]} tool calls in a row were refused"
 
     def book(
         self,

@@ -18,8 +18,10 @@ and `hooks=ov.hooks`. The engine is `integrations._guard.Guard`:
   and each call is booked in the ledger under the agent's name with the tokens the SDK reports
   (`ModelResponse.usage`); a spent budget raises `BudgetExceeded` out of `Runner.run`;
 - after `GuardSettings.answer_after_refusals` refused calls in a row the function tools'
-  `is_enabled` is off for the agent's next call (`on_refusals="answer"`), or `RunStopped` is
-  raised out of the run (`"stop"`, stop reason `refusals` in the trace).
+  `is_enabled` is off for the agent's next call (`on_refusals="answer"`); with `"stop"` the
+  clone's `tool_use_behavior` ends the run with `[overseer] stopped: ...` as its final output
+  (stop reason `refusals`; an agent with its own tool_use_behavior or a structured output type
+  gets `RunStopped` raised out of the run instead, at its next model call).
 
 What these hooks cannot do:
 
@@ -70,6 +72,7 @@ try:
         ToolInputGuardrailData,
         ToolOutputGuardrail,
         ToolOutputGuardrailData,
+        ToolsToFinalOutputResult,
     )
     from agents.items import ModelResponse, TResponseInputItem
     from agents.run_config import CallModelData, ModelInputData
@@ -215,11 +218,27 @@ class Overseer:
         if id(agent) in done:
             return done[id(agent)]
         clone = agent.clone(tools=[self._tool(t) for t in agent.tools])
+        if clone.tool_use_behavior == "run_llm_again" and clone.output_type in (None, str):
+            clone.tool_use_behavior = self._stop_after_refusals(agent.name)
         done[id(agent)] = clone
         clone.handoffs = [
             self._clone(h, done) if isinstance(h, Agent) else h for h in agent.handoffs
         ]
         return clone
+
+    def _stop_after_refusals(
+        self, name: str
+    ) -> Callable[[RunContextWrapper[Any], list[Any]], ToolsToFinalOutputResult]:
+        """The SDK's default after tool calls (run the model again), except that refusals in a
+        row end the run with overseer's note as its output (`on_refusals="stop"`)."""
+
+        def behaviour(ctx: RunContextWrapper[Any], results: list[Any]) -> ToolsToFinalOutputResult:
+            why = self.guard.stop_for_refusals(name)
+            if why is None:
+                return ToolsToFinalOutputResult(is_final_output=False)
+            return ToolsToFinalOutputResult(True, f"[overseer] stopped: {why}")
+
+        return behaviour
 
     def _tool(self, tool: Any) -> Any:
         if not isinstance(tool, FunctionTool):
