@@ -212,6 +212,7 @@ class Agent:
         self.answer_after_refusals = answer_after_refusals
         self.model = model
         self.tools = {t.name: t for t in tools}
+        self._tool_list = list(self.tools.values())
         self.max_steps = max_steps
         self.max_reasks = max_reasks
         self.max_tokens = max_tokens
@@ -260,7 +261,7 @@ class Agent:
         `before` may refuse a tool call before it runs; `view` gives the texts shown for the
         turn's earlier tool observations (e.g. stubs for old ones), rebuilt at each step.
         """
-        base = build_messages(self.spec, ctx, list(self.tools.values()))
+        base = build_messages(self.spec, ctx, self._tool_list)
         done: list[_Done] = []
         for step in range(self.max_steps):
             # the last step of a turn that used tools may only answer (as smolagents does at

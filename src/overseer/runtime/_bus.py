@@ -187,6 +187,8 @@ class Bus:
         self.run.interactions.append(i)
         self.run.trace.record("interaction", interaction_fields(i))
         v = await self.chain.judge(i, self.run) if ask and self.chain else _APPROVED
+        if isinstance(v, Approve):  # as `apply` would, without another coroutine
+            return Outcome(i.observation, v)
         return await self.apply(v, i)
 
     async def apply(self, v: Verdict, i: Interaction) -> Outcome:

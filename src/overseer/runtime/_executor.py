@@ -164,7 +164,9 @@ class Executor:
                 return
             if text is not None:
                 msg = run.channel.post(name, text, round=r)
-                run.trace.event("message", sender=name, round=r, seq=msg.seq, content=text)
+                run.trace.record(
+                    "message", {"sender": name, "round": r, "seq": msg.seq, "content": text}
+                )
                 return
             if host.replay:  # rolled back: the round is played again
                 return

@@ -105,8 +105,10 @@ class Ledger:
         """Check the budgets and promise a call at most `wanted` completion tokens, fewer when
         the token budget has less left (calls under way count as spent), so the run never
         overshoots by more than one call's prompt; `release` the promise when it ends."""
-        self.check()
         b = self.budget
+        if b.max_tokens is None and b.max_calls is None and b.max_seconds is None:
+            return wanted  # no budget: nothing to check or promise
+        self.check()
         if b.max_tokens is None:
             return wanted
         left = b.max_tokens - self._spent() - self.reserved
