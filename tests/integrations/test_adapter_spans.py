@@ -11,11 +11,19 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from overseer.integrations._guard import GuardSettings
 from overseer.integrations.otel import TraceSpans
+from overseer.supervise.rules import RuleSettings
 
 from .frameworks import FRAMEWORKS, run_agent
-from .loopback import PAGE_QUESTION, LoopbackServer, Script, page_script
+from .loopback import PAGE_QUESTION, LoopbackServer, Script, page_script, stubborn
 from .test_adapter_runs import fetch_page
+
+
+def job_status(job: str) -> str:
+    """Check whether a job has finished."""
+    return f"job {job} is still pending"
+
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("loopback_only")]
 
@@ -72,3 +80,25 @@ def test_an_adapter_run_has_the_runtimes_span_tree(loopback: Start, framework: s
         if s.parent is not None:
             p = _parent(got, s)
             assert p.start_time <= s.start_time and s.end_time <= p.end_time, (s.name, p.name)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_refused_calls_are_steps_with_a_verdict_linked_to_them(
+    loopback: Start, framework: str
+) -> None:
+    srv = loopback(stubborn("job_status", {"job": "42"}, answer="pending"))
+    mem = InMemorySpanExporter()
+    settings = GuardSettings(rules=RuleSettings(loop_limit=2))
+    with TraceSpans(mem, batch=False):
+        out = run_agent(framework, srv.base_url, [job_status], "Is job 42 done?", settings)
+    assert out.error is None and out.answer == "pending"
+    got = list(mem.get_finished_spans())
+    steps = [s for s in got if s.name == "invoke_agent researcher"]
+    kinds = [s.attributes["overseer.kind"] for s in steps]  # type: ignore[index]
+    assert kinds == ["tool"] * 4 + ["message"]  # two calls ran, two refused, the answer
+    assert all("execute_tool job_status" in _children(got, s) for s in steps[:4])
+    verdicts = [s for s in got if s.name == "overseer.verdict replace"]
+    assert len(verdicts) == 2
+    linked = [v.links[0].context.span_id for v in verdicts]
+    assert linked == [steps[2].context.span_id, steps[3].context.span_id]
+    assert {v.attributes["overseer.verdict.by"] for v in verdicts} == {"rules"}  # type: ignore[index]

@@ -40,7 +40,7 @@ from overseer.runtime.books import (
     open_run,
 )
 from overseer.runtime.bus import Bus, UnsupportedVerdictError
-from overseer.runtime.verdicts import Approve, ReplaceAgent, ReplaceTeam, Rollback
+from overseer.runtime.verdicts import Approve, Replace, ReplaceAgent, ReplaceTeam, Rollback
 from overseer.supervise import Review, Step, SupervisorCore, SupervisorSettings, verdict_of
 from overseer.supervise.rules import RuleFiring, RuleSettings, RuleTier, ToolRecord
 
@@ -222,11 +222,12 @@ class Guard:
 
     def _step_event(
         self, agent: str, kind: str, tool: str | None, args: str, shown: str, error: str | None
-    ) -> None:
+    ) -> int:
         """Trace one step of `agent` as the runtime does (an `interaction`): the usage of the
-        model calls since its last step, its tool call (or answer) and what it read."""
-        if self.trace is None:  # the run has ended (a shared guard's late call)
-            return
+        model calls since its last step, its tool call (or answer) and what it read. Its
+        step number (-1: the run has ended, a shared guard's late call)."""
+        if self.trace is None:
+            return -1
         i = Interaction(
             kind=kind,  # type: ignore[arg-type]
             agent=agent,
@@ -241,6 +242,7 @@ class Guard:
             usage=self._steps.take_usage(agent),
         )
         self.trace.event("interaction", **interaction_fields(i))
+        return i.step
 
     # -- tools ---------------------------------------------------------------------------
     def before_tool(self, agent: str, tool: str, args: Args) -> str | None:
@@ -260,7 +262,11 @@ class Guard:
             self.counts["blocked"] += 1
             self._steps.refused[agent] += 1
             self._fired(blocked.firing)
-            self._step_event(agent, "tool", tool, text, blocked.note, None)
+            step = self._step_event(agent, "tool", tool, text, blocked.note, None)
+            if self.trace is not None:  # the refusal as the runtime's bus records it
+                f = blocked.firing
+                v = Replace(blocked.note, f.rule, by="rules", reason=f.detail)
+                self.trace.event("verdict", agent=agent, round=0, step=step, **v.trace_fields())
             return blocked.note
 
     def refusals_acted(self, agent: str) -> OnRefusals | None:
