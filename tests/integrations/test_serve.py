@@ -71,15 +71,26 @@ def test_an_unknown_or_remote_model_is_one_clear_line() -> None:
         serve_model("openai:gpt-4o-mini")
 
 
+def _default_sigint() -> None:
+    """A background test run starts children with SIGINT ignored: Ctrl-C must reach this one."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _overseer(*args: str) -> subprocess.Popen[str]:
     exe = Path(sys.executable).with_name("overseer")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen(
-        [str(exe), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        [str(exe), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=_default_sigint,
     )
 
 
-def test_cli_serves_until_sigterm_and_exits_0() -> None:
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
+def test_cli_serves_until_stopped_and_exits_0(stop: signal.Signals) -> None:
     port = _free_port()
     proc = _overseer("serve", MODEL, "--port", str(port), "--n-ctx", "1024")
     try:
@@ -89,9 +100,9 @@ def test_cli_serves_until_sigterm_and_exits_0() -> None:
         assert line.strip() == f"overseer: serving {MODEL} at {url} (Ctrl-C stops)"
         assert _ask(url).strip()
     finally:
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(stop)
         _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
+    assert proc.returncode == 0 and err == "", err
 
 
 def test_cli_port_in_use_is_one_line_exit_2() -> None:
