@@ -67,7 +67,7 @@ def _parser(
     if isinstance(parse, type) and issubclass(parse, BaseModel):
         validate: Callable[[Any], T] = parse.model_validate  # type: ignore[assignment]
         return validate, parse.model_json_schema() if schema is None else schema
-    return cast(Callable[[Any], T], parse), schema  # a function, or a class called as one
+    return cast("Callable[[Any], T]", parse), schema  # a function, or a class called as one
 
 
 def _accept(
