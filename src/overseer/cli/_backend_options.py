@@ -4,9 +4,10 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
@@ -60,32 +61,35 @@ class BackendOpts:
 
         spec = WorkerSpec(configs, model, takes_threads=True)
         chosen = episode_backend(self.backend, spec, workers=self.workers, ray=self._ray())
-        return chosen if isinstance(chosen, str) else OneLineErrors(chosen)
+        if isinstance(chosen, str):
+            return chosen
+        return _one_line_errors()(**{f.name: getattr(chosen, f.name) for f in fields(chosen)})
 
 
-@dataclass(frozen=True)
-class OneLineErrors:
-    """A backend whose Ray-side failures (connect, auth, version, a worker that cannot build
-    its model), at start or mid-run, are InputError lines like the asyncio backend's."""
+@functools.cache
+def _one_line_errors() -> type:
+    """The RayBackend whose Ray-side failures (connect, auth, version, a worker that cannot
+    build its model), at start or mid-run, are InputError lines like the asyncio backend's
+    (a class made on first use: Ray is imported only when a command names it)."""
+    from overseer.bench.backends import RayBackend, RayConnectError
 
-    inner: Backend
+    @dataclass(frozen=True)
+    class OneLineErrors(RayBackend):
+        @asynccontextmanager
+        async def open(
+            self,
+            configs: Sequence[SolverConfig],
+            load_model: Callable[[], Model],
+            concurrency: int,
+            budget: Budget | None,
+        ) -> AsyncIterator[Any]:
+            try:
+                async with super().open(configs, load_model, concurrency, budget) as episode:
+                    yield episode
+            except RayConnectError as exc:
+                raise InputError(str(exc)) from None
 
-    @asynccontextmanager
-    async def open(
-        self,
-        configs: Sequence[SolverConfig],
-        load_model: Callable[[], Model],
-        concurrency: int,
-        budget: Budget | None,
-    ) -> AsyncIterator[Any]:
-        """The inner backend's episodes; a RayConnectError becomes an InputError."""
-        from overseer.bench.backends import RayConnectError
-
-        try:
-            async with self.inner.open(configs, load_model, concurrency, budget) as episode:
-                yield episode
-        except RayConnectError as exc:
-            raise InputError(str(exc)) from None
+    return OneLineErrors
 
 
 _BACKEND_TYPES: dict[str, Any] = {
