@@ -67,7 +67,11 @@ async def run(model: LlamaCppModel, rules: RuleSettings, tmp_path: Path) -> tupl
         max_tokens=96,
         seed=0,
     )
-    res = await ex.run(TEAM, "Is report 7 ready? Call the status tool with id 7 to find out.")
+    # the reply spelled out: with its instructions in the shared team list (the prompt layout
+    # of issue 30) SmolLM2 answers at once when only asked to call the tool
+    reply = '{"thought": "check", "action": "status", "args": {"id": "7"}}'
+    task = f"Is report 7 ready? Reply with {reply}."
+    res = await ex.run(TEAM, task)
     return res, tool
 
 

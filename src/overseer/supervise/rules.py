@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 from typing import Literal
 
 import numpy as np
@@ -149,15 +148,16 @@ class _ToolRun:
 
 
 def _same_output(a: str, b: str) -> bool:
-    """Equal after whitespace is collapsed, or (for long outputs) nearly equal."""
-    a, b = " ".join(a.split()), " ".join(b.split())
-    if a == b:
+    """Equal after whitespace is collapsed, or (for long outputs) nearly equal: at least 97%
+    of their word trigrams shared (linear in the length, so a 50,000-char page costs little)."""
+    wa, wb = a.split(), b.split()
+    if wa == wb:
         return True
     if min(len(a), len(b)) < 200 or abs(len(a) - len(b)) > 0.05 * max(len(a), len(b)):
         return False
-    return SequenceMatcher(None, a, b, autojunk=False).quick_ratio() >= 0.97 and (
-        SequenceMatcher(None, a, b, autojunk=False).ratio() >= 0.97
-    )
+    ga = {tuple(wa[i : i + 3]) for i in range(len(wa) - 2)}
+    gb = {tuple(wb[i : i + 3]) for i in range(len(wb) - 2)}
+    return len(ga & gb) >= 0.97 * max(len(ga), len(gb), 1)
 
 
 Key = tuple[str, str]
