@@ -321,22 +321,23 @@ async def test_no_answer_within_max_steps(tmp_path: Path) -> None:
     assert [(f.agent, f.reason) for f in res.failures] == [("a", "no_answer")]
 
 
-async def test_prompts_share_the_team_list_and_the_decision_reuses_it(tmp_path: Path) -> None:
-    """Every prompt of a run starts with the same rules, team list (each role once) and task;
-    an agent's own part only names it; the decision's prompt extends the last agent's head."""
+async def test_prompts_share_the_task_and_the_decision_reuses_the_head(tmp_path: Path) -> None:
+    """Every prompt of a run starts with the same rules and task; an agent's own part (name,
+    role, instructions) comes after it; the decision's prompt extends the last agent's head."""
     model = echo_model()
     team = make_team("complete", 3, rounds=1, pool="math")
     await Executor(model, trace_dir=tmp_path).run(team, "Q?")
     a1, a2, a3 = (prompts_of(model, a)[0] for a in ("a1", "a2", "a3"))
     decision = next(c["messages"][1]["content"] for c in model.calls if c["actor"] == "decision")
     head = a1.split("Your name: ")[0]
-    assert head.startswith("The team:\n- a1 (Math Solver): Solve") and head.endswith("Q?\n\n")
+    assert head == "Task:\nQ?\n\n"
     assert all(p.startswith(head) for p in (a2, a3, decision))
-    assert all(
-        a.role in head and a.role not in p.split(head)[1] for a in team.agents for p in (a1, a3)
-    )
+    for agent, prompt in zip(team.agents, (a1, a2, a3), strict=True):
+        own = prompt.split("Your name: ")[1]
+        assert f"Your role: {agent.role}" in own and agent.instructions in own
     assert decision.startswith(a3.split("\n\nYour name: ")[0] + "\n[a3] from a3\n\n")
-    assert a2.split(head)[1] == "From teammates this round:\n[a1] from a1\n\nYour name: a2."
+    own2 = a2.split(head)[1]
+    assert own2.startswith("From teammates this round:\n[a1] from a1\n\nYour name: a2.")
 
 
 async def test_a_lone_agent_is_told_its_role(tmp_path: Path) -> None:

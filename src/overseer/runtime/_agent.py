@@ -46,10 +46,6 @@ class AgentContext:
     spatial_inputs: Sequence[ChannelMessage]
     temporal_inputs: Sequence[ChannelMessage]
     local_task: str = ""
-    #: the run's team (listed in the shared head of every prompt); empty for a lone agent
-    team: Sequence[AgentSpec] = ()
-    #: `team_roster(team)`, when the caller keeps it (written once per team, not per turn)
-    roster: str | None = None
 
 
 class AgentStepError(Exception):
@@ -87,30 +83,15 @@ def action_schema(tools: Sequence[Tool]) -> dict[str, Any]:
     return options[0] if len(options) == 1 else {"anyOf": options}
 
 
-def team_roster(team: Sequence[AgentSpec]) -> str:
-    """The team's members with their roles and instructions, as every prompt of a run shows
-    them: one list shared by all agents and the decision node (so a prefix cache serves it),
-    where each agent's own part then only needs its name."""
-    lines = [
-        f"- {a.name}"
-        + (f" ({a.role})" if a.role else "")
-        + (f": {a.instructions}" * bool(a.instructions))
-        for a in team
-    ]
-    return "\n".join(["The team:", *lines]) if lines else ""
-
-
 def team_context(
-    task: str,
-    earlier: Sequence[ChannelMessage],
-    now: Sequence[ChannelMessage],
-    roster: str = "",
+    task: str, earlier: Sequence[ChannelMessage], now: Sequence[ChannelMessage]
 ) -> str:
-    """The head of a team prompt: the team (`team_roster`), the task, the previous round's
-    messages, this round's. The agents of a round and the decision node write it the same
-    way, so consecutive prompts share it as a prefix and a model server serves it from its
-    cache."""
-    head = (roster + "\n\n" if roster else "") + f"Task:\n{task}"
+    """The head of a team prompt: the task, the previous round's messages, this round's. The
+    agents of a round and the decision node write it the same way, so consecutive prompts
+    share it as a prefix and a model server serves it from its cache. (A team list here
+    raised the shared prefix but moved each agent's instructions out of its own part, and
+    the 0.5B researcher then stopped using its tools: browse 37.5% -> 0%, docs/evidence.)"""
+    head = f"Task:\n{task}"
     for title, msgs in (("From the previous round:", earlier), ("From teammates this round:", now)):
         if msgs:
             head += "\n\n" + "\n".join([title, *(f"[{m.sender}] {m.content}" for m in msgs)])
@@ -118,18 +99,16 @@ def team_context(
 
 
 def build_messages(spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool]) -> list[Message]:
-    """What every agent shares first (rules, the team with its roles, task, teammates'
-    messages: the longest common prefix of a round's prompts), then this agent's own part
-    (its name; its role when the team list does not show it; its own last answer when that
-    is all it reads of the previous round; its tools)."""
+    """What every agent shares first (rules, task, teammates' messages: the longest common
+    prefix of a round's prompts), then this agent's own part (its name, role, instructions,
+    its own last answer when that is all it reads of the previous round, its tools)."""
     own_only = all(m.sender == spec.name for m in ctx.temporal_inputs)
     earlier = () if own_only else ctx.temporal_inputs
     own = [f"Your name: {spec.name}."]
-    if all(a is not spec for a in ctx.team):  # identity: the run's team holds this very spec
-        if spec.role:
-            own.append(f"Your role: {spec.role}")
-        if spec.instructions:
-            own.append(spec.instructions)
+    if spec.role:
+        own.append(f"Your role: {spec.role}")
+    if spec.instructions:
+        own.append(spec.instructions)
     if ctx.local_task:
         own.append(f"Your sub-task: {ctx.local_task}")
     if own_only and ctx.temporal_inputs:
@@ -140,8 +119,7 @@ def build_messages(spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool]) ->
         own += [
             f"- {t.name}: {t.description} args: {json.dumps(dict(t.parameters))}" for t in tools
         ]
-    roster = team_roster(ctx.team) if ctx.roster is None else ctx.roster
-    head = team_context(ctx.global_task, earlier, ctx.spatial_inputs, roster)
+    head = team_context(ctx.global_task, earlier, ctx.spatial_inputs)
     return [
         {"role": "system", "content": COMMON_RULES},
         {"role": "user", "content": head + "\n".join(own)},

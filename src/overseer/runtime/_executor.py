@@ -23,7 +23,6 @@ from overseer.runtime._agent import (
     AgentContext,
     AgentStepError,
     team_context,
-    team_roster,
 )
 from overseer.runtime._bus import Bus, SupervisorChain, Verifier
 from overseer.runtime._interaction import (
@@ -109,7 +108,7 @@ class Executor:
         self.answer_schema = answer_schema  # the decision's closed answer format, if any
         self._last_graph: tuple[TeamSpec | None, _Graph] = (
             None,
-            _Graph([], {}, {}, {}, {}, "", {}),
+            _Graph([], {}, {}, {}, {}, {}),
         )
 
     def check_team(self, team: TeamSpec) -> None:
@@ -150,8 +149,6 @@ class Executor:
                 round=r,
                 spatial_inputs=run.channel.from_senders(g.spatial[name], round=r),
                 temporal_inputs=run.channel.from_senders(g.temporal[name], round=r - 1),
-                team=run.team.agents,
-                roster=g.roster,
             )
             try:
                 text = await host.agent(name).run(
@@ -259,7 +256,7 @@ class Executor:
                 {"role": "system", "content": COMMON_RULES},
                 {
                     "role": "user",
-                    "content": team_context(run.query, (), finals, host.graph().roster) + rules,
+                    "content": team_context(run.query, (), finals) + rules,
                 },
             ],
             max_tokens=self.max_tokens,
@@ -317,7 +314,6 @@ class _Graph:
     temporal: dict[str, list[str]]
     preds: dict[str, set[str]]  # distinct spatial predecessors
     succ: dict[str, list[str]]  # distinct spatial successors, in team order
-    roster: str  # the team list every prompt shows (`team_roster`)
     dump: dict[str, Any]  # the team as the trace's run_start event writes it
 
     @staticmethod
@@ -330,7 +326,6 @@ class _Graph:
             {n: team.temporal_preds(n) for n in order},
             preds,
             {n: [s for s in order if n in preds[s]] for n in order},
-            team_roster(team.agents),
             team.model_dump(),
         )
 
@@ -349,7 +344,7 @@ class _TeamRun:
         self.replay = False  # the current round was rolled back
         self.turns: list[asyncio.Task[None]] = []  # the current round's turns
         self._agents: dict[str, Agent] = {}  # built once per spec (a replaced one is rebuilt)
-        self._graph: tuple[TeamSpec | None, _Graph] = (None, _Graph([], {}, {}, {}, {}, "", {}))
+        self._graph: tuple[TeamSpec | None, _Graph] = (None, _Graph([], {}, {}, {}, {}, {}))
         self.bus = Bus(
             run,
             executor.supervisors,
