@@ -330,3 +330,17 @@ def test_an_html_page_is_read_as_text_and_cut_to_the_task() -> None:
     assert "Cheap flights" not in out and "margin" not in out and len(out) < 900
     off = RuleTier(RuleSettings(strip_markup=False))
     assert off.after_observation(call(observation=html), local_task="t")[0] != out
+
+
+def test_an_output_in_view_is_said_to_be_in_view_whatever_the_host_wrote_around_it() -> None:
+    tier = RuleTier(RuleSettings(loop_limit=2, mask_keep=2))
+    page = "The tower is 330 metres tall. " + "Filler. " * 100
+    for _ in range(2):
+        assert tier.before_action(call()) is None
+        tier.after_observation(call(observation=page), local_task="t")
+    worded = ToolRecord("web_fetch", call().args, page + "\n[note added by the host]")
+    view = tier.mask([worded, worded], agent="a")
+    assert view[1] == worded.text  # the later copy in view (the older one: a repeat stub)
+    blocked = tier.before_action(call())
+    assert blocked is not None and "in your context above" in blocked.note
+    assert page not in blocked.note

@@ -147,6 +147,13 @@ class _ToolRun:
     args: set[str] = field(default_factory=set)  # the signatures of those calls
 
 
+def _action_of(record: ToolRecord) -> str:
+    """The signature `normalize_action` gives the step that produced `record` (a record holds
+    what the agent was shown, which a host may have worded apart from the rule tier's text)."""
+    return normalize_action(Step(agent="", subtask="", kind="tool", tool=record.tool,
+                                 args=record.args))  # fmt: skip
+
+
 def _same_output(a: str, b: str) -> bool:
     """Equal after whitespace is collapsed, or (for long outputs) nearly equal: at least 97%
     of their word trigrams shared (linear in the length, so a 50,000-char page costs little)."""
@@ -185,7 +192,7 @@ class RuleTier:
         self._over_budget: set[Key] = set()
         self._masked: set[tuple[str, ToolRecord, int]] = set()
         self._runs: dict[tuple[str, str, str], _ToolRun] = {}
-        self._visible: dict[str, set[str]] = {}  # agent -> texts its last view left whole
+        self._visible: dict[str, set[str]] = {}  # agent -> actions its last view left whole
         self._purified: set[str] = set()  # outputs purification produced (kept by masking)
 
     def reset(self) -> None:
@@ -217,7 +224,7 @@ class RuleTier:
         if s.loop_breaker and seen.ran >= s.loop_limit:
             seen.refused += 1
             detail = f"blocked repeat {seen.ran + seen.refused} of {call}"
-            note = self._repeat_note(call, seen, step.agent)
+            note = self._repeat_note(call, seen, step.agent, normalize_action(step))
             return Blocked(note, self._fire(RuleFiring("loop_breaker", *key, detail)))
         if s.budget_steps is not None and self._steps[key] > s.budget_steps:
             return self._budget_block(key, f"step budget of {s.budget_steps} tool steps spent")
@@ -236,7 +243,7 @@ class RuleTier:
         seen.ran += 1
         return None
 
-    def _repeat_note(self, call: str, seen: _Seen, agent: str) -> str:
+    def _repeat_note(self, call: str, seen: _Seen, agent: str, action: str) -> str:
         """The refusal of an identical call: true about where its output is, quoting no raw text."""
         ran = f"{call} ran {_times(seen.ran)} in this task with these arguments"
         again = f" (this is refusal {seen.refused} of it)" if seen.refused > 1 else ""
@@ -245,8 +252,8 @@ class RuleTier:
                 f"[overseer] Not run again: {ran} and failed{again}; it would fail the same "
                 f"way. Take a different step (other arguments, another tool) or give your answer."
             )
-        visible = self._visible.get(agent)
-        if seen.shown is not None and visible is not None and seen.shown not in visible:
+        visible = self._visible.get(agent)  # None: never masked, so every output is in view
+        if seen.shown is not None and visible is not None and action not in visible:
             return (
                 f"[overseer] Not run again: {ran}{again}. Its output, since hidden from your "
                 f"context, was:\n{seen.shown}\n[end of the earlier output] Answer from it, "
@@ -347,5 +354,7 @@ class RuleTier:
                 what = "a repeated" if repeat else "an older"
                 detail = f"masked {what} output of {rec.tool} ({len(rec.text):,} chars)"
                 self._fire(RuleFiring("masking", agent, subtask, detail, len(rec.text), len(stub)))
-        self._visible[agent] = {t for t, r in zip(out, observations, strict=True) if t == r.text}
+        self._visible[agent] = {
+            _action_of(r) for t, r in zip(out, observations, strict=True) if t == r.text
+        }
         return out
