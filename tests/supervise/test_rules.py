@@ -34,8 +34,8 @@ def test_loop_breaker_blocks_the_next_identical_action_even_with_reordered_json(
     blocked = tier.before_action(call('{"page":1,"url":"https://a.org/x"}'))
     assert isinstance(blocked, Blocked)
     assert "twice" in blocked.note and "web_fetch" in blocked.note
-    assert "in your context above" in blocked.note  # never masked: it is still in view
-    assert "Try again later." not in blocked.note  # so no raw text is quoted to copy
+    assert "also in your context above" in blocked.note  # never masked: it is still in view
+    assert "was:\nTry again later.\n[end of the earlier output]" in blocked.note  # quoted whole
     assert blocked.firing.rule == "loop_breaker" and blocked.firing.agent == "a"
     assert tier.counts["loop_breaker"] == 1 and tier.firings == [blocked.firing]
 
@@ -342,5 +342,5 @@ def test_an_output_in_view_is_said_to_be_in_view_whatever_the_host_wrote_around_
     view = tier.mask([worded, worded], agent="a")
     assert view[1] == worded.text  # the later copy in view (the older one: a repeat stub)
     blocked = tier.before_action(call())
-    assert blocked is not None and "in your context above" in blocked.note
-    assert page not in blocked.note
+    assert blocked is not None and "also in your context above" in blocked.note
+    assert "since hidden" not in blocked.note and page in blocked.note  # the tier's own text

@@ -244,7 +244,10 @@ class RuleTier:
         return None
 
     def _repeat_note(self, call: str, seen: _Seen, agent: str, action: str) -> str:
-        """The refusal of an identical call: true about where its output is, quoting no raw text."""
+        """The refusal of an identical call, true about where its output is. It quotes what the
+        agent was shown (the purified extract, never the raw output), whole: on browse the
+        0.5B researcher told only to look above copied page filler or the runtime's notes as
+        its answer (4 losses in 24), and answered from the quoted extract (1 loss in 24)."""
         ran = f"{call} ran {_times(seen.ran)} in this task with these arguments"
         again = f" (this is refusal {seen.refused} of it)" if seen.refused > 1 else ""
         if seen.failed:
@@ -252,17 +255,17 @@ class RuleTier:
                 f"[overseer] Not run again: {ran} and failed{again}; it would fail the same "
                 f"way. Take a different step (other arguments, another tool) or give your answer."
             )
+        if seen.shown is None:
+            return f"[overseer] Not run again: {ran}{again}. Take a different step or answer."
         visible = self._visible.get(agent)  # None: never masked, so every output is in view
-        if seen.shown is not None and visible is not None and action not in visible:
-            return (
-                f"[overseer] Not run again: {ran}{again}. Its output, since hidden from your "
-                f"context, was:\n{seen.shown}\n[end of the earlier output] Answer from it, "
-                f"or take a different step."
-            )
+        where = (
+            "since hidden from your context"
+            if visible is not None and action not in visible
+            else "also in your context above"
+        )
         return (
-            f"[overseer] Not run again: {ran}{again}, and its output is in your context above. "
-            f"Answer from what you read there, or take a different step (other arguments, "
-            f"another tool)."
+            f"[overseer] Not run again: {ran}{again}. Its output ({where}) was:\n{seen.shown}\n"
+            f"[end of the earlier output] Answer from it, or take a different step."
         )
 
     def _budget_block(self, key: Key, why: str) -> Blocked:
