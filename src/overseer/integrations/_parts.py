@@ -30,7 +30,8 @@ T = TypeVar("T")
 OnRefusals = Literal["answer", "stop"]
 #: what the model reads after its tool output once its tools are closed
 CLOSED_NOTE = (
-    "\n\n[overseer] Your tool calls were refused. Do not call tools now: give your answer."
+    "\n\n[overseer] Your tool calls were refused and the tools are now closed: a tool call "
+    "cannot run. Reply in plain words with your final answer to the question."
 )
 
 
