@@ -162,16 +162,6 @@ class GameSession:
         asked = await self._ask(t)
         move, c, error = asked
         text = t.describe(move)
-        self.run.trace.event(
-            "turn",
-            agent=t.agent,
-            role=t.role,
-            round=t.round,
-            attempt=self.resets,
-            output=c.text,
-            message=text,
-            error=error,
-        )
         i = Interaction(
             kind="move",
             agent=t.agent,
@@ -193,6 +183,7 @@ class GameSession:
                 **t.meta,
             },
         )
+        self.run.trace.event("turn", **_turn_fields(i))
         out = await self.bus.judge(i, ask=t.judged)
         if out.stop:
             return Played(move, text, c, error, True)
@@ -242,3 +233,17 @@ def _positions(c: Completion, keys: tuple[str, ...]) -> tuple[int, ...]:
     if not c.logprobs or not keys:
         return ()
     return tuple(decision_positions(c.logprobs, keys))
+
+
+def _turn_fields(i: Interaction) -> dict[str, object]:
+    """The `turn` trace event (`GameTurn`) of a move: the player's output, the text the
+    others read (`observation`) and the attempt (`step`: rollbacks so far)."""
+    return {
+        "agent": i.agent,
+        "role": i.role,
+        "round": i.round,
+        "attempt": i.step,
+        "output": i.input,
+        "message": i.observation,
+        "error": i.error,
+    }
