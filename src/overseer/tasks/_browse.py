@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
@@ -111,26 +111,36 @@ def _sentence(rng: random.Random) -> str:
     return f"The {' '.join(words)} mentioned {n} times in older accounts.".capitalize()
 
 
+def _style_rule(rng: random.Random, _i: int) -> str:
+    return (
+        f".c{rng.randint(100, 999)}{{margin:{rng.randint(0, 40)}px;color:#"
+        f"{rng.randint(0, 0xFFFFFF):06x};font-size:{rng.randint(9, 30)}px}}"
+    )
+
+
+def _track_call(rng: random.Random, _i: int) -> str:
+    return f"track('ev{rng.randint(0, 99999)}',{{id:{rng.randint(0, 10**6)}}});"
+
+
+def _nav_link(rng: random.Random, i: int) -> str:
+    return (
+        f'<li class="nav-item" data-pos="{i}"><a class="nav-link" href="/wiki/'
+        f'{_name(rng)}">{_name(rng)}</a></li>'
+    )
+
+
+#: Page chrome made of repeated random items: opening tag, one item, how many, closing tag.
+_REPEATED: dict[str, tuple[str, Callable[[random.Random, int], str], int, str]] = {
+    "style": ("<style>", _style_rule, 40, "</style>"),
+    "script": ("<script>window.dataLayer=[];", _track_call, 45, "</script>"),
+    "nav": ('<nav class="top-nav" id="nav"><ul>', _nav_link, 22, "</ul></nav>"),
+}
+
+
 def _noise(rng: random.Random, kind: str) -> str:
-    if kind == "style":
-        rules = [
-            f".c{rng.randint(100, 999)}{{margin:{rng.randint(0, 40)}px;color:#"
-            f"{rng.randint(0, 0xFFFFFF):06x};font-size:{rng.randint(9, 30)}px}}"
-            for _ in range(40)
-        ]
-        return "<style>" + "".join(rules) + "</style>"
-    if kind == "script":
-        calls = [
-            f"track('ev{rng.randint(0, 99999)}',{{id:{rng.randint(0, 10**6)}}});" for _ in range(45)
-        ]
-        return "<script>window.dataLayer=[];" + "".join(calls) + "</script>"
-    if kind == "nav":
-        links = [
-            f'<li class="nav-item" data-pos="{i}"><a class="nav-link" href="/wiki/'
-            f'{_name(rng)}">{_name(rng)}</a></li>'
-            for i in range(22)
-        ]
-        return '<nav class="top-nav" id="nav"><ul>' + "".join(links) + "</ul></nav>"
+    if kind in _REPEATED:
+        head, item, n, tail = _REPEATED[kind]
+        return head + "".join([item(rng, i) for i in range(n)]) + tail
     if kind == "ad":
         return (
             f'<div class="ad-slot" data-ad="{rng.randint(0, 10**8)}" style="display:block">'
