@@ -1,5 +1,8 @@
 """The agent step: ReAct-style JSON (a thought, then a tool call or an answer), re-asked if bad.
 
+An agent whose spec asks for text answers (`answer_format="text"`) chooses its action in JSON
+too, but then writes the answer in one more call without a grammar, as one direct call does.
+
 Prompts put what all agents share first (common rules, the task), then what is the agent's
 own (role, teammates' messages, tools), so a model server reuses the cached shared prefix.
 """
@@ -36,6 +39,12 @@ COMMON_RULES = (
     "the form the task asks for (for code: the whole function, not a call or an example)."
 )
 
+#: the user turn that asks a text-answer agent for its answer, after its JSON step chose it
+TEXT_ANSWER_NOTE = (
+    "Write your message to the team now, as plain text (not JSON), ending with the final "
+    "result; put any code in one ```python block."
+)
+
 
 @dataclass(frozen=True)
 class AgentContext:
@@ -57,9 +66,10 @@ class AgentStepError(Exception):
         self.detail = detail
 
 
-def action_schema(tools: Sequence[Tool]) -> dict[str, Any]:
-    """The JSON Schema of one step: an answer, or a call of one of the agent's tools."""
-    answer = {
+def action_schema(tools: Sequence[Tool], *, text_answer: bool = False) -> dict[str, Any]:
+    """The JSON Schema of one step: an answer, or a call of one of the agent's tools. With
+    `text_answer` the answer option holds no "answer" (a later call without grammar writes it)."""
+    answer: dict[str, Any] = {
         "type": "object",
         "properties": {
             "thought": {"type": "string", "maxLength": 800},
@@ -68,6 +78,10 @@ def action_schema(tools: Sequence[Tool]) -> dict[str, Any]:
         },
         "required": ["thought", "action", "answer"],
     }
+    if text_answer:
+        del answer["properties"]["answer"]
+        answer["required"] = ["thought", "action"]
+        answer["additionalProperties"] = False
     options = [answer] + [
         {
             "type": "object",
@@ -126,13 +140,17 @@ def build_messages(spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool]) ->
     ]
 
 
-def parse_step(data: Any, tools: Mapping[str, Tool]) -> dict[str, Any]:
+def parse_step(
+    data: Any, tools: Mapping[str, Tool], *, text_answer: bool = False
+) -> dict[str, Any]:
     """Check a step (the reply's decoded JSON) against the action schema; raises ValueError
-    saying what is wrong."""
+    saying what is wrong. With `text_answer` an answer step needs no "answer" string."""
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {type(data).__name__}")
     action = data.get("action")
     if action == "answer":
+        if text_answer:
+            return data
         if not isinstance(data.get("answer"), str) or not data["answer"].strip():
             raise ValueError('action "answer" needs a non-empty "answer" string')
         return data
@@ -196,8 +214,14 @@ class Agent:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.seed = seed
-        self._answer_schema = action_schema([])
-        self._schema = action_schema(list(tools)) if tools else self._answer_schema
+        #: the answer is written by a call without grammar after the JSON step chose it
+        self.text_answer = spec.answer_format == "text"
+        self._answer_schema = action_schema([], text_answer=self.text_answer)
+        self._schema = (
+            action_schema(list(tools), text_answer=self.text_answer)
+            if tools
+            else self._answer_schema
+        )
         self.top_logprobs = top_logprobs  # > 0: each step's completion carries top-k logprobs
 
     async def _ask(
@@ -207,17 +231,51 @@ class Agent:
         accepted Completion (its text, usage and logprobs). With tools closed only an answer
         is accepted."""
         tools = self.tools if tools_open else {}
+        return await self._structured(
+            messages,
+            schema=self._schema if tools_open else self._answer_schema,
+            parse=lambda data: parse_step(data, tools, text_answer=self.text_answer),
+        )
+
+    async def _text_answer(
+        self, messages: list[Message], data: dict[str, Any], c: Completion | None
+    ) -> tuple[dict[str, Any], Completion]:
+        """The answer of a text-answer agent: one more call without grammar, after the JSON
+        step `c` (None: the step could only answer, so none was asked for). The returned
+        Completion is the text call's, with the tokens and time of both calls."""
+        convo: list[Message]
+        if c is None:
+            last = messages[-1]
+            convo = [
+                *messages[:-1],
+                {"role": last["role"], "content": f"{last['content']}\n\n{TEXT_ANSWER_NOTE}"},
+            ]
+        else:
+            convo = [
+                *messages,
+                {"role": "assistant", "content": c.text},
+                {"role": "user", "content": TEXT_ANSWER_NOTE},
+            ]
+        text, t = await self._structured(
+            convo, schema=None, parse=_text, as_json=False, reask=_reask
+        )
+        if c is not None:
+            t = replace(t, usage=c.usage + t.usage, latency_s=c.latency_s + t.latency_s)
+        return {**data, "answer": text}, t
+
+    async def _structured(self, messages: list[Message], **how: Any) -> tuple[Any, Completion]:
+        """`ask_structured` with this agent's settings: the value and the accepted Completion;
+        its failures as AgentStepError."""
         try:
             got = await ask_structured(
                 self.model,
                 messages,
-                schema=self._schema if tools_open else self._answer_schema,
-                parse=lambda data: parse_step(data, tools),
                 max_reasks=self.max_reasks,
                 max_tokens=self.max_tokens,
                 temperature=self.temperature,
                 seed=self.seed,
                 top_logprobs=self.top_logprobs,
+                **how,
             )
         except StructuredOutputError as exc:
             raise AgentStepError("unparsable", exc.errors[-1]) from exc
@@ -248,7 +306,14 @@ class Agent:
             open_ = not self._stuck(done) and not last
             note = LAST_NOTE if last else CLOSED_NOTE
             messages = self._messages(base, done, view, open_, note)
-            data, c = await self._ask(messages, tools_open=open_)
+            if self.text_answer and not (open_ and self.tools):  # no choice: no JSON step
+                data, c = await self._text_answer(
+                    messages, {"thought": "", "action": "answer"}, None
+                )
+            else:
+                data, c = await self._ask(messages, tools_open=open_)
+                if data["action"] == "answer" and self.text_answer:
+                    data, c = await self._text_answer(messages, data, c)
             i = self._interaction(ctx, step, data, c)
             if data["action"] == "answer":
                 out = await judge(i)
@@ -284,7 +349,7 @@ class Agent:
                 kind="message",
                 input=message,
                 observation=message,
-                decision_positions=_answer_positions(c),
+                decision_positions=_answer_positions(c, whole=self.text_answer),
                 **common,
             )
         return Interaction(
@@ -348,8 +413,23 @@ class Agent:
         return messages
 
 
-def _answer_positions(c: Completion) -> tuple[int, ...]:
-    """The tokens of the answer value: where a team agent's decision sits."""
+def _answer_positions(c: Completion, *, whole: bool = False) -> tuple[int, ...]:
+    """The tokens of the answer value: where a team agent's decision sits (`whole`: every
+    token, for a text answer's completion)."""
     if not c.logprobs:
         return ()
+    if whole:
+        return tuple(range(len(c.logprobs)))
     return tuple(decision_positions(c.logprobs, ("answer",), numbers=False))
+
+
+def _text(text: Any) -> str:
+    """A text answer, stripped; ValueError when it is empty (it is then asked again)."""
+    if not str(text).strip():
+        raise ValueError("the answer is empty")
+    return str(text).strip()
+
+
+def _reask(text: str, error: str) -> str:
+    """The user turn after an empty text answer."""
+    return f"That reply is invalid: {error}. {TEXT_ANSWER_NOTE}"

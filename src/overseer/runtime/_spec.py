@@ -8,11 +8,20 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 DecisionRule = Literal["llm", "vote", "last"]
+AnswerFormat = Literal["json", "text"]
 Edge = tuple[str, str]
 
 
@@ -25,6 +34,9 @@ class AgentSpec(BaseModel):
 
     `share_thought` sends the agent's thought along with its answer, so the whole response
     travels on each edge (AgentPrune's setting); by default only the answer is sent.
+    `answer_format` "text": once the JSON step chooses to answer, the answer is written by
+    one more call without a grammar (code in a JSON string is cut at its first raw `"`);
+    "json" (the default): the answer is the step's "answer" string.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -35,6 +47,16 @@ class AgentSpec(BaseModel):
     tools: tuple[str, ...] = ()
     model: str | None = None
     share_thought: bool = False
+    answer_format: AnswerFormat = "json"
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The default answer format is left out, so specs (and their digests) that do not
+        set it dump as they did before the field existed."""
+        data: dict[str, Any] = handler(self)
+        if self.answer_format == "json":
+            data.pop("answer_format", None)
+        return data
 
 
 def topological_order(names: Iterable[str], edges: Iterable[Edge]) -> list[str]:
