@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.table import Table
@@ -19,6 +20,19 @@ app.add_typer(adapt_app, name="adapt")
 DEFAULT_STORE = Path("results") / "adapt.sqlite"
 StoreOpt = Annotated[Path, typer.Option(help="SQLite file of the SOP repository and pool.")]
 ModelOpt = Annotated[str, typer.Option(help="Local model name or openai:MODEL.")]
+SplitSeedOpt = Annotated[int, typer.Option(help="Split seed and model seed.")]
+TriesOpt = Annotated[int, typer.Option(help="Runs per task (first + revisions).")]
+R = TypeVar("R")
+
+
+def _model_command(name: str) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """An `adapt` command that runs a model: its own options, then the model's and budget's."""
+    return lambda command: adapt_app.command(name)(o.model_options(o.budget_options(command)))
+
+
+def _check_counts(limit: int, tries: int) -> None:
+    if limit < 1 or tries < 1:
+        raise InputError(f"--limit and --tries: expected >= 1, got {limit}, {tries}")
 
 
 def _distill(
@@ -65,23 +79,20 @@ def _distill(
     out_console().print(f"distilled {len(recs)} training tasks of {suite}: {ok} stored; {store}")
 
 
-@adapt_app.command("init")
-@o.model_options
-@o.budget_options
+@_model_command("init")
 def init_cmd(
     store: StoreOpt = DEFAULT_STORE,
     suite: Annotated[str | None, typer.Option(help="Distil a few training tasks of it.")] = None,
     limit: Annotated[int, typer.Option(help="Training tasks to distil.")] = 3,
     model: ModelOpt = "smollm2-135m",
-    seed: Annotated[int, typer.Option(help="Split seed and model seed.")] = 0,
-    tries: Annotated[int, typer.Option(help="Runs per task (first + revisions).")] = 2,
+    seed: SplitSeedOpt = 0,
+    tries: TriesOpt = 2,
     starter: Annotated[bool, typer.Option(help="Add the starter cases first.")] = True,
     mopts: o.ModelOpts = o.MODEL_DEFAULTS,
     limits: o.BudgetOpts = o.NO_LIMITS,
 ) -> None:
     """Create the repository (starter cases), then distil a few training tasks of a suite."""
-    if limit < 1 or tries < 1:
-        raise InputError(f"--limit and --tries: expected >= 1, got {limit}, {tries}")
+    _check_counts(limit, tries)
     if suite is None:
         from overseer.adapt import Embedder
         from overseer.experiments.adapt import open_stores
@@ -92,22 +103,19 @@ def init_cmd(
     _distill(model, store, suite, limit, seed, tries, starter, (mopts, limits))
 
 
-@adapt_app.command("distill")
-@o.model_options
-@o.budget_options
+@_model_command("distill")
 def distill_cmd(
     suite: Annotated[str, typer.Option(help="Suite whose training split is distilled.")],
     store: StoreOpt = DEFAULT_STORE,
     limit: Annotated[int, typer.Option(help="Training tasks to distil.")] = 5,
     model: ModelOpt = "smollm2-135m",
-    seed: Annotated[int, typer.Option(help="Split seed and model seed.")] = 0,
-    tries: Annotated[int, typer.Option(help="Runs per task (first + revisions).")] = 2,
+    seed: SplitSeedOpt = 0,
+    tries: TriesOpt = 2,
     mopts: o.ModelOpts = o.MODEL_DEFAULTS,
     limits: o.BudgetOpts = o.NO_LIMITS,
 ) -> None:
     """Distil training tasks only: SOPs of successes, lessons of failures (budgets: per run)."""
-    if limit < 1 or tries < 1:
-        raise InputError(f"--limit and --tries: expected >= 1, got {limit}, {tries}")
+    _check_counts(limit, tries)
     _distill(model, store, suite, limit, seed, tries, False, (mopts, limits))
 
 
@@ -156,9 +164,7 @@ def show_cmd(
     console.print(e)
 
 
-@adapt_app.command("run")
-@o.model_options
-@o.budget_options
+@_model_command("run")
 def run_cmd(
     query: Annotated[str, typer.Argument(help="The task to solve.")],
     store: StoreOpt = DEFAULT_STORE,
