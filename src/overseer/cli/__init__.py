@@ -8,6 +8,7 @@ import sys
 import typer
 from rich.console import Console
 
+from overseer.bench.backends import RayConnectError
 from overseer.cli import (  # noqa: F401 (commands)
     _adapt,
     _attribute,
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         err.print(f"overseer: error: {exc.format_message()}", markup=False)
         return exc.exit_code
-    except (InputError, ModelError, TeamSpecError) as exc:
+    except (InputError, ModelError, TeamSpecError, RayConnectError) as exc:
         err.print(f"overseer: error: {exc}", markup=False)
         return 2
     except PathError as exc:  # an unusable store, cache or trace directory: one line

@@ -4,10 +4,8 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, fields
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
@@ -16,10 +14,8 @@ from overseer.cli._app import InputError
 from overseer.cli._options import _group
 
 if TYPE_CHECKING:
-    from overseer.bench import SolverConfig
     from overseer.bench.backends import Backend, ConfigSource, RayOptions
     from overseer.models import Model
-    from overseer.runtime import Budget
 
 
 @dataclass(frozen=True)
@@ -56,40 +52,12 @@ class BackendOpts:
     ) -> Backend | Literal["asyncio"]:
         """The backend for `run_experiment`; Ray workers build their configurations and model
         from `configs` and `model` (called with `n_threads=`), which must pickle (module-level
-        functions or partials). Ray-side failures become one line (InputError, exit 2)."""
+        functions or partials). Ray-side failures, at start or mid-run, raise RayConnectError,
+        which `overseer.cli.main` prints as one line (exit 2) like an InputError."""
         from overseer.bench.backends import WorkerSpec, episode_backend
 
         spec = WorkerSpec(configs, model, takes_threads=True)
-        chosen = episode_backend(self.backend, spec, workers=self.workers, ray=self._ray())
-        if isinstance(chosen, str):
-            return chosen
-        return _one_line_errors()(**{f.name: getattr(chosen, f.name) for f in fields(chosen)})
-
-
-@functools.cache
-def _one_line_errors() -> type:
-    """The RayBackend whose Ray-side failures (connect, auth, version, a worker that cannot
-    build its model), at start or mid-run, are InputError lines like the asyncio backend's
-    (a class made on first use: Ray is imported only when a command names it)."""
-    from overseer.bench.backends import RayBackend, RayConnectError
-
-    @dataclass(frozen=True)
-    class OneLineErrors(RayBackend):
-        @asynccontextmanager
-        async def open(
-            self,
-            configs: Sequence[SolverConfig],
-            load_model: Callable[[], Model],
-            concurrency: int,
-            budget: Budget | None,
-        ) -> AsyncIterator[Any]:
-            try:
-                async with super().open(configs, load_model, concurrency, budget) as episode:
-                    yield episode
-            except RayConnectError as exc:
-                raise InputError(str(exc)) from None
-
-    return OneLineErrors
+        return episode_backend(self.backend, spec, workers=self.workers, ray=self._ray())
 
 
 _BACKEND_TYPES: dict[str, Any] = {
