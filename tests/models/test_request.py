@@ -80,3 +80,45 @@ def test_a_model_without_complete_cannot_be_built() -> None:
 
     with pytest.raises(TypeError, match="_complete"):
         Half()  # type: ignore[abstract]
+
+
+def test_of_checks_like_the_dataclass_and_copies_the_messages() -> None:
+    """`Request.of` (the hot path) and the dataclass build equal requests; messages are copied
+    as plain role/content dicts (extra keys dropped, any Mapping accepted), stop as a tuple."""
+    from types import MappingProxyType
+
+    msg = {"role": "user", "content": "hi", "name": "x"}
+    fast = Request.of([msg, MappingProxyType({"role": "assistant", "content": "yo"})], stop=None)
+    slow = Request(({"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}))
+    assert fast == slow
+    assert fast.messages[0] is not msg and fast.messages[0] == {"role": "user", "content": "hi"}
+    assert type(fast.messages[1]) is dict
+    r = Request.of(MSG, stop=["a", "b"], temperature=1, max_tokens=3, seed=7, schema={})
+    assert (r.stop, r.temperature, r.max_tokens, r.seed, r.schema) == (("a", "b"), 1, 3, 7, {})
+    assert Request.of_options(MSG, {"actor": "a1"}) == Request(tuple(MSG), actor="a1")
+
+
+@pytest.mark.parametrize(
+    ("messages", "kw", "field"),
+    [
+        (MSG, {"stop": ""}, "stop"),
+        (MSG, {"stop": ["a", 1]}, "stop"),
+        (MSG, {"max_tokens": True}, "max_tokens"),
+        (MSG, {"max_tokens": 2.0}, "max_tokens"),
+        (MSG, {"temperature": float("nan")}, "temperature"),
+        (MSG, {"temperature": "0"}, "temperature"),
+        (MSG, {"top_logprobs": -1}, "top_logprobs"),
+        (MSG, {"seed": False}, "seed"),
+        (MSG, {"schema": "{}"}, "schema"),
+        ([{"role": "robot", "content": "x"}], {}, r"messages\[0\]\.role"),
+        ([{"content": "x"}], {}, r"messages\[0\]\.role: .* got None"),
+        ([MSG[0], {"role": "user"}], {}, r"messages\[1\]\.content: .* NoneType"),
+    ],
+)
+def test_of_and_the_dataclass_reject_the_same_arguments(
+    messages: list, kw: dict, field: str
+) -> None:
+    with pytest.raises(ModelRequestError, match=field):
+        Request.of(messages, **kw)
+    with pytest.raises(ModelRequestError, match=field):
+        Request(tuple(messages), **kw)

@@ -127,3 +127,25 @@ async def test_the_trace_is_on_disk_before_each_model_call(tmp_path: Path) -> No
     await Executor(ScriptedModel(reply), trace_dir=tmp_path).run(make_team("chain", 2), "2+2?")
     assert seen[0] == ["run_start", "round_start"]
     assert seen[1][-3:] == ["model_call", "interaction", "message"]  # a1's step, then a2 asks
+
+
+def test_the_fast_path_writes_the_bytes_of_the_non_str_keys_writer(tmp_path: Path) -> None:
+    """A record is written with orjson's string-key fast path, retried with int keys allowed
+    and then through the standard library: each line is the bytes the one-call writer wrote."""
+    trace = Trace(tmp_path / "t.jsonl", "r", validate=False)
+    records = [
+        {"sender": "a1", "round": 0, "seq": 1, "content": 'é \u2028 "q"'},
+        {"counts": {4: 2, "5": 1}, "winner": "a1"},  # int keys: the second attempt
+        {"detail": {"big": 2**70}},  # beyond 64 bits: the standard library
+    ]
+    for fields in records:
+        trace.record("vote", fields)
+    trace.close()
+    opts = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
+    lines = (tmp_path / "t.jsonl").read_bytes().splitlines(True)
+    for line, fields in zip(lines, records, strict=True):
+        head = {**orjson.loads(line), **fields}  # the written clock, the fields as given
+        try:
+            assert line == orjson.dumps(head, option=opts)
+        except orjson.JSONEncodeError:
+            assert line == dumps_line(head) and b'"big": 1180591620717411303424' in line

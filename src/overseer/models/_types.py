@@ -110,6 +110,9 @@ class ModelOutputError(ModelError):
     """The backend answered, but not in the shape that was asked for."""
 
 
+_ROLES = ("system", "user", "assistant", "tool")
+
+
 def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[Message]:
     """Check the chat messages before they reach a backend, so errors name the bad message."""
     if not messages:
@@ -117,7 +120,7 @@ def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[Message]:
     out: list[Message] = []
     for i, m in enumerate(messages):
         role, content = m.get("role"), m.get("content")
-        if role not in ("system", "user", "assistant", "tool"):
+        if role not in _ROLES:
             raise ModelRequestError(
                 f"messages[{i}].role: expected system|user|assistant|tool, got {role!r}"
             )
@@ -127,6 +130,21 @@ def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[Message]:
             )
         out.append({"role": role, "content": content})
     return out
+
+
+def _plain_messages(messages: Sequence[Mapping[str, Any]]) -> tuple[Message, ...]:
+    """`validate_messages` as a tuple; plain dicts of two strings (what callers write) are
+    copied without a call per message, anything else goes through the full check."""
+    try:
+        out: tuple[Any, ...] = tuple(
+            [{"role": m["role"], "content": m["content"]} for m in messages]
+        )
+    except (KeyError, TypeError, AttributeError):
+        return tuple(validate_messages(messages))
+    for m in out:
+        if m["role"] not in _ROLES or type(m["content"]) is not str:
+            return tuple(validate_messages(messages))
+    return out or tuple(validate_messages(messages))  # none: the full check says so
 
 
 class RequestOptions(TypedDict, total=False):
@@ -142,7 +160,48 @@ class RequestOptions(TypedDict, total=False):
 
 
 def _is_int(x: object) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
+    return type(x) is int or (isinstance(x, int) and not isinstance(x, bool))
+
+
+def _check_request(d: dict[str, Any]) -> None:
+    """Check and normalise a Request's fields in place (its `__dict__`): the messages copied
+    as plain role/content dicts, `stop` as a tuple; a bad argument is a ModelRequestError."""
+    d["messages"] = _plain_messages(d["messages"])
+    stop, max_tokens, temperature = d["stop"], d["max_tokens"], d["temperature"]
+    top, seed, schema = d["top_logprobs"], d["seed"], d["schema"]
+    if (  # the usual types and ranges, read once; anything else gets the checks one by one
+        type(stop) is tuple
+        and not stop
+        and type(max_tokens) is int
+        and max_tokens >= 1
+        and type(temperature) is float
+        and 0.0 <= temperature <= 2.0
+        and type(top) is int
+        and 0 <= top <= 20
+        and (seed is None or type(seed) is int)
+        and (schema is None or type(schema) is dict)
+    ):
+        return
+    d["stop"] = _checked_stop(stop)
+    if not _is_int(max_tokens) or max_tokens < 1:
+        raise ModelRequestError(f"max_tokens: expected an int >= 1, got {max_tokens!r}")
+    if not isinstance(temperature, (int, float)) or not 0.0 <= temperature <= 2.0:
+        raise ModelRequestError(f"temperature: expected 0..2, got {temperature!r}")
+    if not _is_int(top) or not 0 <= top <= 20:
+        raise ModelRequestError(f"top_logprobs: expected 0..20, got {top!r}")
+    if seed is not None and not _is_int(seed):
+        raise ModelRequestError(f"seed: expected an int or None, got {seed!r}")
+    if schema is not None and not isinstance(schema, Mapping):
+        raise ModelRequestError(f"schema: expected a JSON Schema object, got {schema!r}")
+
+
+def _checked_stop(stop: Any) -> tuple[str, ...]:
+    """The stop strings as a tuple (None: none); anything but a sequence of strings is a
+    ModelRequestError."""
+    stop = () if stop is None else stop
+    if isinstance(stop, str) or not all(isinstance(s, str) for s in stop):
+        raise ModelRequestError(f"stop: expected a list of strings, got {stop!r}")
+    return tuple(stop)
 
 
 @dataclass(frozen=True)
@@ -166,29 +225,44 @@ class Request:
     actor: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "messages", tuple(validate_messages(self.messages)))
-        stop = () if self.stop is None else self.stop
-        if isinstance(stop, str) or not all(isinstance(s, str) for s in stop):
-            raise ModelRequestError(f"stop: expected a list of strings, got {stop!r}")
-        object.__setattr__(self, "stop", tuple(stop))
-        if not _is_int(self.max_tokens) or self.max_tokens < 1:
-            raise ModelRequestError(f"max_tokens: expected an int >= 1, got {self.max_tokens!r}")
-        if not isinstance(self.temperature, (int, float)) or not 0.0 <= self.temperature <= 2.0:
-            raise ModelRequestError(f"temperature: expected 0..2, got {self.temperature!r}")
-        if not _is_int(self.top_logprobs) or not 0 <= self.top_logprobs <= 20:
-            raise ModelRequestError(f"top_logprobs: expected 0..20, got {self.top_logprobs!r}")
-        if self.seed is not None and not _is_int(self.seed):
-            raise ModelRequestError(f"seed: expected an int or None, got {self.seed!r}")
-        if self.schema is not None and not isinstance(self.schema, Mapping):
-            raise ModelRequestError(f"schema: expected a JSON Schema object, got {self.schema!r}")
+        _check_request(self.__dict__)  # frozen: the checked fields go in without __setattr__
 
     @classmethod
     def of(
         cls, messages: Sequence[Mapping[str, Any]], **options: Unpack[RequestOptions]
     ) -> Request:
         """A request from chat messages as callers write them (role/content dicts, checked
-        in `__post_init__`); `stop=None` means no stop strings."""
-        return cls(cast("tuple[Message, ...]", tuple(messages)), **cast(Any, options))
+        as `__post_init__` checks them); `stop=None` means no stop strings."""
+        return cls.of_options(messages, options)
+
+    @classmethod
+    def of_options(
+        cls, messages: Sequence[Mapping[str, Any]], options: Mapping[str, Any]
+    ) -> Request:
+        """`of(messages, **options)` for a caller that holds the options as a dict already (a
+        model's `acomplete`): the same checks, without the dataclass's field-by-field
+        `__init__` (a few microseconds per model call); an unknown option is the dataclass's
+        TypeError."""
+        if cls is not Request or not options.keys() <= _REQUEST_DEFAULTS.keys():
+            return cls(cast("tuple[Message, ...]", tuple(messages)), **cast(Any, options))
+        r = object.__new__(cls)
+        d = r.__dict__
+        d["messages"] = messages
+        d.update(_REQUEST_DEFAULTS)
+        d.update(options)
+        _check_request(d)
+        return r
+
+
+_REQUEST_DEFAULTS: dict[str, Any] = {
+    "max_tokens": 256,
+    "temperature": 0.0,
+    "stop": (),
+    "schema": None,
+    "top_logprobs": 0,
+    "seed": None,
+    "actor": "",
+}
 
 
 class Model(ABC):
@@ -205,13 +279,13 @@ class Model(ABC):
         self, messages: Sequence[Mapping[str, Any]], **options: Unpack[RequestOptions]
     ) -> Completion:
         """One completion of `messages`; see `Request` for the options."""
-        return self._complete(Request.of(messages, **options))
+        return self._complete(Request.of_options(messages, options))
 
     async def acomplete(
         self, messages: Sequence[Mapping[str, Any]], **options: Unpack[RequestOptions]
     ) -> Completion:
         """`complete` for asyncio callers."""
-        return await self._acomplete(Request.of(messages, **options))
+        return await self._acomplete(Request.of_options(messages, options))
 
     @abstractmethod
     def _complete(self, request: Request) -> Completion:

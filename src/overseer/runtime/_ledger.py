@@ -188,7 +188,7 @@ class MeteredModel(Model):
         caller names one), so `_capped` need not copy it."""
         if not options.get("actor"):
             options["actor"] = self.actor
-        return await self._acomplete(Request.of(messages, **options))
+        return await self._acomplete(Request.of_options(messages, options))
 
     def _booked(self, c: Completion, request: Request) -> Completion:
         self.ledger.book(self.actor, self.kind, self.inner.name, c.usage, c.latency_s)

@@ -46,7 +46,11 @@ def _plain(value: Any) -> Any:
 def dumps_line(record: Mapping[str, Any]) -> bytes:
     """One trace line (UTF-8 JSON and a newline); values orjson cannot write (ints beyond 64
     bits, subclasses it refuses) go through the standard library instead."""
-    try:
+    try:  # string keys only: orjson's fast path, about half the time on a long prompt
+        return orjson.dumps(record, default=_plain, option=orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError:
+        pass
+    try:  # the same bytes as above wherever both succeed; int keys written as strings
         return orjson.dumps(record, default=_plain, option=_OPTS)
     except orjson.JSONEncodeError:
         text = json.dumps(record, default=_plain, ensure_ascii=False)
@@ -55,9 +59,10 @@ def dumps_line(record: Mapping[str, Any]) -> bytes:
 
 def _dicts(messages: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
     """The messages as JSON-ready dicts; a checked Request's already are (no copy then)."""
-    if all(type(m) is dict for m in messages):
-        return messages
-    return [dict(m) for m in messages]
+    for m in messages:
+        if type(m) is not dict:
+            return [dict(m) for m in messages]
+    return messages
 
 
 def _open(path: Path, mode: str) -> IO[bytes]:
@@ -151,13 +156,18 @@ class Trace:
         # wrote it, at a fifth of the cost (rounding a float to digits goes through text)
         ts = time.time_ns() // 1000 / 1e6
         head = {"v": TRACE_VERSION, "ts": ts, "run": self.run, "event": event, **fields}
-        try:
-            line = orjson.dumps(head, default=_plain, option=_OPTS)
+        self._write(event, head)
+
+    def _write(self, event: str, head: dict[str, Any]) -> None:
+        """Write one event (`head`: the full record, version and clock included)."""
+        try:  # string keys only: orjson's fast path (`dumps_line` for anything else)
+            line = orjson.dumps(head, default=_plain, option=orjson.OPT_APPEND_NEWLINE)
         except orjson.JSONEncodeError:
             line = dumps_line(head)
-        plain = orjson.loads(line) if self.validate or self._sinks else None
-        if self.validate:
-            validate_event(plain)  # type: ignore[arg-type]
+        if self.validate or self._sinks:
+            plain = orjson.loads(line)
+            if self.validate:
+                validate_event(plain)
         with self._lock:
             if self._fh is None:
                 raise ValueError(f"trace {self.path}: written after close")
@@ -165,7 +175,7 @@ class Trace:
             if event == "error":
                 self._fh.flush()
             for sink in self._sinks:  # under the lock: sinks see the file's order
-                sink.event(plain)  # type: ignore[arg-type]
+                sink.event(plain)
 
     def model_call(
         self,
@@ -180,7 +190,11 @@ class Trace:
         """The `model_call` event of one booked call; flushed unless the caller flushes before
         its next call anyway (the run's metered model does)."""
         u = c.usage
-        fields = {
+        head = {
+            "v": TRACE_VERSION,
+            "ts": time.time_ns() // 1000 / 1e6,  # as `record` writes it
+            "run": self.run,
+            "event": "model_call",
             "gen_ai.operation.name": "chat",
             "gen_ai.agent.name": actor,
             "overseer.actor.kind": kind,
@@ -194,8 +208,8 @@ class Trace:
             "output": c.text,
         }
         if u.estimated:  # the backend reported no usage: the tokens above are an estimate
-            fields["overseer.usage.estimated"] = True
-        self.record("model_call", fields)
+            head["overseer.usage.estimated"] = True
+        self._write("model_call", head)
         if flush:
             self.flush()
 
