@@ -19,12 +19,14 @@ from overseer.tasks import Task, open_environment
 
 VerifierFactory = Callable[[Mapping[str, Tool]], Any]
 
-#: Agents reply in grammar-constrained JSON, which refuses a raw line break inside a string: a
-#: small model then closes the string after the `def` line (6 of 12 train-split answers were a
-#: bare signature). Saying how to write code in a JSON string is part of the format, not tuning.
+#: Agents' steps are grammar-constrained JSON, which refuses a raw line break inside a string:
+#: a small model then closes the string after the `def` line (6 of 12 train-split answers were
+#: a bare signature). The code agents answer in plain text (`answer_format="text"`: a raw `"`
+#: cut 3 answers in a JSON string), but the python tool's code is still a JSON string; saying
+#: how to write code there is part of the format, not tuning.
 CODE_IN_JSON = (
-    "Code goes inside JSON strings (the answer, the python tool's code): write each line break "
-    "as \\n and keep the indentation, so the string holds the whole function, body included."
+    "The python tool's code is a JSON string: write each line break as \\n and keep the "
+    "indentation."
 )
 
 
@@ -67,6 +69,7 @@ def _code_team() -> TeamSpec:
                     "in one ```python block. " + CODE_IN_JSON
                 ),
                 tools=["python"],
+                answer_format="text",
             ),
             AgentSpec(
                 name="reviewer",
@@ -77,6 +80,7 @@ def _code_team() -> TeamSpec:
                     "block. " + CODE_IN_JSON
                 ),
                 tools=["python"],
+                answer_format="text",
             ),
         ],
         spatial_edges=[("coder", "reviewer")],
