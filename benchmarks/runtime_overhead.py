@@ -36,7 +36,7 @@ from rich.console import Console
 from rich.table import Table
 
 from overseer.models import Request, ScriptedModel
-from overseer.runtime import BaseSupervisor, Executor, make_team
+from overseer.runtime import BaseSupervisor, Executor, Interaction, Run, Verdict, make_team
 
 STEP = {"thought": "ok", "action": "answer", "answer": "42"}
 
@@ -64,8 +64,17 @@ def reply(messages: list) -> str | dict[str, str]:
 
 
 class Approver(BaseSupervisor):
+    """Approves every step and every round's end, asked about each: it has its own hooks,
+    since the chain does not call a hook left as BaseSupervisor wrote it."""
+
     def __init__(self, i: int) -> None:
         self.name = f"approver{i}"
+
+    async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
+        return self._approval()
+
+    async def on_round_end(self, run: Run) -> Verdict | None:
+        return None
 
 
 @dataclass(frozen=True)

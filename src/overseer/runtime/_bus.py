@@ -59,7 +59,12 @@ class Host(Protocol):
 
 
 class SupervisorChain:
-    """Asks each supervisor in order; the first verdict that is not approve wins."""
+    """Asks each supervisor in order; the first verdict that is not approve wins.
+
+    A hook a plug-in leaves as `BaseSupervisor` wrote it (approve, None, nothing) is not
+    called: the chain keeps, per hook, the plug-ins that have their own (`asks`, ...), so a
+    plug-in that only edits the context costs nothing per step.
+    """
 
     def __init__(self, supervisors: Sequence[Supervisor] = ()) -> None:
         names = [s.name for s in supervisors]
@@ -73,17 +78,39 @@ class SupervisorChain:
                     "(name, kinds, actions and every hook; subclass BaseSupervisor)"
                 )
         self.supervisors = list(supervisors)
+        #: the plug-ins with their own `on_interaction`, `before_tool`, `view_observations`,
+        #: `on_round_end`, `on_run_end`
+        self.asks = [s for s in supervisors if _own(s, "on_interaction", "_approval")]
+        self.tool_checkers = [s for s in supervisors if _own(s, "before_tool")]
+        self.viewers = [s for s in supervisors if _own(s, "view_observations")]
+        self.round_enders = [s for s in supervisors if _own(s, "on_round_end")]
+        self.run_enders = [s for s in supervisors if _own(s, "on_run_end")]
+        self._honoured: set[frozenset[str]] = set()  # host action sets found to suffice
 
     @staticmethod
     def check_names(supervisors: Sequence[Supervisor]) -> None:
         """Raise ValueError if two plug-ins share a name (their trace events would mix)."""
         SupervisorChain(supervisors)
 
+    def check_host(self, host: Host) -> None:
+        """Raise UnsupportedVerdictError if a plug-in may return an action `host` cannot
+        honour (checked once per set of honoured actions)."""
+        if host.honours in self._honoured:
+            return
+        for s in self.supervisors:
+            declared = frozenset(s.actions) - {"approve"}
+            if not declared <= host.honours:
+                raise UnsupportedVerdictError(
+                    f"supervisor {s.name}: may return {sorted(declared - host.honours)}, which "
+                    f"a {host.label} cannot honour (it honours {sorted(host.honours)})"
+                )
+        self._honoured.add(host.honours)
+
     def __bool__(self) -> bool:
         return bool(self.supervisors)
 
     async def judge(self, interaction: Interaction, run: Run) -> Verdict:
-        for s in self.supervisors:
+        for s in self.asks:
             if interaction.kind not in s.kinds:
                 continue
             v = await s.on_interaction(interaction, run)
@@ -92,15 +119,23 @@ class SupervisorChain:
         return _APPROVED
 
     async def round_end(self, run: Run) -> Verdict | None:
-        for s in self.supervisors:
+        for s in self.round_enders:
             v = await s.on_round_end(run)
             if v is not None and not isinstance(v, Approve):
                 return _checked(s, v)
         return None
 
     async def run_end(self, run: Run, result: RunResult) -> None:
-        for s in self.supervisors:
+        for s in self.run_enders:
             await s.on_run_end(run, result)
+
+
+def _own(s: Supervisor, *hooks: str) -> bool:
+    """Whether `s` has its own version of any of `hooks` (not BaseSupervisor's default)."""
+    if not isinstance(s, BaseSupervisor):
+        return True
+    cls = type(s)
+    return any(h in vars(s) or getattr(cls, h) is not getattr(BaseSupervisor, h) for h in hooks)
 
 
 def _checked(s: Supervisor, v: Verdict) -> Verdict:
@@ -150,7 +185,7 @@ class Bus:
     def __init__(
         self,
         run: Run,
-        supervisors: Sequence[Supervisor] = (),
+        supervisors: Sequence[Supervisor] | SupervisorChain = (),
         *,
         host: Host,
         verifier: Verifier | None = None,
@@ -158,14 +193,12 @@ class Bus:
         verify_tokens: int = 512,
         seed: int | None = 0,
     ) -> None:
-        self.chain = SupervisorChain(supervisors)
-        for s in supervisors:
-            declared = frozenset(s.actions) - {"approve"}
-            if not declared <= host.honours:
-                raise UnsupportedVerdictError(
-                    f"supervisor {s.name}: may return {sorted(declared - host.honours)}, which "
-                    f"a {host.label} cannot honour (it honours {sorted(host.honours)})"
-                )
+        self.chain = (
+            supervisors
+            if isinstance(supervisors, SupervisorChain)
+            else SupervisorChain(supervisors)
+        )
+        self.chain.check_host(host)
         if max_rollbacks < 0:
             raise ValueError(f"max_rollbacks: expected >= 0, got {max_rollbacks}")
         self.run = run
@@ -184,12 +217,16 @@ class Bus:
     # -- interactions ------------------------------------------------------------------------
     async def judge(self, i: Interaction, *, ask: bool = True) -> Outcome:
         """Record `i`, ask the chain (unless `ask` is False) and apply what it says."""
-        self.run.interactions.append(i)
-        self.run.trace.record("interaction", interaction_fields(i))
-        v = await self.chain.judge(i, self.run) if ask and self.chain else _APPROVED
-        if isinstance(v, Approve):  # as `apply` would, without another coroutine
-            return Outcome(i.observation, v)
-        return await self.apply(v, i)
+        run = self.run
+        run.interactions.append(i)
+        run.trace.record("interaction", interaction_fields(i))
+        if ask:  # the chain's `judge`, without a coroutine of its own
+            for s in self.chain.asks:
+                if i.kind in s.kinds:
+                    v = await s.on_interaction(i, run)
+                    if not isinstance(v, Approve):
+                        return await self.apply(_checked(s, v), i)
+        return Outcome(i.observation, _APPROVED)
 
     async def apply(self, v: Verdict, i: Interaction) -> Outcome:
         """Apply verdict `v` on step `i` (already recorded): the one place a step's verdict
@@ -216,7 +253,7 @@ class Bus:
         """Ask the plug-ins' `before_tool` hooks whether the call `i` may run; None: run it. A
         refusal is recorded (interaction with the note as observation, and the verdict) and
         its text is what the agent reads instead of a tool output."""
-        for s in self.chain.supervisors:
+        for s in self.chain.tool_checkers:
             if i.kind not in s.kinds:
                 continue
             got = await s.before_tool(i, self.run)
@@ -238,7 +275,7 @@ class Bus:
     def view(self, agent: str, records: Sequence[ToolRecord]) -> list[str]:
         """The texts `agent` is shown for its tool observations: the first plug-in whose
         `view_observations` answers decides; otherwise they stay whole."""
-        for s in self.chain.supervisors:
+        for s in self.chain.viewers:
             texts = s.view_observations(agent, records, self.run)
             if texts is None:
                 continue
@@ -307,7 +344,7 @@ class Bus:
     async def round_end(self, round: int) -> bool:
         """Ask the plug-ins at a round's end and apply what they say (a new team for the next
         rounds, or a rollback); True when the round was rolled back."""
-        v = await self.chain.round_end(self.run) if self.chain else None
+        v = await self.chain.round_end(self.run)
         if v is None:
             return False
         self._record(v, round=round)
@@ -344,7 +381,7 @@ class Bus:
         try:
             await self.chain.run_end(run, result)
         finally:
-            if self.chain:  # the hooks may have booked calls or stats
+            if self.chain.run_enders:  # the hooks may have booked calls or stats
                 result = run.result(stop, answer, error)
             run.trace.run_end(answer, stop, error, result.total, result.usage_by_actor)
             run.trace.close()

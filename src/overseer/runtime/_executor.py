@@ -91,7 +91,7 @@ class Executor:
             raise ValueError(f"top_logprobs: expected 0..20, got {top_logprobs}")
         self.model = model
         self.supervisors = list(supervisors)
-        SupervisorChain.check_names(self.supervisors)
+        self._chain = SupervisorChain(self.supervisors)  # checked once, shared by the runs
         self.tools = dict(tools or {})
         self.models = dict(models or {})
         self.concurrency = concurrency
@@ -124,6 +124,15 @@ class Executor:
                     f"agent {a.name}: model {a.model!r} is not provided; known: "
                     f"{sorted(self.models)}"
                 )
+
+    def chain(self) -> SupervisorChain:
+        """The supervisors as the runs' buses ask them: built and checked once, again only
+        when `supervisors` was changed."""
+        got = self._chain.supervisors
+        now = self.supervisors
+        if len(got) != len(now) or any(a is not b for a, b in zip(got, now, strict=True)):
+            self._chain = SupervisorChain(now)
+        return self._chain
 
     # -- one agent, one round --------------------------------------------------------------
     def _agent(self, run: Run, name: str) -> Agent:
@@ -343,11 +352,13 @@ class _TeamRun:
         self.run = run
         self.replay = False  # the current round was rolled back
         self.turns: list[asyncio.Task[None]] = []  # the current round's turns
-        self._agents: dict[str, Agent] = {}  # built once per spec (a replaced one is rebuilt)
+        #: each agent with the team it was last found in: built once per spec (a replaced
+        #: one is rebuilt), its spec looked up again only when the team changed
+        self._agents: dict[str, tuple[Agent, TeamSpec]] = {}
         self._graph: tuple[TeamSpec | None, _Graph] = (None, _Graph([], {}, {}, {}, {}, {}))
         self.bus = Bus(
             run,
-            executor.supervisors,
+            executor.chain(),
             host=self,
             verifier=executor.verifier,
             max_rollbacks=executor.max_rollbacks,
@@ -367,10 +378,16 @@ class _TeamRun:
 
     def agent(self, name: str) -> Agent:
         """This run's agent `name` for its current spec (built at its first turn)."""
+        team = self.run.team
         got = self._agents.get(name)
-        if got is None or got.spec is not self.run.team.agent(name):
-            got = self._agents[name] = self.executor._agent(self.run, name)
-        return got
+        if got is not None and got[1] is team:  # a TeamSpec is frozen: the same spec
+            return got[0]
+        if got is None or got[0].spec is not team.agent(name):
+            agent = self.executor._agent(self.run, name)
+        else:
+            agent = got[0]
+        self._agents[name] = (agent, team)
+        return agent
 
     def roll_back(self, v: Rollback) -> None:
         self.replay = True
