@@ -179,6 +179,30 @@ class Outcome:
     stop: bool = False
 
 
+@dataclass(frozen=True)
+class Verification:
+    """How a run answers a verify verdict: its `verifier`, or else one call of the run's
+    model (as actor "verifier", at most `tokens` tokens, with `seed`)."""
+
+    verifier: Verifier | None = None
+    tokens: int = 512
+    seed: int | None = 0
+
+    async def check(self, task: str, run: Run) -> str:
+        """The finding on `task`: what the verifier or the model says about it."""
+        if self.verifier is not None:
+            return await self.verifier(task, run)
+        c = await run.metered("verifier", "verifier").acomplete(
+            [
+                {"role": "system", "content": "You check one claim or question carefully."},
+                {"role": "user", "content": f"Task context:\n{run.query}\n\nCheck: {task}"},
+            ],
+            max_tokens=self.tokens,
+            seed=self.seed,
+        )
+        return c.text.strip()
+
+
 class Bus:
     """Judges the interactions of one run and applies the verdicts through its host."""
 
@@ -203,10 +227,8 @@ class Bus:
             raise ValueError(f"max_rollbacks: expected >= 0, got {max_rollbacks}")
         self.run = run
         self.host = host
-        self.verifier = verifier
         self.max_rollbacks = max_rollbacks
-        self.verify_tokens = verify_tokens
-        self.seed = seed
+        self.verification = Verification(verifier, verify_tokens, seed)
         #: one record per rollback applied: round, agent, by, reason, messages removed
         self.rolled_back: list[dict[str, Any]] = []
 
@@ -237,7 +259,7 @@ class Bus:
         if isinstance(v, Guide | Replace):
             return Outcome(observation_after(v, i.observation), v)
         if isinstance(v, Verify):
-            finding = await self._verify(v.task)
+            finding = await self.verification.check(v.task, self.run)
             self.run.trace.event(
                 "verification", agent=i.agent, by=v.by, task=v.task, finding=finding
             )
@@ -290,19 +312,6 @@ class Bus:
     def _record(self, v: Verdict, **where: object) -> None:
         self.run.verdicts.append(v)
         self.run.trace.event("verdict", **where, **v.trace_fields())
-
-    async def _verify(self, task: str) -> str:
-        if self.verifier is not None:
-            return await self.verifier(task, self.run)
-        c = await self.run.metered("verifier", "verifier").acomplete(
-            [
-                {"role": "system", "content": "You check one claim or question carefully."},
-                {"role": "user", "content": f"Task context:\n{self.run.query}\n\nCheck: {task}"},
-            ],
-            max_tokens=self.verify_tokens,
-            seed=self.seed,
-        )
-        return c.text.strip()
 
     # -- rollback and replacement ------------------------------------------------------------
     def _roll_back(self, v: Rollback, round: int, agent: str) -> bool:
