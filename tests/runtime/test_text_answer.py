@@ -40,12 +40,11 @@ async def test_text_answer_is_one_more_call_without_schema(tmp_path: Path) -> No
     step, last = model.calls[1], model.calls[2]
     assert "answer" not in step["schema"]["anyOf"][0]["properties"]  # the step holds no answer
     assert last["schema"] is None
-    assert last["messages"][:-2] == step["messages"]  # the same prompt, continued
-    assert last["messages"][-2] == {
-        "role": "assistant",
-        "content": '{"thought": "done", "action": "answer"}',
-    }
-    assert last["messages"][-1] == {"role": "user", "content": TEXT_ANSWER_NOTE}
+    # the step's prompt, its last turn asking for the text; the JSON step is not shown
+    assert last["messages"][:-1] == step["messages"][:-1]
+    end = step["messages"][-1]
+    assert last["messages"][-1] == {**end, "content": f"{end['content']}\n\n{TEXT_ANSWER_NOTE}"}
+    assert end["role"] == "user" and end["content"].startswith("Observation from python")
     calls = [e for e in read_trace(res.trace_path) if e["event"] == "model_call"]
     assert [c["output"] for c in calls][-1] == TEXT  # traced like any other call
     booked = sum(c["gen_ai.usage.output_tokens"] for c in calls)

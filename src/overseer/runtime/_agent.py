@@ -240,24 +240,17 @@ class Agent:
     async def _text_answer(
         self, messages: list[Message], data: dict[str, Any], c: Completion | None
     ) -> tuple[dict[str, Any], Completion]:
-        """The answer of a text-answer agent: one more call without grammar, after the JSON
-        step `c` (None: the step could only answer, so none was asked for). The returned
-        Completion is the text call's, with the tokens and time of both calls."""
-        convo: list[Message]
-        if c is None:
-            last = messages[-1]
-            convo = [
-                *messages[:-1],
-                {"role": last["role"], "content": f"{last['content']}\n\n{TEXT_ANSWER_NOTE}"},
-            ]
-        else:
-            convo = [
-                *messages,
-                {"role": "assistant", "content": c.text},
-                {"role": "user", "content": TEXT_ANSWER_NOTE},
-            ]
+        """The answer of a text-answer agent: one more call without grammar, on the step's
+        prompt with TEXT_ANSWER_NOTE added to its last turn; the JSON step `c` (None when the
+        step could only answer) is not shown: a small model copies code from its thought with
+        the JSON escapes. The Completion is the text call's, with the tokens of both calls."""
+        last = messages[-1]
+        note: Message = {
+            "role": last["role"],
+            "content": f"{last['content']}\n\n{TEXT_ANSWER_NOTE}",
+        }
         text, t = await self._structured(
-            convo, schema=None, parse=_text, as_json=False, reask=_reask
+            [*messages[:-1], note], schema=None, parse=_text, as_json=False, reask=_reask
         )
         if c is not None:
             t = replace(t, usage=c.usage + t.usage, latency_s=c.latency_s + t.latency_s)
