@@ -7,11 +7,13 @@ Usage: python benchmarks/runtime_overhead.py [--runs 50] [--agents 5] [--rounds 
 the runtime around them); "overhead" is a step's cost less that call: the executor (prompt
 building, turn scheduling), the structured ask (request checks, JSON parsing), the ledger,
 the trace (written, flushed before each model call) and the bus with a chain of supervisors
-that approve everything. Each setting is measured `--repeats` times; the table gives the
-minimum and the median, in wall-clock and in CPU time of this process (on a loaded machine
-the wall clock also counts time spent waiting for the core). The second table splits a
-step's CPU time by layer (shares from cProfile on the CPU clock, scaled to the measured
-minimum), so a regression shows up as one row that grew.
+that approve everything. Each run is timed alone, in wall-clock and in CPU time of this
+process, and a batch of `--runs` runs gives its median run per step: on a loaded machine a
+few runs in a batch are preempted or hit a slow disk (milliseconds, not microseconds), which
+moves a batch's mean but not its median; the column "cpu mean" keeps that tail in view. Each
+setting is measured `--repeats` times; the table gives the minimum and the median over them.
+The second table splits a step's CPU time by layer (shares from cProfile on the CPU clock,
+scaled to the measured minimum), so a regression shows up as one row that grew.
 
 Each run creates its trace file in a temporary folder inside `--trace-dir` (default `runs`,
 where a run writes its trace unless told otherwise); the file system's cost of creating a
@@ -79,10 +81,12 @@ class Approver(BaseSupervisor):
 
 @dataclass(frozen=True)
 class Sample:
-    """One measured batch of runs: per-step wall and CPU microseconds, steps, trace events."""
+    """One measured batch of runs: the median run's wall and CPU microseconds per step, the
+    batch's mean CPU microseconds per step, its steps and trace events."""
 
     wall_us: float
     cpu_us: float
+    cpu_mean_us: float
     steps: int
     events: int
 
@@ -90,31 +94,43 @@ class Sample:
 async def measure(
     runs: int, agents: int, rounds: int, supervisors: int, trace_dir: str | None = None
 ) -> Sample:
-    """Run `runs` team runs and time them (wall and process CPU) per agent step; the traces go
-    to a temporary folder inside `trace_dir` (None: the system's temporary folder)."""
+    """Run `runs` team runs, each timed alone (wall and process CPU) per agent step; the
+    traces go to a temporary folder inside `trace_dir` (None: the system's temporary folder)."""
     model = ScriptedModel(reply)
     team = make_team("complete", agents, rounds=rounds)
+    walls: list[float] = []
+    cpus: list[float] = []
     steps = 0
     with tempfile.TemporaryDirectory(dir=trace_dir) as d:
         ex = Executor(model, trace_dir=d, supervisors=[Approver(i) for i in range(supervisors)])
-        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(runs):
+            t0, c0 = time.perf_counter(), time.process_time()
             res = await ex.run(team, "What is 6*7?")
-            steps += sum(res.calls_by_actor.values())
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            n = sum(res.calls_by_actor.values())
+            walls.append(wall / n * 1e6)
+            cpus.append(cpu / n * 1e6)
+            steps += n
         events = sum(len(p.read_bytes().splitlines()) for p in Path(d).glob("*.jsonl"))
-    return Sample(wall / steps * 1e6, cpu / steps * 1e6, steps, events)
+    return Sample(
+        statistics.median(walls), statistics.median(cpus), statistics.mean(cpus), steps, events
+    )
 
 
 def file_create_us(trace_dir: str | None, n: int = 50) -> tuple[float, float]:
     """Wall and CPU microseconds to create, write a line to and close one file in a temporary
-    folder inside `trace_dir`: what a run's trace file costs the file system."""
+    folder inside `trace_dir` (the median of `n`): what a run's trace file costs the file
+    system."""
+    walls: list[float] = []
+    cpus: list[float] = []
     with tempfile.TemporaryDirectory(dir=trace_dir) as d:
-        t0, c0 = time.perf_counter(), time.process_time()
         for i in range(n):
+            t0, c0 = time.perf_counter(), time.process_time()
             with open(Path(d, f"{i}.jsonl"), "xb") as fh:
                 fh.write(b"{}\n")
-        return (time.perf_counter() - t0) / n * 1e6, (time.process_time() - c0) / n * 1e6
+            walls.append((time.perf_counter() - t0) * 1e6)
+            cpus.append((time.process_time() - c0) * 1e6)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 async def per_step_us(runs: int, agents: int, rounds: int, supervisors: int) -> tuple[float, int]:
@@ -125,8 +141,8 @@ async def per_step_us(runs: int, agents: int, rounds: int, supervisors: int) -> 
 
 def bare_model_us(agents: int, rounds: int, n: int = 20) -> tuple[float, float]:
     """Wall and CPU microseconds of the scripted model's own call, on the very requests of
-    one team run (their prompts grow with the rounds), replayed `n` times: the part of a step
-    that is the model's, not the runtime's."""
+    one team run (their prompts grow with the rounds), replayed `n` times (the median
+    replay): the part of a step that is the model's, not the runtime's."""
     seen = ScriptedModel(reply)
     with tempfile.TemporaryDirectory() as d:
         asyncio.run(
@@ -139,12 +155,15 @@ def bare_model_us(agents: int, rounds: int, n: int = 20) -> tuple[float, float]:
         for c in seen.calls
     ]
     model = ScriptedModel(reply)
-    t0, c0 = time.perf_counter(), time.process_time()
-    for _ in range(n):
+    walls: list[float] = []
+    cpus: list[float] = []
+    for _ in range(n):  # one replay of the run's calls at a time: its median, as for the runs
+        t0, c0 = time.perf_counter(), time.process_time()
         for r in requests:
             model._complete(r)
-    calls = n * len(requests)
-    return (time.perf_counter() - t0) / calls * 1e6, (time.process_time() - c0) / calls * 1e6
+        walls.append((time.perf_counter() - t0) / len(requests) * 1e6)
+        cpus.append((time.process_time() - c0) / len(requests) * 1e6)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def layer_of(filename: str) -> str | None:
@@ -211,20 +230,23 @@ def step_table(args: argparse.Namespace, chains: list[int]) -> tuple[Table, floa
     steps_per_run = args.agents * args.rounds + 1
     t = Table(
         title=f"overhead per agent step (complete team, {args.agents} agents, {args.rounds} "
-        f"rounds, {args.runs} runs x {args.repeats}; min / median; traces in "
+        f"rounds, {args.runs} runs x {args.repeats}; each batch's median run, min / median "
+        f"over the batches; traces in "
         f"{args.trace_dir or tempfile.gettempdir()}; load {os.getloadavg()[0]:.1f}, "
         f"cpus {sorted(os.sched_getaffinity(0))})"
     )
-    for col in ("setting", "steps", "events/step", "wall us", "cpu us", "overhead cpu us"):
+    cols = ("setting", "steps", "events/step", "wall us", "cpu us", "cpu mean", "overhead cpu us")
+    for col in cols:
         t.add_column(col, justify="left" if col == "setting" else "right")
     t.add_row("scripted model call alone", "-", "-", _mm([b[0] for b in bare]),
-              _mm([b[1] for b in bare]), "-")  # fmt: skip
+              _mm([b[1] for b in bare]), "-", "-")  # fmt: skip
     t.add_row(
         f"trace file creation alone (a run's, / {steps_per_run} steps)",
         "-",
         "-",
         _mm([f[0] / steps_per_run for f in files]),
         _mm([f[1] / steps_per_run for f in files]),
+        "-",
         "(in the rows below)",
     )
     last_cpu = 0.0
@@ -240,6 +262,7 @@ def step_table(args: argparse.Namespace, chains: list[int]) -> tuple[Table, floa
             f"{got[0].events / got[0].steps:.2f}",
             _mm([s.wall_us for s in got]),
             _mm(cpu),
+            _mm([s.cpu_mean_us for s in got]),
             _mm([c - bare_cpu for c in cpu]),
         )
         last_cpu = min(cpu)
