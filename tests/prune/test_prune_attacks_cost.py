@@ -100,6 +100,13 @@ def test_attacks_change_only_the_chosen_agent() -> None:
             assert rest == team.model_dump(exclude={"agents"})
     assert apply_attack(team, "prompt", 0).team.agent(choose_target(team, 0)).role == "Deceiver"
     assert apply_attack(team, "none", 0).team == team
+    texty = team.model_copy(
+        update={
+            "agents": tuple(a.model_copy(update={"answer_format": "text"}) for a in team.agents)
+        }
+    )
+    liar = apply_attack(texty, "prompt", 0)
+    assert liar.team.agent(liar.target).answer_format == "text"  # the liar keeps its format
     assert len({choose_target(team, s) for s in range(20)}) > 1
     with pytest.raises(ValueError, match="attack"):
         apply_attack(team, "poison", 0)

@@ -19,7 +19,7 @@ import numpy as np
 
 from overseer.models import Completion, Model, Request, Usage
 from overseer.models.text import count_tokens
-from overseer.runtime import AgentSpec, TeamSpec
+from overseer.runtime import TeamSpec
 
 Attack = Literal["none", "prompt", "replace"]
 ATTACKS: tuple[str, ...] = ("none", "prompt", "replace")
@@ -43,14 +43,9 @@ def choose_target(team: TeamSpec, seed: int) -> str:
 def prompt_attack(team: TeamSpec, target: str) -> TeamSpec:
     """The team with `target`'s role profile replaced by the liar's."""
     old = team.agent(target)
+    # every other field (tools, model, answer format) stays the target's own
     return team.with_agent(
-        AgentSpec(
-            name=old.name,
-            role=LIAR_ROLE,
-            instructions=LIAR_INSTRUCTIONS,
-            tools=old.tools,
-            model=old.model,
-        )
+        old.model_copy(update={"role": LIAR_ROLE, "instructions": LIAR_INSTRUCTIONS})
     )
 
 
