@@ -65,13 +65,18 @@ def _dicts(messages: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]
     return messages
 
 
+#: the file's buffer: a run's events between two flushes fit in it (a long prompt's
+#: model_call is one write, not several), and a given size spares `open` its terminal check
+_BUFFER = 1 << 16
+
+
 def _open(path: Path, mode: str) -> IO[bytes]:
     """`path` opened in `mode` ("ab" or "xb"); its directory is made only when the open finds
     none (one system call for a run in an existing folder). An unusable directory is a
     PathError; an existing file under "xb" is FileExistsError."""
     for attempt in (1, 2):
         try:
-            return open(path, mode)
+            return open(path, mode, buffering=_BUFFER)
         except FileExistsError:
             raise
         except FileNotFoundError as exc:
@@ -138,7 +143,7 @@ class Trace:
         `sinks` (default: those of the enclosing `trace_sinks` blocks) also get every event;
         `validate` checks each event against the schema before writing it (default: the
         `OVERSEER_TRACE_VALIDATE` flag), so a field typo fails at the writer."""
-        self.path = Path(path)
+        self.path = path if isinstance(path, Path) else Path(path)
         self.run = run
         self.validate = validating_by_default() if validate is None else validate
         self._lock = threading.Lock()
