@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 import overseer.bench
-import overseer.experiments.monitor
 from overseer.bench import RunSummary
 from overseer.bench.backends import RayBackend
 from overseer.cli import main
@@ -64,7 +63,7 @@ def shipped(backend: object) -> list[str]:
 def test_monitor_collect_runs_games_on_ray_workers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    seen = capture(monkeypatch, overseer.experiments.monitor, "play_games")
+    seen = capture(monkeypatch, overseer.bench, "run_experiment")
     argv = ["monitor", "collect", "--suspects", "4", "--games", "2", "--val-games", "1", "--store",
             str(tmp_path / "r.sqlite"), "--backend", "ray", "--workers", "3"]  # fmt: skip
     assert main(argv) == 0, capsys.readouterr().err

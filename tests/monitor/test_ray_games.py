@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from overseer.bench import ResultStore, RunSummary
+from overseer.bench import ResultStore, RunSummary, run_experiment
 from overseer.bench.backends import RayBackend, WorkerSpec
 from overseer.experiments.monitor import (
     EnvSetup,
     configs_factory,
     env_setup,
-    play_games,
     split_rows,
     whodunit_setup,
 )
@@ -48,10 +47,11 @@ def scripted() -> ScriptedModel:
 
 
 def play(setup: EnvSetup, factory, tasks, store: Path, backend="asyncio") -> RunSummary:
-    return asyncio.run(
-        play_games(setup, factory(), tasks, model_name="scripted", load_model=scripted,
-                   store=store, backend=backend)
-    )  # fmt: skip
+    with ResultStore(store) as rs:
+        return asyncio.run(
+            run_experiment(configs=factory(), tasks=tasks, seeds=[0], model_name="scripted",
+                           load_model=scripted, store=rs, progress=False, backend=backend)
+        )  # fmt: skip
 
 
 def stored(path: Path) -> dict:

@@ -98,7 +98,7 @@ def _run(
     tasks: list[Task],
     play: _Play,
 ) -> None:
-    from overseer.experiments.monitor import play_games
+    from overseer.bench import ResultStore, run_experiment
     from overseer.models import model_card
 
     model = play.game.model
@@ -107,20 +107,21 @@ def _run(
     if not tasks:
         return
     load = partial(play.mopts.load, model)
-    s = asyncio.run(
-        play_games(
-            setup,
-            factory(),
-            tasks,
-            model_name=model,
-            seed=play.seed,
-            store=play.store,
-            load_model=load,
-            progress=play.game.progress,
-            budget=play.limits.budget(),
-            backend=play.runner.build(factory, load),
+    backend = play.runner.build(factory, load)
+    with ResultStore(play.store) as rs:
+        s = asyncio.run(
+            run_experiment(
+                configs=list(factory()),
+                tasks=tasks,
+                seeds=[play.seed],
+                model_name=model,
+                load_model=load,
+                store=rs,
+                progress=play.game.progress,
+                budget=play.limits.budget(),
+                backend=backend,
+            )
         )
-    )
     out_console().print(
         f"{setup.suite}: {s.planned} games planned, {s.already_done} already stored, "
         f"{s.ran} played, {s.errors} errors; store {play.store}"

@@ -4,14 +4,13 @@ sees both halves of each game."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from overseer.bench import ResultRecord, ResultStore, Solver, SolverConfig, SolverOutput
-from overseer.evidence.runs import Context, Part, stored
+from overseer.evidence.runs import Context, Part, run_configs, stored
 from overseer.models import Model, StructuredOutputError, ask_structured
 from overseer.tasks import Task
 
@@ -63,15 +62,6 @@ def _setup(ctx: Context) -> EnvSetup:
     return env_setup(ENV, turns=ctx.size["turns"], trace_dir=ctx.out_dir / "runs" / "monitor")
 
 
-def _play(ctx: Context, setup: EnvSetup, configs: list[SolverConfig], tasks: list[Task]) -> None:
-    from overseer.experiments.monitor import play_games
-
-    s = asyncio.run(play_games(setup, configs, tasks, model_name=ctx.model,
-                               load_model=ctx.loader, store=ctx.store, seed=ctx.seed,
-                               progress=ctx.progress))  # fmt: skip
-    ctx.ran += s.ran
-
-
 def trained_monitor(ctx: Context, setup: EnvSetup | None = None) -> Path:
     """The `train` + `val` games without intervention (stored, resumable) and the monitors
     fitted on them once: the monitor file (the monitor and the compose claims run it)."""
@@ -80,7 +70,7 @@ def trained_monitor(ctx: Context, setup: EnvSetup | None = None) -> Path:
     setup = setup or _setup(ctx)
     size = ctx.size
     collect = setup.games("train")[: size["train"]] + setup.games("validation")[: size["val"]]
-    _play(ctx, setup, configs_factory(setup)(), collect)
+    run_configs(ctx, configs_factory(setup)(), collect)
     path = monitor_file(ctx)
     if not path.with_suffix(".json").is_file():
         train_from_store(ctx.store, setup, ctx.model).save(path)
@@ -144,7 +134,7 @@ def monitor_parts(ctx: Context) -> list[Part]:
     path = trained_monitor(ctx, setup)
     test = setup.games("test")[: size["test"]]
     configs = [DIRECT_GAME, *configs_factory(setup, MonitorSet.load(path), path, CAPS)()]
-    _play(ctx, setup, configs, test)
+    run_configs(ctx, configs, test)
     names = [c.name for c in configs]
     with ResultStore(ctx.store) as st:
         recs = stored(st, ctx, names, test)

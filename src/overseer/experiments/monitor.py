@@ -16,26 +16,23 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import numpy as np
 
 from overseer.bench import (
     ResultRecord,
     ResultStore,
-    RunSummary,
     SolverConfig,
     SolverOutput,
-    run_experiment,
 )
-from overseer.bench.backends import Backend
 from overseer.envs import Game, WhoDunitConfig, call_seed, generate_games, play_whodunit
 from overseer.envs.codegen import CodeGenConfig, codegen_splits, play_codegen
 from overseer.envs.govsim import GovSimConfig, govsim_splits, play_govsim
 from overseer.models import Model
 from overseer.monitor.intervene import RandomMonitor, UncertaintyMonitor
 from overseer.monitor.train import MonitorSet, monitor_files, train_monitors
-from overseer.runtime import Budget, Supervisor
+from overseer.runtime import Supervisor
 from overseer.tasks import Task
 
 ENVS = ("whodunit-asym", "whodunit-sym", "govsim", "codegen")
@@ -311,7 +308,7 @@ def configs_factory(
     caps: Sequence[int] = (),
 ) -> Callable[[], list[SolverConfig]]:
     """A picklable factory of `collect`'s configuration (no `monitors`) or `eval`'s (the
-    monitors saved at `path`), for `play_games` and Ray workers; ValueError as `eval_configs`
+    monitors saved at `path`), for `run_experiment` and Ray workers; ValueError as `eval_configs`
     or for a setup not built by `env_setup`."""
     if not setup.args:
         raise ValueError(f"{setup.suite}: a setup built by env_setup (workers rebuild it)")
@@ -321,35 +318,6 @@ def configs_factory(
         raise ValueError("path: the saved monitors' file (their tag names the configurations)")
     _check_monitors(setup, monitors, path)
     return partial(game_configs, dict(setup.args), monitors, monitor_tag(path), tuple(caps))
-
-
-async def play_games(
-    setup: EnvSetup,
-    configs: Sequence[SolverConfig],
-    tasks: Sequence[Task],
-    *,
-    model_name: str,
-    load_model: Callable[[], Model],
-    store: Path,
-    seed: int = 0,
-    progress: bool = False,
-    budget: Budget | None = None,
-    backend: Backend | Literal["asyncio"] = "asyncio",
-) -> RunSummary:
-    """Play each game under each configuration, storing results (resumable); `budget`
-    limits each game; `backend`: where games run (Ray workers: see `configs_factory`)."""
-    with ResultStore(store) as rs:
-        return await run_experiment(
-            configs=list(configs),
-            tasks=list(tasks),
-            seeds=[seed],
-            model_name=model_name,
-            load_model=load_model,
-            store=rs,
-            progress=progress,
-            budget=budget,
-            backend=backend,
-        )
 
 
 def collected_rows(store: Path, setup: EnvSetup, model: str) -> tuple[list[dict], list[dict]]:
