@@ -11,16 +11,8 @@ import orjson
 import pytest
 
 from overseer.models import ScriptedModel
-from overseer.runtime import (
-    BaseSupervisor,
-    Executor,
-    Interaction,
-    Run,
-    UnsupportedVerdictError,
-    Verdict,
-    make_team,
-)
-from overseer.runtime._bus import Bus, SupervisorChain
+from overseer.runtime import BaseSupervisor, Executor, Interaction, Run, Verdict, make_team
+from overseer.runtime._bus import Bus, SupervisorChain, UnsupportedVerdictError
 from overseer.runtime._interaction import ToolRecord
 from overseer.runtime._run import open_run
 from overseer.runtime.verdicts import ALL_ACTIONS
