@@ -40,19 +40,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from overseer.integrations._adapter import (
-    CLOSED_NOTE,
-    BudgetExceeded,
-    Guard,
-    GuardOptions,
-    GuardSettings,
-    RunStopped,
-    ToolRecord,
-    args_text,
-    make_guard,
-    missing_extra,
-    model_label,
-)
+from overseer.integrations import _adapter as ad
+from overseer.integrations._adapter import BudgetExceeded, Guard, GuardSettings, RunStopped
 from overseer.models import Model
 
 try:
@@ -61,7 +50,7 @@ try:
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from langgraph.types import Command
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise missing_extra("langgraph", "LangChain v1", "langgraph") from exc
+    raise ad.missing_extra("langgraph", "LangChain v1", "langgraph") from exc
 
 __all__ = ["BudgetExceeded", "Guard", "GuardSettings", "OverseerMiddleware", "RunStopped"]
 
@@ -96,7 +85,7 @@ def _closed(messages: list[Any]) -> list[Any]:
     if last is None:
         return messages
     out = list(messages)
-    text = _text(messages[last].content) + CLOSED_NOTE
+    text = _text(messages[last].content) + ad.CLOSED_NOTE
     out[last] = messages[last].model_copy(update={"content": text})
     return out
 
@@ -130,8 +119,10 @@ class OverseerMiddleware(AgentMiddleware):
         if on_budget not in ("raise", "end"):
             raise ValueError(f"on_budget: expected 'raise' or 'end', got {on_budget!r}")
         self.owns_guard = guard is None
-        options = GuardOptions(guard=guard, supervisor_model=supervisor_model, trace_dir=trace_dir)
-        self.guard = make_guard("OverseerMiddleware", settings, options, run_name=agent or "")
+        options = ad.GuardOptions(
+            guard=guard, supervisor_model=supervisor_model, trace_dir=trace_dir
+        )
+        self.guard = ad.make_guard("OverseerMiddleware", settings, options, run_name=agent or "")
         self.agent = agent
         self.on_budget: OnBudget = on_budget
 
@@ -196,7 +187,7 @@ class OverseerMiddleware(AgentMiddleware):
             call: Mapping[str, Any] = calls.get(messages[i].tool_call_id, {})
             name = call.get("name") or messages[i].name or "tool"
             records.append(
-                ToolRecord(name, args_text(call.get("args")), _text(messages[i].content))
+                ad.ToolRecord(name, ad.args_text(call.get("args")), _text(messages[i].content))
             )
         shown = self.guard.model_input(self._who(messages), records)
         out = list(messages)
@@ -219,7 +210,9 @@ class OverseerMiddleware(AgentMiddleware):
                 prompt_tokens=int(usage["input_tokens"]) if usage else 0,
                 completion_tokens=int(usage["output_tokens"]) if usage else 0,
                 cached_tokens=int((details or {}).get("cache_read") or 0),
-                model=model_label(str(asked or meta.get("model_name") or meta.get("model") or "")),
+                model=ad.model_label(
+                    str(asked or meta.get("model_name") or meta.get("model") or "")
+                ),
                 latency_s=time.monotonic() - started,
                 messages=_plain(request.messages) if self.guard.trace is not None else (),
                 output=_text(ai.content),

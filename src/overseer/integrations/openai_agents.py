@@ -49,14 +49,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Unpack
 
-import overseer.integrations._adapter as ad
-from overseer.integrations._adapter import (
-    BudgetExceeded,
-    Guard,
-    GuardOptions,
-    GuardSettings,
-    RunStopped,
-)
+from overseer.integrations import _adapter as ad
+from overseer.integrations._adapter import BudgetExceeded, Guard, GuardSettings, RunStopped
 
 try:
     from agents import (
@@ -193,7 +187,7 @@ class Overseer:
     """
 
     def __init__(
-        self, settings: GuardSettings | None = None, **options: Unpack[GuardOptions]
+        self, settings: GuardSettings | None = None, **options: Unpack[ad.GuardOptions]
     ) -> None:
         self.guard = ad.make_guard("Overseer", settings, options)
         self.hooks = OverseerHooks(self.guard)

@@ -43,14 +43,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Unpack, cast
 
-import overseer.integrations._adapter as ad
-from overseer.integrations._adapter import (
-    BudgetExceeded,
-    Guard,
-    GuardOptions,
-    GuardSettings,
-    RunStopped,
-)
+from overseer.integrations import _adapter as ad
+from overseer.integrations._adapter import BudgetExceeded, Guard, GuardSettings, RunStopped
 
 try:
     from pydantic_ai import RunContext
@@ -104,7 +98,7 @@ class OverseerCapability(AbstractCapability[Any]):
         settings: GuardSettings | None = None,
         *,
         agent: str | None = None,
-        **options: Unpack[GuardOptions],
+        **options: Unpack[ad.GuardOptions],
     ) -> None:
         self.owns_guard = options.get("guard") is None
         self.guard = ad.make_guard("OverseerCapability", settings, options, run_name=agent or "")
