@@ -23,7 +23,7 @@ Temporal masks are not trained in a one-round team (there is nothing to carry ac
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import KW_ONLY, asdict, dataclass, field
 
 import numpy as np
 
@@ -275,6 +275,7 @@ class _Dialogue:
     current: GraphSample
 
 
+@dataclass(eq=False)
 class DialoguePruner(BaseSupervisor):
     """Algorithm 3 on the Executor: K' rounds of one query on sampled structures, an update at
     each round's end, then the one-shot pruned team for the remaining rounds.
@@ -289,30 +290,24 @@ class DialoguePruner(BaseSupervisor):
     name = "agentprune"
     kinds = frozenset()
 
-    def __init__(
-        self,
-        team: TeamSpec,
-        round_utility: RoundUtility,
-        *,
-        train_rounds: int,
-        ratio: float,
-        cfg: TrainConfig,
-        candidates: str = "existing",
-    ) -> None:
-        if not 1 <= train_rounds < team.rounds:
+    team: TeamSpec
+    round_utility: RoundUtility
+    _: KW_ONLY
+    train_rounds: int
+    ratio: float
+    cfg: TrainConfig
+    candidates: str = "existing"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.train_rounds < self.team.rounds:
             raise ValueError(
-                f"train_rounds: expected 1 <= K' < rounds ({team.rounds}), got {train_rounds}"
+                f"train_rounds: expected 1 <= K' < rounds ({self.team.rounds}), "
+                f"got {self.train_rounds}"
             )
-        self.base = team
-        self.cfg = cfg
-        self.candidates = candidates
-        self.round_utility = round_utility
-        self.train_rounds = train_rounds
-        self.ratio = ratio
         self._fresh()  # fail on bad candidates now, not at the first round end
 
     def _fresh(self) -> _Dialogue:
-        masks = EdgeMasks.from_team(self.base, candidates=self.candidates)  # type: ignore[arg-type]
+        masks = EdgeMasks.from_team(self.team, candidates=self.candidates)  # type: ignore[arg-type]
         rng = np.random.default_rng(self.cfg.seed)
         return _Dialogue(masks, PolicyGradient(masks, self.cfg), rng, masks.sample(rng))
 
@@ -322,12 +317,12 @@ class DialoguePruner(BaseSupervisor):
     def first_team(self) -> TeamSpec:
         """The sampled structure a run's first round uses (the same for every run)."""
         d = self._fresh()
-        return d.masks.apply(self.base, d.current)
+        return d.masks.apply(self.team, d.current)
 
     async def __call__(self, run: Run) -> TeamSpec:
         """As a team builder: the run's first sampled structure."""
         d = self._state(run)
-        return d.masks.apply(self.base, d.current)
+        return d.masks.apply(self.team, d.current)
 
     async def on_round_end(self, run: Run) -> Verdict | None:
         r = run.round
@@ -339,9 +334,9 @@ class DialoguePruner(BaseSupervisor):
         pruned = r + 1 >= self.train_rounds
         if not pruned:
             d.current = d.masks.sample(d.rng)
-            team = d.masks.apply(self.base, d.current)
+            team = d.masks.apply(self.team, d.current)
         else:
-            team = prune_team(self.base, d.masks, self.ratio)
+            team = prune_team(self.team, d.masks, self.ratio)
         run.trace.event(
             "agentprune_update",
             round=r,
