@@ -213,7 +213,7 @@ class _Play:
             describe=lambda mv: (mv.message or "") if mv else "",
             schema=move_schema(cfg, game, role),
             max_tokens=cfg.max_tokens,
-            temperature=cfg.temperature if self.s.resets == 0 else cfg.reset_temperature,
+            temperature=cfg.temperature_at(self.s.resets),
             seed=call_seed(game.id, self.seed, self.s.resets, turn),
             max_reasks=cfg.max_retries,
             top_logprobs=10,

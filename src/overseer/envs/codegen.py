@@ -34,6 +34,7 @@ from overseer.envs._codegen_text import (
     review_schema,
 )
 from overseer.envs._loop import call_seed
+from overseer.envs._sampling import Sampling
 from overseer.models import Message, Model, Usage
 from overseer.runtime.games import ChannelMessage, GameSession, Played, SessionOptions, Turn
 from overseer.tasks import Score, Task, load_suite
@@ -43,20 +44,17 @@ _MARK = "@@overseer-tests@@"
 
 
 @dataclass(frozen=True)
-class CodeGenConfig:
+class CodeGenConfig(Sampling):
     """Sizes and sampling of the debate; defaults follow the seed (4 coders, judge, tester)."""
 
     n_coders: int = 4
     rounds: int = 3
-    temperature: float = 0.0
-    reset_temperature: float = 0.7
     max_tokens: int = 384  # a coder's answer
     review_tokens: int = 256  # the judge's and the tester's answers
     feedback_chars: int = 400
     max_tests: int = 5
     test_chars: int = 160
     test_timeout_s: float = 5.0
-    max_retries: int = 1  # re-asks after an unusable answer before it is given up
     top_logprobs: int = 10
     decision_keys: tuple[str, ...] = ("scores",)
 
@@ -198,7 +196,7 @@ class _Debate:
                 messages=msgs,
                 parse=check,
                 describe=kw.pop("describe", lambda v: ""),
-                temperature=cfg.temperature if self.s.resets == 0 else cfg.reset_temperature,
+                temperature=cfg.temperature_at(self.s.resets),
                 seed=call_seed(self.task.id, self.seed, self.s.resets, r, name),
                 max_reasks=cfg.max_retries,
                 judged=judged,

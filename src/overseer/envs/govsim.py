@@ -25,6 +25,7 @@ from typing import Any, Unpack
 import numpy as np
 
 from overseer.envs._loop import call_seed
+from overseer.envs._sampling import Sampling
 from overseer.envs._schema import closed_object
 from overseer.models import Model, Usage
 from overseer.runtime.games import GameSession, Played, SessionOptions, Turn
@@ -34,18 +35,15 @@ COLLAPSE = 5
 
 
 @dataclass(frozen=True)
-class GovSimConfig:
+class GovSimConfig(Sampling):
     """Sizes and sampling of GovSim fishing; defaults are the seed's (5 fishers, 12 months)."""
 
     n_agents: int = 5
     months: int = 12
     collapse_below: float = COLLAPSE
-    temperature: float = 0.0
-    reset_temperature: float = 0.7
     max_tokens: int = 160
     message_chars: int = 200
     reflect: bool = True
-    max_retries: int = 1  # re-asks after an invalid answer before the turn is lost
     decision_keys: dict[str, tuple[str, ...]] = field(
         default_factory=lambda: {"harvest": ("fish",), "discuss": ("message",)}
     )
@@ -227,7 +225,7 @@ class _Game:
             describe=describe[kind],
             schema=_schema(kind, cfg, int(resource)),
             max_tokens=cfg.max_tokens,
-            temperature=cfg.temperature if self.s.resets == 0 else cfg.reset_temperature,
+            temperature=cfg.temperature_at(self.s.resets),
             seed=call_seed(self.r0, self.seed, self.s.resets, month, name, kind),
             max_reasks=cfg.max_retries,
             top_logprobs=10 if judged else 0,

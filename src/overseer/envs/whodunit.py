@@ -20,6 +20,7 @@ from typing import Any, Literal
 import numpy as np
 
 from overseer.envs._attributes import attribute_table, combinations
+from overseer.envs._sampling import Sampling
 from overseer.envs._schema import closed_object
 
 Variant = Literal["asym", "sym"]
@@ -29,7 +30,7 @@ SYM_NAMES = ("Ava", "Ben", "Cleo", "Dan", "Eve", "Finn", "Gus", "Hana")
 
 
 @dataclass(frozen=True)
-class WhoDunitConfig:
+class WhoDunitConfig(Sampling):
     """Sizes and sampling of a WhoDunitEnv variant; defaults are the seed's."""
 
     variant: Variant = "asym"
@@ -39,11 +40,8 @@ class WhoDunitConfig:
     n_agents: int = 2  # asym: always Accuser + Intel
     facts_per_agent: int = 3  # sym only
     split_sizes: tuple[int, int, int] = (210, 90, 180)
-    temperature: float = 0.0
-    reset_temperature: float = 0.7  # after a reset, so the replay can differ from the original
     max_tokens: int = 160
     thoughts_chars: int = 160  # 0 drops the "thoughts" field
-    max_retries: int = 1  # re-asks after an invalid action before the turn is lost
     decision_keys: tuple[str, ...] = ("action", "character")
     # sym only: no player's own facts may single out the Winner (False: the earlier games)
     require_collaboration: bool = True
