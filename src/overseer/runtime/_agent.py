@@ -210,10 +210,15 @@ class Agent:
         self.tools = {t.name: t for t in tools}
         self._tool_list = list(self.tools.values())
         self.max_steps = max_steps
-        self.max_reasks = max_reasks
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.seed = seed
+        #: how every model call of a step is sampled (`ask_structured`'s options); top_logprobs
+        #: > 0: each step's completion carries top-k logprobs
+        self._sampling: dict[str, Any] = {
+            "max_reasks": max_reasks,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "seed": seed,
+            "top_logprobs": top_logprobs,
+        }
         #: the answer is written by a call without grammar after the JSON step chose it
         self.text_answer = spec.answer_format == "text"
         self._answer_schema = action_schema([], text_answer=self.text_answer)
@@ -222,7 +227,6 @@ class Agent:
             if tools
             else self._answer_schema
         )
-        self.top_logprobs = top_logprobs  # > 0: each step's completion carries top-k logprobs
 
     async def _ask(
         self, messages: list[Message], *, tools_open: bool = True
@@ -260,16 +264,7 @@ class Agent:
         """`ask_structured` with this agent's settings: the value and the accepted Completion;
         its failures as AgentStepError."""
         try:
-            got = await ask_structured(
-                self.model,
-                messages,
-                max_reasks=self.max_reasks,
-                max_tokens=self.max_tokens,
-                temperature=self.temperature,
-                seed=self.seed,
-                top_logprobs=self.top_logprobs,
-                **how,
-            )
+            got = await ask_structured(self.model, messages, **self._sampling, **how)
         except StructuredOutputError as exc:
             raise AgentStepError("unparsable", exc.errors[-1]) from exc
         except ModelError as exc:
