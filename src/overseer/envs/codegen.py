@@ -294,14 +294,13 @@ async def play_codegen(
     cfg: CodeGenConfig,
     *,
     seed: int = 0,
-    game_id: str | None = None,
     **options: Unpack[SessionOptions],
 ) -> CodeGenResult:
     """Debate one HumanEval task for `cfg.rounds` rounds and score the chosen solution."""
     missing = [k for k in ("test", "entry_point") if k not in task.meta]
     if task.kind != "code" or missing:
         raise ValueError(f"codegen task {task.id}: expected a code task with test and entry_point")
-    gid = game_id or f"codegen-{task.id}"
+    gid = f"codegen-{task.id}"
     roles = [(n, "coder") for n, _ in cfg.coders()] + [(TESTER, "tester"), (JUDGE, "judge")]
     session = GameSession(model, f"codegen {task.id}", roles, f"{gid}-s{seed}", **options)
     d = _Debate(task, cfg, seed, session)

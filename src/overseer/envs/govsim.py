@@ -278,13 +278,12 @@ async def play_govsim(
     cfg: GovSimConfig,
     *,
     seed: int = 0,
-    game_id: str | None = None,
     **options: Unpack[SessionOptions],
 ) -> GovSimResult:
     """Play one fishing game from capacity `r0` until collapse or the last month."""
     if r0 < 2 * cfg.collapse_below:
         raise ValueError(f"govsim r0: expected >= {2 * cfg.collapse_below:g}, got {r0}")
-    gid = game_id or f"govsim-r{r0}"
+    gid = f"govsim-r{r0}"
     players = [(a, "fisher") for a in cfg.agents()]
     session = GameSession(model, f"govsim {gid}", players, f"{gid}-s{seed}", **options)
     g = _Game(r0, cfg, seed, session)
