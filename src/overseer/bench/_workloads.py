@@ -7,17 +7,13 @@ run it too; other tasks: a chain of reasoning agents. Supervisors, when given, s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from overseer.bench._factory import ExecutorSettings, TeamSetup, executor_solver
 from overseer.bench._solvers import PluginFactory, Solver, plugin_verifier
 from overseer.models import Model
 from overseer.runtime import AgentSpec, PythonTool, TeamSpec, Tool, make_team
 from overseer.tasks import Task, open_environment
-
-VerifierFactory = Callable[[Mapping[str, Tool]], Any]
 
 #: Agents' steps are grammar-constrained JSON, which refuses a raw line break inside a string:
 #: a small model then closes the string after the `def` line (6 of 12 train-split answers were
@@ -104,13 +100,13 @@ def workload_solver(
     model: Model,
     *,
     supervisors: PluginFactory | None = None,
-    verifier: VerifierFactory | None = None,
     name: str = "baseline",
     trace_dir: str | Path = "runs/bench",
     max_steps: int = 8,
     top_logprobs: int = 0,
 ) -> Solver:
-    """Runs each task's workload team; supervisors' stats go into the result's `extra`."""
+    """Runs each task's workload team with the `supervisors` plug-ins (and the verifier they
+    bring) on its bus; their stats go into the result's `extra`."""
 
     def setup(task: Task, seed: int) -> TeamSetup:
         team, tools = workload_team(task)
@@ -118,7 +114,7 @@ def workload_solver(
             team,
             tools=tools,
             supervisors=list(supervisors(model)) if supervisors else (),
-            verifier=verifier(tools) if verifier else plugin_verifier(supervisors, tools),
+            verifier=plugin_verifier(supervisors, tools),
             max_steps=task.meta.get("max_steps"),
         )
 
