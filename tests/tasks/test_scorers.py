@@ -312,3 +312,19 @@ def test_code_table_is_large_enough_and_empty_code_is_not_run(humaneval: dict) -
     assert score(humaneval["HumanEval/53"], "```python\n```").detail == "no code"
     s = score(humaneval["HumanEval/53"], "    return x + y\nimport sys\nsys.exit(0)\n")
     assert s.detail == "exited before the tests ran to the end"
+
+
+def test_a_function_followed_by_a_broken_example_is_cut_to_what_parses(humaneval: dict) -> None:
+    """Seen on HumanEval/2 (the team's reviewer, qwen 0.5B): a right function, then an
+    unterminated triple-quoted example; the function is scored, the broken tail dropped."""
+    task = humaneval["HumanEval/2"]
+    fn = "def truncate_number(number: float) -> float:\n    return number - int(number)\n"
+    reply = f'```python\n{fn}\n# try it\ncode = """\ndef truncate_number(x):\n    """ broken\n```'
+    assert extract_code(reply, "truncate_number") == f"{fn}\n# try it\n"
+    assert score(task, reply).correct
+    wrong = f'```python\n{fn.replace("- int(number)", "+ 1")}\ncode = """\n```'
+    assert not score(task, wrong).correct  # cutting the tail does not make a wrong body right
+    whole = f"```python\n{fn}print(truncate_number(3.5))\n```"
+    assert extract_code(whole, "truncate_number") == f"{fn}print(truncate_number(3.5))\n"
+    nothing = "```python\ndef truncate_number(x:\n```"  # no head parses: the block as it is
+    assert extract_code(nothing, "truncate_number") == "def truncate_number(x:\n"
