@@ -18,11 +18,21 @@ from overseer.bench.stats import mcnemar_exact
 from overseer.traces._attr_types import Attribution, Method
 from overseer.traces._types import Trajectory
 
-_COLUMNS = (
-    "method", "model", "split", "log_id", "with_truth", "seed", "agent", "step", "reason",
-    "outcome", "notes", "prompt_tokens", "completion_tokens", "calls", "seconds",
-    "agent_ok", "step_ok",
-)  # fmt: skip
+#: the columns that name one attribution (the table's primary key)
+_KEY = ("method", "model", "split", "log_id", "with_truth", "seed")
+#: what the method answered and what that cost (the fields of its `Attribution`)
+_ANSWER = (
+    "agent",
+    "step",
+    "reason",
+    "outcome",
+    "notes",
+    "prompt_tokens",
+    "completion_tokens",
+    "calls",
+    "seconds",
+)
+_COLUMNS = (*_KEY, *_ANSWER, "agent_ok", "step_ok")
 
 
 @dataclass(frozen=True)
@@ -49,28 +59,24 @@ class ResultStore:
         self.db = sqlite3.connect(self.path)
         cols = ", ".join(_COLUMNS)
         self.db.execute(
-            f"CREATE TABLE IF NOT EXISTS attribution ({cols}, "
-            "PRIMARY KEY (method, model, split, log_id, with_truth, seed))"
+            f"CREATE TABLE IF NOT EXISTS attribution ({cols}, PRIMARY KEY ({', '.join(_KEY)}))"
         )
 
     def has(self, method: str, model: str, split: str, log_id: str, truth: bool, seed: int) -> bool:
         cur = self.db.execute(
-            "SELECT 1 FROM attribution WHERE method=? AND model=? AND split=? AND log_id=? "
-            "AND with_truth=? AND seed=?",
+            f"SELECT 1 FROM attribution WHERE {' AND '.join(f'{k}=?' for k in _KEY)}",
             (method, model, split, log_id, int(truth), seed),
         )
         return cur.fetchone() is not None
 
     def put(self, row: Row) -> None:
-        a = row.attribution
+        answer = asdict(row.attribution) | {"notes": json.dumps(row.attribution.notes)}
+        values = [getattr(row, k) for k in _KEY] + [answer[k] for k in _ANSWER]
+        values += [row.agent_ok, row.step_ok]
         self.db.execute(
             f"INSERT OR REPLACE INTO attribution VALUES ({', '.join('?' * len(_COLUMNS))})",
-            (
-                row.method, row.model, row.split, row.log_id, int(row.with_truth), row.seed,
-                a.agent, a.step, a.reason, a.outcome, json.dumps(a.notes), a.prompt_tokens,
-                a.completion_tokens, a.calls, a.seconds, int(row.agent_ok), int(row.step_ok),
-            ),
-        )  # fmt: skip
+            [int(v) if isinstance(v, bool) else v for v in values],
+        )
         self.db.commit()
 
     def rows(self) -> list[Row]:
@@ -78,15 +84,11 @@ class ResultStore:
         out = []
         for r in self.db.execute(f"SELECT {', '.join(_COLUMNS)} FROM attribution"):
             d = dict(zip(_COLUMNS, r, strict=True))
-            a = Attribution(
-                d["log_id"], d["method"], d["agent"], d["step"], d["reason"], d["outcome"],
-                json.loads(d["notes"]), d["prompt_tokens"], d["completion_tokens"], d["calls"],
-                d["seconds"],
-            )  # fmt: skip
-            out.append(
-                Row(d["method"], d["model"], d["split"], d["log_id"], bool(d["with_truth"]),
-                    d["seed"], a, bool(d["agent_ok"]), bool(d["step_ok"]))
-            )  # fmt: skip
+            answer = {k: d[k] for k in _ANSWER} | {"notes": json.loads(d["notes"])}
+            key = {k: d[k] for k in _KEY} | {"with_truth": bool(d["with_truth"])}
+            a = Attribution(d["log_id"], d["method"], **answer)
+            agent_ok, step_ok = bool(d["agent_ok"]), bool(d["step_ok"])
+            out.append(Row(**key, attribution=a, agent_ok=agent_ok, step_ok=step_ok))
         return out
 
     def close(self) -> None:
@@ -126,8 +128,8 @@ def run_method(
                 fit(tr, with_truth=with_truth) if _takes_truth(method) else fit(tr)  # type: ignore[call-arg]
                 fitted_on = id(tr)
         a = asyncio.run(method.attribute(t, with_truth=with_truth))
-        row = Row(method.name, model, split, t.id, with_truth, seed, a,
-                  a.agent_correct(t), a.step_correct(t))  # fmt: skip
+        ok = (a.agent_correct(t), a.step_correct(t))
+        row = Row(method.name, model, split, t.id, with_truth, seed, a, *ok)
         if store:
             store.put(row)
         if on_row:
@@ -201,8 +203,8 @@ def accuracy(rows: Iterable[Row]) -> list[Accuracy]:
             outc[r.attribution.outcome] = outc.get(r.attribution.outcome, 0) + 1
         toks = sum(r.attribution.prompt_tokens + r.attribution.completion_tokens for r in rs)
         secs = sum(r.attribution.seconds for r in rs)
-        out.append(Accuracy(m, mod, sp, wt, n, ka / n, *wilson(ka, n), ks / n, *wilson(ks, n),
-                            toks / n, secs / n, outc))  # fmt: skip
+        agent, step = (ka / n, *wilson(ka, n)), (ks / n, *wilson(ks, n))
+        out.append(Accuracy(m, mod, sp, wt, n, *agent, *step, toks / n, secs / n, outc))
     return out
 
 
@@ -237,5 +239,5 @@ def compare(rows: Sequence[Row], a: str, b: str, split: str, with_truth: bool) -
     al = sum(rb[i].agent_ok and not ra[i].agent_ok for i in common)
     sw = sum(ra[i].step_ok and not rb[i].step_ok for i in common)
     sl = sum(rb[i].step_ok and not ra[i].step_ok for i in common)
-    return Comparison(a, b, split, with_truth, len(common), aw, al, mcnemar_exact(aw, al),
-                      sw, sl, mcnemar_exact(sw, sl))  # fmt: skip
+    agent, step = (aw, al, mcnemar_exact(aw, al)), (sw, sl, mcnemar_exact(sw, sl))
+    return Comparison(a, b, split, with_truth, len(common), *agent, *step)

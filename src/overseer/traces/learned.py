@@ -104,14 +104,14 @@ class LearnedScorer:
         (its own log left out), share of steps, observation share, first step."""
         cands, n = speakers(traj), len(traj.steps)
         top = traj.steps[int(np.argmax(p))].agent
+        trained = max(1, self._n_train - (held_out is not None))
         rows = []
         for a in cands:
             idx = [s.index for s in traj.steps if s.agent == a]
-            prior = self._prior.get(a, 0) - (a == held_out)
+            mass = [float(p[idx].sum()), float(p[idx].max())]
+            prior = (self._prior.get(a, 0) - (a == held_out)) / trained
             obs = sum(traj.steps[i].is_observation for i in idx) / len(idx)
-            rows.append([float(p[idx].sum()), float(p[idx].max()),
-                         prior / max(1, self._n_train - (held_out is not None)), len(idx) / n,
-                         obs, idx[0] / max(1, n - 1), float(a == top)])  # fmt: skip
+            rows.append([*mass, prior, len(idx) / n, obs, idx[0] / max(1, n - 1), float(a == top)])
         return cands, np.asarray(rows, dtype=float)
 
     def scores(self, traj: Trajectory, *, with_truth: bool = False) -> np.ndarray:
