@@ -24,9 +24,12 @@ _CHROME = ("nav", "header", "footer", "aside", "form", "button")
 _CHROME_MAX = 400  # characters of text
 # class / id words of advertising and cookie banners (a common readability heuristic).
 _NOISE = re.compile(r"(^|[-_ ])(ad|ads|advert\w*|sponsor\w*|banner|cookie\w*|promo\w*)($|[-_ ])")
-_BLOCKS = ("p", "div", "section", "article", "main", "li", "h1", "h2", "h3", "h4", "h5",
-           "h6", "caption", "br", "tr", "table", "ul", "ol", "dl", "dt", "dd", "blockquote",
-           "pre")  # fmt: skip
+# tags that start a block of text: a blank line goes before and after each
+_BLOCKS = (
+    *("p", "div", "section", "article", "main", "blockquote", "pre", "br"),
+    *("h1", "h2", "h3", "h4", "h5", "h6", "caption"),
+    *("table", "tr", "ul", "ol", "li", "dl", "dt", "dd"),
+)
 
 
 def markup_share(text: str) -> float:
@@ -81,8 +84,10 @@ def strip_markup(text: str, *, min_share: float = 0.1) -> str | None:
     for tag in soup.find_all(_BLOCKS):
         tag.insert_before("\n\n")
         tag.insert_after("\n\n")
-    blocks = (" ".join(b.split()) if "\n" not in b.strip() else _lines(b) for b in
-              re.split(r"\n\s*\n", soup.get_text()))  # fmt: skip
+    blocks = (
+        " ".join(b.split()) if "\n" not in b.strip() else _lines(b)
+        for b in re.split(r"\n\s*\n", soup.get_text())
+    )
     body = "\n\n".join(b for b in blocks if b)
     if title_text and title_text not in body[:300]:
         body = f"Title: {title_text}\n\n{body}"

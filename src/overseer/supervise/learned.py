@@ -257,10 +257,10 @@ def _constant(
         "train": {"steps": len(train), "kept": sum(e.label for e in train)},
         "validation": {"steps": len(validation), "kept": sum(e.label for e in validation)},
     }
-    return LearnedTrigger(
-        tuple(names), (0.0,) * n, (1.0,) * n, (0.0,) * n, 60.0 if ask else -60.0,
-        0.0 if ask else 1.0, meta,
-    )  # fmt: skip
+    zeros, ones = (0.0,) * n, (1.0,) * n
+    # an intercept of +-60 puts p at 1 or 0 whatever the (zero-weighted) features
+    intercept, threshold = (60.0, 0.0) if ask else (-60.0, 1.0)
+    return LearnedTrigger(tuple(names), zeros, ones, zeros, intercept, threshold, meta)
 
 
 def _need_both_labels(labels: Sequence[int]) -> None:

@@ -45,6 +45,10 @@ __all__ = [
 ]
 
 
+#: the least each integer setting of `RuleSettings` may be
+_LEAST = {"loop_limit": 1, "mask_keep": 0, "purify_over": 1, "page_over": 1, "page_keep": 1}
+
+
 @dataclass(frozen=True)
 class RuleSettings:
     """Switches and thresholds of the rule tier (each rule can be turned off)."""
@@ -63,8 +67,7 @@ class RuleSettings:
     budget_steps: int | None = None  # tool steps per (agent, subtask)
 
     def __post_init__(self) -> None:
-        for name, low in (("loop_limit", 1), ("mask_keep", 0), ("purify_over", 1),
-                          ("page_over", 1), ("page_keep", 1)):  # fmt: skip
+        for name, low in _LEAST.items():
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < low:
                 raise ValueError(f"rule setting {name}: expected an integer >= {low}, got {v!r}")
@@ -150,8 +153,8 @@ class _ToolRun:
 def _action_of(record: ToolRecord) -> str:
     """The signature `normalize_action` gives the step that produced `record` (a record holds
     what the agent was shown, which a host may have worded apart from the rule tier's text)."""
-    return normalize_action(Step(agent="", subtask="", kind="tool", tool=record.tool,
-                                 args=record.args))  # fmt: skip
+    step = Step(agent="", subtask="", kind="tool", tool=record.tool, args=record.args)
+    return normalize_action(step)
 
 
 def _same_output(a: str, b: str) -> bool:

@@ -182,15 +182,26 @@ def calibrated_tools(pages: Sequence[Page]) -> dict[str, Any]:
     s = ClearSession(pages)
     obj: dict[str, Any] = {"type": "object", "properties": {}}
     tools = [
-        _BrowserTool("web_search", "Search the web by keywords; returns page titles, each with "
-                     "its address.", {**obj, "properties": {"query": {"type": "string"}},
-                                      "required": ["query"]}, s),
-        _BrowserTool("visit", "Open a page by its address, copied exactly from the search "
-                     "results; shows the first part of its raw HTML.", {**obj, "properties":
-                     {"url": {"type": "string"}}, "required": ["url"]}, s),
-        _BrowserTool("page_down", "Show the next part of the open page (facts are in a table "
-                     "further down).", obj, s),
-    ]  # fmt: skip
+        _BrowserTool(
+            "web_search",
+            "Search the web by keywords; returns page titles, each with its address.",
+            {**obj, "properties": {"query": {"type": "string"}}, "required": ["query"]},
+            s,
+        ),
+        _BrowserTool(
+            "visit",
+            "Open a page by its address, copied exactly from the search "
+            "results; shows the first part of its raw HTML.",
+            {**obj, "properties": {"url": {"type": "string"}}, "required": ["url"]},
+            s,
+        ),
+        _BrowserTool(
+            "page_down",
+            "Show the next part of the open page (facts are in a table further down).",
+            obj,
+            s,
+        ),
+    ]
     return {t.name: t for t in tools}
 
 
