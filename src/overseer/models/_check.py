@@ -75,8 +75,9 @@ class _Probe:
             else:
                 if not retryable_status(resp.status_code):
                     return resp
-                wait = retry_delay(f"{self.where} ({what})", resp.status_code, resp.headers,
-                                   attempt, self.rng)  # fmt: skip
+                wait = retry_delay(
+                    f"{self.where} ({what})", resp.status_code, resp.headers, attempt, self.rng
+                )
                 if attempt >= self.retries:
                     raise t.ModelUnavailableError(
                         f"{self.where} ({what}): HTTP {resp.status_code} "

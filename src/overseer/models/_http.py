@@ -141,9 +141,12 @@ class OpenAIModel(Model):
             )
         try:
             return parse_response(
-                resp.model_dump(), latency_s=latency, model=self.name,
-                count=estimate_tokens, request=request,
-            )  # fmt: skip
+                resp.model_dump(),
+                latency_s=latency,
+                model=self.name,
+                count=estimate_tokens,
+                request=request,
+            )
         except ModelOutputError as exc:
             detail = str(exc).removeprefix(f"model {self.name}: ")
             raise ModelOutputError(f"{self._where}: {detail}") from None

@@ -160,8 +160,9 @@ class LlamaCppModel(Model):
         if collect.stopped:
             raise ModelCancelledError(f"model {self.name}: the call was cancelled")
         data = collect.response()
-        return shape.parse_response(data, latency_s=latency, model=self.name,
-                                    count=self.count_tokens, request=request)  # fmt: skip
+        return shape.parse_response(
+            data, latency_s=latency, model=self.name, count=self.count_tokens, request=request
+        )
 
     def _raise(self, err: Any) -> None:
         msg = err.get("message", err) if isinstance(err, dict) else err

@@ -88,8 +88,7 @@ def estimated_usage(request: Request, text: str, count: Callable[[str], int]) ->
     """Usage counted by `count` (a tokenizer) when the backend reported none: each message's
     content plus `MESSAGE_OVERHEAD_TOKENS` for its role and separators, and the reply."""
     prompt = sum(count(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in request.messages)
-    return Usage(prompt_tokens=prompt, completion_tokens=count(text) if text else 0,
-                 estimated=True)  # fmt: skip
+    return Usage(prompt_tokens=prompt, completion_tokens=count(text) if text else 0, estimated=True)
 
 
 def _usage(data: Mapping[str, Any]) -> Usage | None:
