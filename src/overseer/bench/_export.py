@@ -152,9 +152,19 @@ def record_from_json(d: Mapping[str, Any]) -> ResultRecord:
         a: Usage(prompt_tokens=int(p), cached_prompt_tokens=int(c), completion_tokens=int(o))
         for a, (p, c, o) in dict(d["usage_by_actor"]).items()
     }
-    key = ResultKey(str(d["config"]), str(d["model"]), str(d["suite"]), str(d["task_id"]),
-                    int(d["seed"]))  # fmt: skip
-    return ResultRecord(key, str(d["answer"]), d["parsed"], bool(d["correct"]),
-                        float(d["score"]), usage, float(d["latency_s"]), d["error"],
-                        dict(d["extra"]), float(d["finished_at"]),
-                        {str(k): str(v) for k, v in dict(d["provenance"]).items()})  # fmt: skip
+    key = ResultKey(
+        str(d["config"]), str(d["model"]), str(d["suite"]), str(d["task_id"]), int(d["seed"])
+    )
+    return ResultRecord(
+        key,
+        str(d["answer"]),
+        d["parsed"],
+        bool(d["correct"]),
+        float(d["score"]),
+        usage,
+        float(d["latency_s"]),
+        d["error"],
+        dict(d["extra"]),
+        float(d["finished_at"]),
+        {str(k): str(v) for k, v in dict(d["provenance"]).items()},
+    )

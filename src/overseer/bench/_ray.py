@@ -348,7 +348,10 @@ def episode_backend(
     if kind == "ray":
         o = ray or RayOptions()
         return RayBackend(
-            spec, workers=workers, address=o.address, cpus_per_worker=o.worker_cpus,
+            spec,
+            workers=workers,
+            address=o.address,
+            cpus_per_worker=o.worker_cpus,
             threads=o.threads,
-        )  # fmt: skip
+        )
     return "asyncio"

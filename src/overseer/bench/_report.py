@@ -194,10 +194,11 @@ def paired_view(rows: Sequence[tuple[str, str, Paired]], baseline: str) -> Table
     """A rich table of paired rows: n, errors apart, accuracies and their difference, the
     exact McNemar p, wins/losses/ties, and the token ratio with its 95% bootstrap interval."""
     t = Table(title=f"paired vs {baseline} (same task and seed; errored pairs left out of n)")
-    cols = ("suite", "model", "config", "n", "err base", "err conf", "acc base", "acc conf",
-            "diff", "McNemar p", "W/L/T", "tok ratio", "95% CI")  # fmt: skip
-    for col in cols:
-        t.add_column(col, justify="left" if col in ("suite", "model", "config") else "right")
+    for col in ("suite", "model", "config"):
+        t.add_column(col, justify="left")
+    accuracy = ("n", "err base", "err conf", "acc base", "acc conf", "diff", "McNemar p", "W/L/T")
+    for col in (*accuracy, "tok ratio", "95% CI"):
+        t.add_column(col, justify="right")
     for suite, model, p in rows:
         t.add_row(
             suite,

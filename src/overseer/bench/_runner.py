@@ -40,8 +40,15 @@ class _Reporter:
     """Progress on stderr: a live bar on a terminal; otherwise "started, 0 of N" and a plain
     line per finished episode, so a log shows the run going from its start."""
 
-    def __init__(self, label: str, total: int, *, on: bool, stream: TextIO | None = None,
-                 every_s: float = 30.0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        label: str,
+        total: int,
+        *,
+        on: bool,
+        stream: TextIO | None = None,
+        every_s: float = 30.0,
+    ) -> None:
         self.stream = stream or sys.stderr
         self.label, self.total, self.every_s = label, total, every_s
         self.on, self.done, self.errors = on, 0, 0

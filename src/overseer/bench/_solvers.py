@@ -288,9 +288,14 @@ async def closed_answer(
         return None
     try:
         got = await ask_structured(
-            model, messages, parse=_is_answer, schema=schema, max_reasks=1,
-            max_tokens=max_tokens, seed=seed,
-        )  # fmt: skip
+            model,
+            messages,
+            parse=_is_answer,
+            schema=schema,
+            max_reasks=1,
+            max_tokens=max_tokens,
+            seed=seed,
+        )
     except StructuredOutputError as exc:
         extra = {"finish": exc.completion.finish_reason, "attempts": exc.attempts}
         return SolverOutput(exc.last_text, {"agent:solver": exc.usage}, extra=extra)

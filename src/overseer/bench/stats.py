@@ -280,9 +280,8 @@ def paired_power(
     sd = float(np.std(logs, ddof=1)) if len(logs) >= MIN_TOKEN_PAIRS else math.nan
     need = mcnemar_n(paper_diff, disc) if paper_diff else None
     need_t = ratio_n(paper_ratio, sd) if paper_ratio and not math.isnan(sd) else None
-    return Power(n, disc, mcnemar_mde(n, disc), sd,
-                 ratio_mde(sd, len(logs)) if not math.isnan(sd) else math.nan,
-                 need, need_t)  # fmt: skip
+    mde_t = ratio_mde(sd, len(logs)) if not math.isnan(sd) else math.nan
+    return Power(n, disc, mcnemar_mde(n, disc), sd, mde_t, need, need_t)
 
 
 __all__ = [
