@@ -169,6 +169,18 @@ def codegen_setup(cfg: CodeGenConfig, *, trace_dir: Path | None = None) -> EnvSe
     return EnvSetup("codegen", suite, games, play)
 
 
+def _check_sizes(
+    env: str, suspects: int | None, attributes: int | None, coders: int | None
+) -> None:
+    """ValueError unless `env` is known and has every size given."""
+    if env not in ENVS:
+        raise ValueError(f"env: expected one of {', '.join(ENVS)}, got {env!r}")
+    if env in ("codegen", "govsim") and (suspects is not None or attributes is not None):
+        raise ValueError(f"suspects/attributes: WhoDunitEnv sizes, not for {env}")
+    if coders is not None and env != "codegen":
+        raise ValueError(f"coders: a codegen size, not for {env}")
+
+
 def env_setup(
     env: str,
     *,
@@ -185,12 +197,7 @@ def env_setup(
     `args`, so a Ray worker can build the same setup (`game_configs`)."""
     # keyword arguments of the config classes (their fields have several types)
     mt: dict[str, Any] = {"max_tokens": max_tokens} if max_tokens is not None else {}
-    if env not in ENVS:
-        raise ValueError(f"env: expected one of {', '.join(ENVS)}, got {env!r}")
-    if env in ("codegen", "govsim") and (suspects is not None or attributes is not None):
-        raise ValueError(f"suspects/attributes: WhoDunitEnv sizes, not for {env}")
-    if coders is not None and env != "codegen":
-        raise ValueError(f"coders: a codegen size, not for {env}")
+    _check_sizes(env, suspects, attributes, coders)
     if env == "codegen":
         sizes: dict[str, Any] = {
             k: v for k, v in (("rounds", turns), ("n_coders", coders)) if v is not None
@@ -206,9 +213,16 @@ def env_setup(
         make = WhoDunitConfig if env == "whodunit-asym" else WhoDunitConfig.symmetric
         wcfg = make(**sizes, thoughts_chars=thoughts, **mt)
         setup = whodunit_setup(env, wcfg, trace_dir=trace_dir)
-    args = {"env": env, "suspects": suspects, "attributes": attributes, "turns": turns,
-            "coders": coders, "thoughts": thoughts, "max_tokens": max_tokens,
-            "trace_dir": trace_dir}  # fmt: skip
+    args = {
+        "env": env,
+        "suspects": suspects,
+        "attributes": attributes,
+        "turns": turns,
+        "coders": coders,
+        "thoughts": thoughts,
+        "max_tokens": max_tokens,
+        "trace_dir": trace_dir,
+    }
     return dataclasses.replace(setup, args=args)
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from overseer.bench import ResultRecord, ResultStore, RunSummary, SolverConfig, run_experiment
 from overseer.bench.backends import Backend, listed_configs
@@ -35,6 +35,15 @@ from overseer.runtime import TeamSpec
 from overseer.tasks import Task
 
 
+class _Training(TypedDict):
+    """The settings of `learn_and_prune` a job decides."""
+
+    ratio: float
+    cfg: TrainConfig
+    attack: str
+    candidates: Candidates
+
+
 @dataclass(frozen=True)
 class PruneJob:
     """One AgentPrune training: the team, its training tasks and every setting that decides
@@ -49,6 +58,12 @@ class PruneJob:
     max_tokens: int
     attack: str = "none"
     candidates: Candidates = "existing"
+
+    def training(self) -> _Training:
+        """How its masks are trained and its team pruned (`learn_and_prune`'s settings)."""
+        return _Training(
+            ratio=self.ratio, cfg=self.cfg, attack=self.attack, candidates=self.candidates
+        )
 
     def key(self) -> dict[str, object]:
         return {
@@ -82,9 +97,8 @@ async def train_or_load(
     if on_train is not None:
         on_train()
     res = await learn_and_prune(
-        job.base, model(), list(job.train_tasks), ratio=job.ratio, cfg=job.cfg,
-        attack=job.attack, candidates=job.candidates, rs=rs, on_step=on_step,
-    )  # fmt: skip
+        job.base, model(), list(job.train_tasks), rs=rs, on_step=on_step, **job.training()
+    )
     return res.spec, save_trained(out, job.key(), res), False
 
 
@@ -123,9 +137,15 @@ async def evaluate_pruned(
     backend = "asyncio" if backend_for is None else backend_for(partial(listed_configs, configs))
     with ResultStore(store) as st:
         summary = await run_experiment(
-            configs=configs, tasks=list(tasks), seeds=[rs.seed], model_name=model_name,
-            load_model=load_model, store=st, progress=progress, backend=backend,
-        )  # fmt: skip
+            configs=configs,
+            tasks=list(tasks),
+            seeds=[rs.seed],
+            model_name=model_name,
+            load_model=load_model,
+            store=st,
+            progress=progress,
+            backend=backend,
+        )
         recs = {
             k: [
                 r
