@@ -11,6 +11,7 @@ export (`export`) and the README rows generated from the pages (`readme`) are su
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,8 +31,7 @@ def _compose(ctx: Context) -> list[Part]:
     from overseer.evidence.pruning import compose_inputs
 
     def sibling(name: str) -> Context:
-        sib = Context(get_claim(name), ctx.size_name, ctx.model, ctx.out_dir, ctx.seed,
-                      ctx.progress, ctx.prompt_cache)  # fmt: skip
+        sib = dataclasses.replace(ctx, claim=get_claim(name), ran=0)
         sib.loader = ctx.loader  # one model in memory for the three stores
         return sib
 
@@ -82,9 +82,17 @@ def run_claim(
         ctx.close()
         if ctx.ran:
             log.add(command=command, seconds=time.monotonic() - start, episodes=ctx.ran)
-    return write_page(claim, parts, docs_dir, command=command, model=model, size=size,
-                      seconds=log.seconds(), store=ctx.store,
-                      prompt_cache=prompt_cache)  # fmt: skip
+    return write_page(
+        claim,
+        parts,
+        docs_dir,
+        command=command,
+        model=model,
+        size=size,
+        seconds=log.seconds(),
+        store=ctx.store,
+        prompt_cache=prompt_cache,
+    )
 
 
 __all__ = [

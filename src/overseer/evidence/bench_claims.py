@@ -13,6 +13,28 @@ from overseer.evidence.runs import Context, Part, run_configs, suite_tasks
 from overseer.experiments.registry import bench_configs
 from overseer.runtime import make_team
 
+#: the name each part's page gives a configuration (one not named here keeps its own)
+_LABELS = {
+    "supervise": {
+        "baseline": "team (coder + reviewer, Python tool)",
+        "baseline+supervise:rules": "team + rule tier (no LLM)",
+        "supervised": "team + SupervisorAgent (LLM)",
+    },
+    "browse": {
+        "direct": "direct (one call, no tools)",
+        "baseline": "team (researcher + writer, browser tools)",
+        "baseline+supervise:rules": "team + rule tier (no LLM)",
+    },
+    "masfly": {
+        "chain": "chain team (3 agents)",
+        "complete": "complete team (3 agents)",
+        "masfly": "MASFly (with the Watcher)",
+        "masfly-nowatch": "MASFly without the Watcher",
+    },
+}
+#: MASFly's two configurations, with and without the Watcher (the ablation)
+_WATCH = ("masfly", "masfly-nowatch")
+
 
 def supervise_parts(ctx: Context) -> list[Part]:
     """HumanEval: the workload team without and with the SupervisorAgent, and one call."""
@@ -24,9 +46,7 @@ def supervise_parts(ctx: Context) -> list[Part]:
     names = ["direct", "baseline", "baseline+supervise:rules", "supervised"]
     tasks = suite_tasks("humaneval", "test", ctx.size["limit"], ctx.seed)
     recs = run_configs(ctx, reg.resolve(names), tasks)
-    labels = {"baseline": "team (coder + reviewer, Python tool)",
-              "baseline+supervise:rules": "team + rule tier (no LLM)",
-              "supervised": "team + SupervisorAgent (LLM)"}  # fmt: skip
+    labels = _LABELS["supervise"]
     parts = [Part("HumanEval (test split)", recs, names, "baseline", labels, "pass@1")]
     return [*parts, _browse_part(ctx)] if ctx.size.get("browse") else parts
 
@@ -36,11 +56,8 @@ def _browse_part(ctx: Context) -> Part:
     reg = bench_configs(agents=2, rounds=1, suite="browse")
     names = ["direct", "baseline", "baseline+supervise:rules"]
     tasks = suite_tasks("browse", "test", ctx.size["browse"], ctx.seed)
-    labels = {"direct": "direct (one call, no tools)",
-              "baseline": "team (researcher + writer, browser tools)",
-              "baseline+supervise:rules": "team + rule tier (no LLM)"}  # fmt: skip
     recs = run_configs(ctx, reg.resolve(names), tasks)
-    return Part("browse (calibrated, test split)", recs, names, "baseline", labels)
+    return Part("browse (calibrated, test split)", recs, names, "baseline", _LABELS["browse"])
 
 
 def _distill(ctx: Context, adapt_store: Path, suite: str, limit: int) -> None:
@@ -56,8 +73,9 @@ def _distill(ctx: Context, adapt_store: Path, suite: str, limit: int) -> None:
         return
     repo, pool = campaign_stores(adapt_store, Embedder(), starter=True)
     trace_dir = ctx.out_dir / "runs" / "adapt"
-    asyncio.run(distill_tasks(ctx.loader(), repo, pool, todo, train_ids, seed=ctx.seed,
-                              trace_dir=trace_dir))  # fmt: skip
+    asyncio.run(
+        distill_tasks(ctx.loader(), repo, pool, todo, train_ids, seed=ctx.seed, trace_dir=trace_dir)
+    )
     marker.write_text(json.dumps(sorted(done | {t.id for t in todo})))
     ctx.ran += len(todo)
 
@@ -67,22 +85,30 @@ def masfly_parts(ctx: Context) -> list[Part]:
     adapt_store = ctx.artefact("adapt.sqlite")
     _distill(ctx, adapt_store, "humaneval", ctx.size["distill"])
     reg = bench_configs(agents=3, rounds=1, suite="humaneval", adapt_store=adapt_store)
-    names = ["direct", "chain", "complete", "masfly", "masfly-nowatch"]
+    names = ["direct", "chain", "complete", *_WATCH]
     tasks = suite_tasks("humaneval", "test", ctx.size["limit"], ctx.seed)
     recs = run_configs(ctx, reg.resolve(names), tasks)
-    labels = {"chain": "chain team (3 agents)", "complete": "complete team (3 agents)",
-              "masfly": "MASFly (with the Watcher)",
-              "masfly-nowatch": "MASFly without the Watcher"}  # fmt: skip
-    ablation = [r for r in recs if r.key.config in ("masfly", "masfly-nowatch")]
-    acted = dict.fromkeys(("masfly", "masfly-nowatch"), own_team(make_team("complete", 3).names))
-    note = ("paired with the best fixed team of the paper's headline, the complete team; "
-            "*acted on* counts MASFly where its team differs from that fixed team, or a "
-            "Watcher verdict is in the trace")  # fmt: skip
+    labels = _LABELS["masfly"]
+    ablation = [r for r in recs if r.key.config in _WATCH]
+    acted = dict.fromkeys(_WATCH, own_team(make_team("complete", 3).names))
+    note = (
+        "paired with the best fixed team of the paper's headline, the complete team; "
+        "*acted on* counts MASFly where its team differs from that fixed team, or a "
+        "Watcher verdict is in the trace"
+    )
     return [
         Part("HumanEval (test split)", recs, names, "complete", labels, "pass@1", note, acted),
-        Part("Watcher ablation (the same tasks)", ablation, ["masfly", "masfly-nowatch"],
-             "masfly", labels, "pass@1", "", acted),
-    ]  # fmt: skip
+        Part(
+            "Watcher ablation (the same tasks)",
+            ablation,
+            _WATCH,
+            "masfly",
+            labels,
+            "pass@1",
+            "",
+            acted,
+        ),
+    ]
 
 
 def own_team(fixed: Sequence[str]) -> Callable[[ResultRecord], bool | None]:

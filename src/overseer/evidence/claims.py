@@ -66,15 +66,25 @@ class Claim:
 
 def _claim(name: str, d: Mapping[str, Any]) -> Claim:
     p = d["paper"]
-    paper = PaperFigure(p["source"], tuple(p["columns"]), tuple(map(tuple, p["rows"])),
-                        p.get("note", ""))  # fmt: skip
+    paper = PaperFigure(
+        p["source"], tuple(p["columns"]), tuple(map(tuple, p["rows"])), p.get("note", "")
+    )
     effects = tuple(Effect(**e) for e in d.get("effects", ()))
     for e in effects:
         if e.kind not in ("gain", "saving"):
             raise ValueError(f"claim {name}: effect kind expected gain or saving, got {e.kind!r}")
-    return Claim(name, d["title"], d["claim"], paper, d["protocol"], d["sizes"],
-                 d.get("timing", ""), d.get("headline", ""), tuple(d.get("needs", ())),
-                 effects)  # fmt: skip
+    return Claim(
+        name,
+        d["title"],
+        d["claim"],
+        paper,
+        d["protocol"],
+        d["sizes"],
+        d.get("timing", ""),
+        d.get("headline", ""),
+        tuple(d.get("needs", ())),
+        effects,
+    )
 
 
 def load_claims(path: Path = DATA) -> dict[str, Claim]:

@@ -34,8 +34,9 @@ def _base(ctx: Context) -> TeamSpec:
     from overseer.experiments.prune_runs import build_team
 
     size = ctx.size
-    base = build_team("complete", size["agents"], rounds=size["rounds"], kind="mc",
-                      seed=ctx.seed).sharing_thoughts()  # fmt: skip
+    base = build_team(
+        "complete", size["agents"], rounds=size["rounds"], kind="mc", seed=ctx.seed
+    ).sharing_thoughts()
     spec_files(ctx)[0].write_text(json.dumps(base.model_dump(mode="json"), indent=1))
     return base
 
@@ -43,8 +44,9 @@ def _base(ctx: Context) -> TeamSpec:
 def _settings(ctx: Context) -> RunSettings:
     from overseer.experiments.prune_runs import RunSettings
 
-    return RunSettings(max_tokens=ctx.size["max_tokens"], seed=ctx.seed,
-                       trace_dir=ctx.out_dir / "runs" / "prune")  # fmt: skip
+    return RunSettings(
+        max_tokens=ctx.size["max_tokens"], seed=ctx.seed, trace_dir=ctx.out_dir / "runs" / "prune"
+    )
 
 
 def pruned_team(ctx: Context, base: TeamSpec, attack: str) -> tuple[TeamSpec, dict[str, Any]]:
@@ -54,8 +56,8 @@ def pruned_team(ctx: Context, base: TeamSpec, attack: str) -> tuple[TeamSpec, di
     from overseer.prune import TrainConfig
 
     train = suite_tasks(SUITE, "train", ctx.size["train"], ctx.seed)
-    job = PruneJob(base, SUITE, train, RATIO, TrainConfig(seed=ctx.seed), ctx.model,
-                   ctx.size["max_tokens"], attack)  # fmt: skip
+    cfg = TrainConfig(seed=ctx.seed)
+    job = PruneJob(base, SUITE, train, RATIO, cfg, ctx.model, ctx.size["max_tokens"], attack)
     out = ctx.artefact(f"pruned-{attack}.json")
     pruned, training, reused = asyncio.run(train_or_load(job, out, ctx.loader, _settings(ctx)))
     ctx.ran += 0 if reused else int(training["report"]["runs"])
@@ -82,19 +84,29 @@ def random_pruned(base: TeamSpec, pruned: TeamSpec, seed: int) -> TeamSpec:
 
     sp = pick(base.spatial_edges, len(pruned.spatial_edges))
     tp = pick(base.temporal_edges, len(pruned.temporal_edges))
-    return TeamSpec.model_validate({**base.model_dump(), "name": f"{base.name}-random-pruned",
-                                    "spatial_edges": sp, "temporal_edges": tp})  # fmt: skip
+    return TeamSpec.model_validate(
+        {
+            **base.model_dump(),
+            "name": f"{base.name}-random-pruned",
+            "spatial_edges": sp,
+            "temporal_edges": tp,
+        }
+    )
+
+
+def _sizes(team: TeamSpec) -> tuple[int, int]:
+    """How many spatial and temporal edges `team` has."""
+    return len(team.spatial_edges), len(team.temporal_edges)
 
 
 def _edges(team: TeamSpec, base: TeamSpec) -> str:
-    return (f"{len(team.spatial_edges)}/{len(base.spatial_edges)} spatial, "
-            f"{len(team.temporal_edges)}/{len(base.temporal_edges)} temporal edges")  # fmt: skip
+    (spatial, temporal), (of_spatial, of_temporal) = _sizes(team), _sizes(base)
+    return f"{spatial}/{of_spatial} spatial, {temporal}/{of_temporal} temporal edges"
 
 
 def _cut(team: TeamSpec, base: TeamSpec) -> Callable[[ResultRecord], bool | None]:
     """A pruned team acts on every task when pruning removed an edge."""
-    removed = (len(team.spatial_edges), len(team.temporal_edges)) != (
-        len(base.spatial_edges), len(base.temporal_edges))  # fmt: skip
+    removed = _sizes(team) != _sizes(base)
     return lambda rec: removed
 
 
@@ -102,9 +114,18 @@ def _evaluate(ctx: Context, base: TeamSpec, team: TeamSpec, test: list, attack: 
     from overseer.experiments.prune import evaluate_pruned
 
     summary, recs = asyncio.run(
-        evaluate_pruned(base, team, test, attack=attack, rs=_settings(ctx), model_name=ctx.model,
-                        load_model=ctx.loader, store=ctx.store, progress=ctx.progress)
-    )  # fmt: skip
+        evaluate_pruned(
+            base,
+            team,
+            test,
+            attack=attack,
+            rs=_settings(ctx),
+            model_name=ctx.model,
+            load_model=ctx.loader,
+            store=ctx.store,
+            progress=ctx.progress,
+        )
+    )
     ctx.ran += summary.ran
     return recs["full"], recs["pruned"]
 
@@ -122,8 +143,11 @@ def prune_parts(ctx: Context) -> list[Part]:
         pruned, training = pruned_team(ctx, base, attack)
         fulls, cuts = _evaluate(ctx, base, pruned, test, attack)
         full, cut = fulls[0].key.config, cuts[0].key.config
-        labels = {"direct": "one direct call (no attack)", full: "full team",
-                  cut: f"pruned team ({_edges(pruned, base)})"}  # fmt: skip
+        labels = {
+            "direct": "one direct call (no attack)",
+            full: "full team",
+            cut: f"pruned team ({_edges(pruned, base)})",
+        }
         rows, names = [*direct, *fulls, *cuts], ["direct", full, cut]
         acted = {cut: _cut(pruned, base)}
         if attack == "none":
@@ -143,6 +167,5 @@ def prune_parts(ctx: Context) -> list[Part]:
             f"{usage['prompt_tokens']:,} prompt and {usage['completion_tokens']:,} "
             f"completion tokens (not in the per-query figures); p = {RATIO}"
         )
-        parts.append(Part(f"attack: {attack}", rows, names, full, labels, "accuracy", note,
-                          acted))  # fmt: skip
+        parts.append(Part(f"attack: {attack}", rows, names, full, labels, "accuracy", note, acted))
     return parts

@@ -28,10 +28,14 @@ def page_row(text: str) -> str | None:
     return None
 
 
+def _place(page: Path) -> tuple[int, str]:
+    """Where a page's row goes: by its place in ORDER (pages not in it last), then by name."""
+    return ORDER.index(page.stem) if page.stem in ORDER else len(ORDER), page.stem
+
+
 def rows(docs_dir: Path) -> list[str]:
     """The rows of the pages in docs_dir that carry one, in ORDER then by name."""
-    pages = sorted(docs_dir.glob("*.md"), key=lambda p: (
-        ORDER.index(p.stem) if p.stem in ORDER else len(ORDER), p.stem))  # fmt: skip
+    pages = sorted(docs_dir.glob("*.md"), key=_place)
     found = (page_row(p.read_text(encoding="utf-8")) for p in pages)
     return [r for r in found if r]
 

@@ -87,10 +87,16 @@ def run_configs(
     """Run the configurations on the tasks (stored, resumable); their records, in task order."""
     with ResultStore(ctx.store) as store:
         s = asyncio.run(
-            run_experiment(configs=list(configs), tasks=list(tasks), seeds=[ctx.seed],
-                           model_name=ctx.model, load_model=ctx.loader, store=store,
-                           progress=ctx.progress)
-        )  # fmt: skip
+            run_experiment(
+                configs=list(configs),
+                tasks=list(tasks),
+                seeds=[ctx.seed],
+                model_name=ctx.model,
+                load_model=ctx.loader,
+                store=store,
+                progress=ctx.progress,
+            )
+        )
         ctx.ran += s.ran
         return stored(store, ctx, [c.name for c in configs], tasks)
 
@@ -131,8 +137,14 @@ class RunLog:
 
     def add(self, *, command: str, seconds: float, episodes: int) -> None:
         runs = self.entries()
-        runs.append({"finished": time.strftime("%Y-%m-%d %H:%M"), "command": command,
-                     "seconds": round(seconds, 1), "episodes": episodes})  # fmt: skip
+        runs.append(
+            {
+                "finished": time.strftime("%Y-%m-%d %H:%M"),
+                "command": command,
+                "seconds": round(seconds, 1),
+                "episodes": episodes,
+            }
+        )
         self.path.write_text(json.dumps(runs, indent=1))
 
     def seconds(self) -> float:
