@@ -106,6 +106,24 @@ async def train_or_load(
 BackendFor = Callable[[Callable[[], Sequence[SolverConfig]]], Backend | Literal["asyncio"]]
 
 
+def _team_configs(
+    base: TeamSpec, pruned: TeamSpec, attack: str, rs: RunSettings
+) -> dict[str, SolverConfig]:
+    """The full and the pruned team as runner configurations, named by team, spec digest and
+    attack (keys "full" and "pruned")."""
+    specs = {"full": base, "pruned": pruned}
+    names = {
+        "full": f"full:{base.name}:{spec_digest(base)}:{attack}",
+        "pruned": f"agentprune:{pruned.name}:{spec_digest(pruned)}:{attack}",
+    }
+    return {
+        k: SolverConfig(
+            names[k], f"{k} team", partial(spec_solver, team=spec, attack=attack, rs=rs)
+        )
+        for k, spec in specs.items()
+    }
+
+
 async def evaluate_pruned(
     base: TeamSpec,
     pruned: TeamSpec,
@@ -122,17 +140,8 @@ async def evaluate_pruned(
     """Run the full and the pruned team on the tasks (stored, resumable); their records.
     `backend_for`, given a picklable factory of the two configurations, gives the backend
     they run on (e.g. a `RayBackend` whose workers build them; None: asyncio)."""
-    specs = {"full": base, "pruned": pruned}
-    names = {
-        "full": f"full:{base.name}:{spec_digest(base)}:{attack}",
-        "pruned": f"agentprune:{pruned.name}:{spec_digest(pruned)}:{attack}",
-    }
-    configs = [
-        SolverConfig(
-            names[k], f"{k} team", partial(spec_solver, team=specs[k], attack=attack, rs=rs)
-        )
-        for k in ("full", "pruned")
-    ]
+    teams = _team_configs(base, pruned, attack, rs)
+    configs = list(teams.values())
     ids = {t.id for t in tasks}
     backend = "asyncio" if backend_for is None else backend_for(partial(listed_configs, configs))
     with ResultStore(store) as st:
@@ -149,10 +158,10 @@ async def evaluate_pruned(
         recs = {
             k: [
                 r
-                for r in st.records(model=model_name, configs=[cfg])
+                for r in st.records(model=model_name, configs=[c.name])
                 if r.key.task_id in ids and r.key.seed == rs.seed
             ]
-            for k, cfg in names.items()
+            for k, c in teams.items()
         }
     return summary, recs
 
