@@ -106,24 +106,6 @@ def precision_text(monitors: MonitorSet, games: list[ResultRecord]) -> str:
     )
 
 
-def play_stats_text(recs: list[ResultRecord], names: list[str], labels: dict[str, str]) -> str:
-    """Per configuration, the games reset at least once, the resets per game and the mean
-    game length in turns: how often a mechanism acted and what a game costs."""
-    parts = []
-    for name in names:
-        games = [r for r in recs if r.key.config == name and "turns" in r.extra]
-        if not games:
-            continue
-        resets = [float(r.extra.get("resets", 0) or 0) for r in games]  # type: ignore[arg-type]
-        turns = [float(r.extra["turns"] or 0) for r in games]  # type: ignore[arg-type]
-        parts.append(
-            f"{labels.get(name, name)}: reset in {sum(x > 0 for x in resets)}/{len(games)} "
-            f"games ({sum(resets) / len(games):.2f} resets a game), "
-            f"{sum(turns) / len(games):.1f} turns a game"
-        )
-    return ("Resets and game length: " + "; ".join(parts) + ".") if parts else ""
-
-
 def monitor_parts(ctx: Context) -> list[Part]:
     """Collect, train (once), evaluate; the test games' part of the page."""
     from overseer.envs import Game
@@ -146,7 +128,12 @@ def monitor_parts(ctx: Context) -> list[Part]:
         f"trained the monitor `{path.name}`; configuration names carry its content hash. "
         f"Chance level: {100 / max(n_chars, 1):.0f}% (a guess among {n_chars} characters). "
         + precision_text(MonitorSet.load(path), [r for r in recs if r.key.config == "none"])
-        + " "
-        + play_stats_text(recs, names, labels)
     )
-    return [Part("WhoDunitEnv-Asym test games", recs, names, "none", labels, "success", note)]
+    acted = {n: reset for n in names if n not in ("direct", "none")}
+    part = Part("WhoDunitEnv-Asym test games", recs, names, "none", labels, "success", note, acted)
+    return [part]
+
+
+def reset(rec: ResultRecord) -> bool | None:
+    """Whether a game's monitor (or the random one) acted: it reset the game at least once."""
+    return None if "resets" not in rec.extra else bool(rec.extra["resets"])
