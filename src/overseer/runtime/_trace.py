@@ -48,9 +48,14 @@ def dumps_line(record: Mapping[str, Any]) -> bytes:
     bits, subclasses it refuses) go through the standard library instead."""
     try:  # string keys only: orjson's fast path, about half the time on a long prompt
         return orjson.dumps(record, default=_plain, option=orjson.OPT_APPEND_NEWLINE)
-    except orjson.JSONEncodeError:
-        pass
-    try:  # the same bytes as above wherever both succeed; int keys written as strings
+    except orjson.JSONEncodeError:  # a non-string key or a value orjson refuses
+        return _dumps_slow(record)
+
+
+def _dumps_slow(record: Mapping[str, Any]) -> bytes:
+    """`dumps_line` for what the fast path refuses: int keys written as strings (the same
+    bytes wherever both succeed), else the standard library."""
+    try:
         return orjson.dumps(record, default=_plain, option=_OPTS)
     except orjson.JSONEncodeError:
         text = json.dumps(record, default=_plain, ensure_ascii=False)
