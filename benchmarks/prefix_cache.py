@@ -8,6 +8,11 @@ llama.cpp reuses the KV cache of an identical prefix, so every agent after the f
 prompt compute only for its own part. A table per run shows, per actor, prompt tokens and
 the part served from the cache. The first run starts on a cold server; the second (another
 question, as a benchmark's next task) finds the rules and the team list cached.
+
+`--calls` adds a table per call (from the run's trace): what each prompt did not find in the
+cache. With one cache slot and each agent's own part (name, role, instructions) after the
+shared context, every call after the first pays at least for its own part and for the
+teammate message that came in since the previous call: the ceiling the layout sets.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from overseer.models import load_model
-from overseer.runtime import Executor, RunResult, make_team
+from overseer.runtime import Executor, RunResult, make_team, read_trace
 
 QUESTIONS = (
     "A bakery sells muffins in boxes of 6 and cookies in boxes of 8. A school orders 9 boxes "
@@ -58,12 +63,26 @@ def run_table(res: RunResult, title: str) -> Table:
     return t
 
 
+def calls_table(res: RunResult, title: str) -> Table:
+    """Per model call, in order: actor, prompt tokens, cached, and the part paid in full."""
+    t = Table(title=title)
+    for col in ("#", "actor", "prompt", "cached", "not cached"):
+        t.add_column(col, justify="left" if col == "actor" else "right")
+    calls = [e for e in read_trace(res.trace_path) if e["event"] == "model_call"]
+    for i, e in enumerate(calls, 1):
+        prompt = e["gen_ai.usage.input_tokens"]
+        cached = e.get("gen_ai.usage.cache_read_input_tokens", 0)
+        t.add_row(str(i), e["gen_ai.agent.name"], str(prompt), str(cached), str(prompt - cached))
+    return t
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--agents", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--queries", type=int, default=2, choices=(1, 2), help="runs, one by one")
+    ap.add_argument("--calls", action="store_true", help="also a table per model call")
     args = ap.parse_args()
     model = load_model(args.model)
     team = make_team("complete", args.agents, rounds=args.rounds, pool="math")
@@ -77,6 +96,8 @@ def main() -> None:
                 f"complete team on {args.model} ({state}; stop: {res.stop_reason})"
             )
             Console(width=120).print(run_table(res, title))
+            if args.calls:
+                Console(width=120).print(calls_table(res, f"run {i + 1}, call by call"))
 
 
 if __name__ == "__main__":
