@@ -9,9 +9,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from overseer.bench import ConfigRegistry, ResultRecord
+from overseer.evidence.pruning import pruned_acts
 from overseer.evidence.runs import Context, Part, run_configs, suite_tasks
 from overseer.experiments.registry import bench_configs
-from overseer.runtime import make_team
+from overseer.runtime import TeamSpec, make_team
 
 #: the name each part's page gives a configuration (one not named here keeps its own)
 _LABELS = {
@@ -145,4 +146,6 @@ def compose_parts(ctx: Context, monitor: Path, full: Path, pruned: Path) -> list
     names = list(labels)
     tasks = suite_tasks("mmlu-sample", "test", ctx.size["limit"], ctx.seed)
     recs = run_configs(ctx, reg.resolve(names), tasks)
-    return [Part("MMLU sample (test split)", recs, names, names[1], labels, "accuracy")]
+    cut = pruned_acts(TeamSpec.load(pruned), TeamSpec.load(full))
+    acted = {n: cut for n in names if n.startswith(f"pruned:{pruned}")}
+    return [Part("MMLU sample (test split)", recs, names, names[1], labels, "accuracy", "", acted)]

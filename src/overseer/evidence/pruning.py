@@ -104,7 +104,7 @@ def _edges(team: TeamSpec, base: TeamSpec) -> str:
     return f"{spatial}/{of_spatial} spatial, {temporal}/{of_temporal} temporal edges"
 
 
-def _cut(team: TeamSpec, base: TeamSpec) -> Callable[[ResultRecord], bool | None]:
+def pruned_acts(team: TeamSpec, base: TeamSpec) -> Callable[[ResultRecord], bool | None]:
     """A pruned team acts on every task when pruning removed an edge."""
     removed = _sizes(team) != _sizes(base)
     return lambda rec: removed
@@ -149,14 +149,14 @@ def prune_parts(ctx: Context) -> list[Part]:
             cut: f"pruned team ({_edges(pruned, base)})",
         }
         rows, names = [*direct, *fulls, *cuts], ["direct", full, cut]
-        acted = {cut: _cut(pruned, base)}
+        acted = {cut: pruned_acts(pruned, base)}
         if attack == "none":
             clean = fulls
             rand = random_pruned(base, pruned, ctx.seed)
             _, rcuts = _evaluate(ctx, base, rand, test, attack)
             rows, names = rows + rcuts, [*names, rcuts[0].key.config]
             labels[names[-1]] = f"random pruning, equal edge count ({_edges(rand, base)})"
-            acted[names[-1]] = _cut(rand, base)
+            acted[names[-1]] = pruned_acts(rand, base)
         elif clean:
             rows, names = rows + clean, [*names, clean[0].key.config]
             labels[names[-1]] = "full team, no attack"
