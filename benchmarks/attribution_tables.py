@@ -93,18 +93,20 @@ def attribution_tables(path: Path, export: Path | None) -> str:
             out += [_acc_row(a) for a in accuracy(r for r in rs if r.log_id in judged)]
         out += ["", "| a vs b | truth | n | agent a-b wins | p | step a-b wins | p |",
                 "|" + "---|" * 7]  # fmt: skip
-        methods = sorted({r.method for r in rs})
-        pairs = [("learned", m) for m in methods if m != "learned"]
-        pairs += [(j, b) for j in ("all-at-once", "step-by-step", "binary-search")
-                  for b in ("random", "most-frequent") if j in methods]  # fmt: skip
+        # a judge is named with its model (`method@model`), an LLM-free method by `method@-`
+        names = sorted({f"{r.method}@{r.model}" for r in rs})
+        pairs = [("learned@-", m) for m in names if m != "learned@-"]
+        pairs += [(j, f"{b}@-") for j in names if not j.endswith("@-")
+                  for b in ("random", "most-frequent")]  # fmt: skip
         for a, b in pairs:
             for wt in (False, True):
-                sub = rs if {a, b} <= {r.method for r in rs if r.model == "-"} else [
-                    r for r in rs if r.log_id in judged]  # fmt: skip
+                free = a.endswith("@-") and b.endswith("@-")
+                sub = rs if free else [r for r in rs if r.log_id in judged]
                 c = compare(sub, a, b, split, wt)
                 if c.n:
+                    shown = f"{a.removesuffix('@-')} vs {b.removesuffix('@-')}"
                     out.append(
-                        f"| {a} vs {b} | {'yes' if wt else 'no'} | {c.n} | {c.agent_wins}-"
+                        f"| {shown} | {'yes' if wt else 'no'} | {c.n} | {c.agent_wins}-"
                         f"{c.agent_losses} | {c.agent_p:.3g} | {c.step_wins}-{c.step_losses} | "
                         f"{c.step_p:.3g} |"
                     )
