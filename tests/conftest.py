@@ -1,13 +1,16 @@
 """Shared fixtures: the real embedded model, loaded once per test session; a local Ray; a
-directory other users cannot write."""
+directory other users cannot write; the benchmark scripts as modules."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -16,6 +19,22 @@ from overseer.models import LlamaCppModel, load_model
 # every trace event a test writes (in process or in a CLI subprocess) is validated against
 # the schema at the writer; production runs validate on read (`read_trace(validate=True)`)
 os.environ.setdefault("OVERSEER_TRACE_VALIDATE", "1")
+
+
+@pytest.fixture(scope="session")
+def benchmark_script() -> Callable[[str], ModuleType]:
+    """Loads benchmarks/NAME.py as a module (the scripts are not a package)."""
+    root = Path(__file__).resolve().parents[1] / "benchmarks"
+
+    def load(name: str) -> ModuleType:
+        spec = importlib.util.spec_from_file_location(f"bench_{name}", root / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod  # its dataclasses look their module up there
+        spec.loader.exec_module(mod)
+        return mod
+
+    return load
 
 
 @pytest.fixture(scope="session")

@@ -3,24 +3,15 @@ rule fires, and (benchmarks/smolagents_callback.py) its table on a scripted mode
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
+from collections.abc import Callable
 from types import ModuleType
 
 import pytest
 
-PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "smolagents_callback.py"
-
 
 @pytest.fixture(scope="module")
-def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("overseer_bench_smol_cost", PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+def bench(benchmark_script: Callable[[str], ModuleType]) -> ModuleType:
+    return benchmark_script("smolagents_callback")
 
 
 def test_no_rule_firing_costs_no_token(bench: ModuleType) -> None:

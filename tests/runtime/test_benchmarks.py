@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # its dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
+Load = Callable[[str], ModuleType]
 
 
 def test_overhead_prints_steps_events_and_every_layer(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    benchmark_script: Load,
 ) -> None:
-    mod = _load("runtime_overhead")
+    mod = benchmark_script("runtime_overhead")
     argv = ["x", "--runs", "2", "--repeats", "1", "--agents", "3", "--supervisors", "0,2"]
     monkeypatch.setattr(sys, "argv", [*argv, "--trace-dir", str(tmp_path / "traces")])
     mod.main()
@@ -38,13 +32,15 @@ def test_overhead_prints_steps_events_and_every_layer(
     assert "scripted model call alone" in out
 
 
-def test_layer_shares_sum_to_one_and_library_time_goes_to_its_caller() -> None:
+def test_layer_shares_sum_to_one_and_library_time_goes_to_its_caller(
+    benchmark_script: Load,
+) -> None:
     import cProfile
     import json
     import pstats
     import time
 
-    mod = _load("runtime_overhead")
+    mod = benchmark_script("runtime_overhead")
 
     def dumps_many() -> None:  # this file is in no layer: "other"
         for _ in range(200):
@@ -60,9 +56,9 @@ def test_layer_shares_sum_to_one_and_library_time_goes_to_its_caller() -> None:
 
 
 def test_makespan_critical_path_and_table(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], benchmark_script: Load
 ) -> None:
-    mod = _load("runtime_makespan")
+    mod = benchmark_script("runtime_makespan")
     from overseer.runtime import make_team
 
     assert mod.critical_path_calls(make_team("chain", 3, rounds=2)) == 6
@@ -77,13 +73,14 @@ def test_prefix_cache_serves_the_shared_head_on_the_real_model(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     embedded_model: object,
+    benchmark_script: Load,
 ) -> None:
     """Every agent after the first reads the rules and the task from the cache; in the second
     run (another question) even the first agent finds the rules cached, and the decision
     reuses the last agent's head."""
     import re
 
-    mod = _load("prefix_cache")
+    mod = benchmark_script("prefix_cache")
     monkeypatch.setattr(mod, "load_model", lambda name: embedded_model)
     monkeypatch.setattr(sys, "argv", ["x", "--agents", "3", "--rounds", "1", "--queries", "2"])
     mod.main()

@@ -3,8 +3,7 @@ configurations): the table, the resumable store, per-actor books, and bad input 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -12,22 +11,13 @@ import pytest
 
 from overseer.bench import ResultStore
 
-ROOT = Path(__file__).resolve().parents[2]
+
+@pytest.fixture
+def sc(benchmark_script: Callable[[str], ModuleType]) -> ModuleType:
+    return benchmark_script("supervise_compare")
 
 
-def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "supervise_compare", ROOT / "benchmarks" / "supervise_compare.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["supervise_compare"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_bad_input_is_refused_before_any_work(tmp_path: Path) -> None:
-    sc = script()
+def test_bad_input_is_refused_before_any_work(tmp_path: Path, sc: ModuleType) -> None:
     base = ["--store", str(tmp_path / "s.sqlite"), "--traces", str(tmp_path / "runs")]
     with pytest.raises(ValueError, match="--configs: unknown"):
         sc.main([*base, "--configs", "baseline,magic"])
@@ -38,8 +28,7 @@ def test_bad_input_is_refused_before_any_work(tmp_path: Path) -> None:
     assert not (tmp_path / "s.sqlite").exists()
 
 
-def test_budgets_name_the_rule_tier_configs(tmp_path: Path) -> None:
-    sc = script()
+def test_budgets_name_the_rule_tier_configs(tmp_path: Path, sc: ModuleType) -> None:
     rules = sc.RuleSettings(budget_tokens=2000)
     assert sc.stored_name("rules", None, rules) == "rules[tokens=2000]"
     assert sc.stored_name("rules+llm", "qwen", rules) == "rules+llm[tokens=2000]@qwen"
@@ -54,9 +43,8 @@ def test_budgets_name_the_rule_tier_configs(tmp_path: Path) -> None:
 
 @pytest.mark.e2e
 def test_two_configs_on_one_task_print_the_paired_table(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sc: ModuleType
 ) -> None:
-    sc = script()
     store = tmp_path / "s.sqlite"
     argv = [
         "--model", "smollm2-135m", "--suites", "browse-sample", "--configs", "baseline,rules+llm",

@@ -3,26 +3,12 @@ compared as itself (method and model), not as whichever model's rows came last."
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
 from overseer.traces._attr_types import Attribution
 from overseer.traces.evaluate import ResultStore, Row
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "attribution_tables", ROOT / "benchmarks" / "attribution_tables.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["attribution_tables"] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _row(method: str, model: str, log: str, agent_ok: bool, step_ok: bool) -> Row:
@@ -30,7 +16,9 @@ def _row(method: str, model: str, log: str, agent_ok: bool, step_ok: bool) -> Ro
     return Row(method, model, "whowhen-alg", log, False, 0, a, agent_ok, step_ok)
 
 
-def test_two_models_of_one_judge_are_compared_each_on_its_own_answers(tmp_path: Path) -> None:
+def test_two_models_of_one_judge_are_compared_each_on_its_own_answers(
+    tmp_path: Path, benchmark_script: Callable[[str], ModuleType]
+) -> None:
     store = ResultStore(tmp_path / "a.sqlite")
     logs = ["l1", "l2", "l3"]
     for log in logs:
@@ -38,6 +26,6 @@ def test_two_models_of_one_judge_are_compared_each_on_its_own_answers(tmp_path: 
         store.put(_row("all-at-once", "small", log, False, False))  # wrong on all three
         store.put(_row("all-at-once", "big", log, log == "l1", False))  # right on one
     store.close()
-    text = script().attribution_tables(tmp_path / "a.sqlite", None)
+    text = benchmark_script("attribution_tables").attribution_tables(tmp_path / "a.sqlite", None)
     assert "| learned vs all-at-once@small | no | 3 | 3-0 |" in text
     assert "| learned vs all-at-once@big | no | 3 | 2-0 |" in text
