@@ -9,6 +9,12 @@ prompt compute only for its own part. A table per run shows, per actor, prompt t
 the part served from the cache. The first run starts on a cold server; the second (another
 question, as a benchmark's next task) finds the rules and the team list cached.
 
+`--suite mmlu --n 16` runs real tasks instead (the train split: no held-out task is used):
+the same complete team with and without the team list heading every prompt (`--roster`, a
+tool-less agent's own part is then its name and role), to see that the layout keeps the
+answers (paired, exact McNemar) and what it saves in prompt compute. Results are stored in
+`--store` (resumable).
+
 `--calls` adds a table per call (from the run's trace): what each prompt did not find in the
 cache. With one cache slot and each agent's own part (name, role, instructions) after the
 shared context, every call after the first pays at least for its own part and for the
@@ -76,6 +82,66 @@ def calls_table(res: RunResult, title: str) -> Table:
     return t
 
 
+def suite_check(args: argparse.Namespace) -> None:
+    """Both layouts on `args.n` train-split tasks of `args.suite`: accuracy, tokens, cache."""
+    from overseer.bench import (
+        ResultStore,
+        SolverConfig,
+        run_experiment,
+        summarize,
+        summary_table,
+        team_solver,
+    )
+    from overseer.bench.stats import paired
+    from overseer.tasks import load_suite, split_tasks
+
+    tasks = split_tasks(load_suite(args.suite), seed=0)["train"][: args.n]
+    configs = [
+        SolverConfig(
+            name,
+            f"complete team, {args.agents} agents, {args.rounds} rounds, team list {name}",
+            lambda m, r=(name == "roster"): team_solver(
+                m,
+                preset="complete",
+                agents=args.agents,
+                rounds=args.rounds,
+                roster=r,
+                name=f"prefix-{name}",
+            ),
+        )
+        for name in ("own-part", "roster")
+    ]
+    store = ResultStore(args.store)
+    asyncio.run(
+        run_experiment(
+            configs=configs,
+            tasks=tasks,
+            seeds=[0],
+            model_name=args.model,
+            load_model=lambda: load_model(args.model),
+            store=store,
+            progress=False,
+        )
+    )
+    recs = list(store.records(suite=args.suite, model=args.model))
+    console = Console(width=140)
+    console.print(summary_table(summarize(recs, baseline="own-part"), baseline="own-part"))
+    p = paired(recs, "own-part", "roster")
+    console.print(
+        f"roster vs own-part on {p.n} tasks: {p.acc_config:.1%} vs {p.acc_baseline:.1%} "
+        f"({p.wins}/{p.losses}/{p.ties}, exact McNemar p = {p.mcnemar_p:.3g}); total tokens "
+        f"{p.token_ratio:.2f}x ({p.ratio_lo:.2f}-{p.ratio_hi:.2f})"
+    )
+    for name in ("own-part", "roster"):
+        mine = [r.usage for r in recs if r.key.config == name]
+        prompt = sum(u.prompt_tokens for u in mine)
+        cached = sum(u.cached_prompt_tokens for u in mine)
+        console.print(
+            f"{name}: prompt {prompt:,}, cached {cached:,} ({cached / max(prompt, 1):.1%}), "
+            f"computed {prompt - cached:,} tokens over {len(mine)} tasks"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2-135m")
@@ -83,11 +149,21 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--queries", type=int, default=2, choices=(1, 2), help="runs, one by one")
     ap.add_argument("--calls", action="store_true", help="also a table per model call")
+    ap.add_argument("--roster", action="store_true", help="head every prompt with the team list")
+    ap.add_argument("--max-tokens", type=int, default=512, help="per reply (the agents' default)")
+    ap.add_argument("--suite", help="run real tasks of this suite instead (e.g. mmlu)")
+    ap.add_argument("--n", type=int, default=16, help="with --suite: train-split tasks")
+    ap.add_argument("--store", default="results/prefix_cache.sqlite", help="with --suite")
     args = ap.parse_args()
+    if args.suite:
+        suite_check(args)
+        return
     model = load_model(args.model)
     team = make_team("complete", args.agents, rounds=args.rounds, pool="math")
     with tempfile.TemporaryDirectory() as d:
-        ex = Executor(model, trace_dir=d, max_tokens=160, max_steps=2)
+        ex = Executor(
+            model, trace_dir=d, max_tokens=args.max_tokens, max_steps=2, roster=args.roster
+        )
         for i, question in enumerate(QUESTIONS[: args.queries]):
             res = asyncio.run(ex.run(team, question))
             state = "cold server" if i == 0 else "the server's cache holds the previous run"

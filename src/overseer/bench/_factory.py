@@ -42,6 +42,7 @@ class ExecutorSettings:
     top_logprobs: int = 0
     budget: Budget | None = None
     seed: int | None = None
+    roster: bool = False  # the team list heads every prompt (see Executor)
 
 
 def answer_extractor(task: Task | None) -> Callable[[str], str]:
@@ -82,6 +83,7 @@ def make_executor(
         seed=settings.seed if settings.seed is not None else seed,
         top_logprobs=settings.top_logprobs,
         answer_schema=answer_schema(task) if task is not None else None,
+        roster=settings.roster,
     )
 
 

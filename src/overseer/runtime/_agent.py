@@ -55,6 +55,8 @@ class AgentContext:
     spatial_inputs: Sequence[ChannelMessage]
     temporal_inputs: Sequence[ChannelMessage]
     local_task: str = ""
+    #: the team list (`team_roster`) heading every prompt of the team, or "" (no list)
+    roster: str = ""
 
 
 class AgentStepError(Exception):
@@ -97,15 +99,27 @@ def action_schema(tools: Sequence[Tool], *, text_answer: bool = False) -> dict[s
     return options[0] if len(options) == 1 else {"anyOf": options}
 
 
+def team_roster(agents: Sequence[AgentSpec]) -> str:
+    """The team list: each agent's name, role and instructions, one line each. With it at the
+    head of every prompt, a tool-less agent's own part shrinks to its name and role."""
+    lines = ["Team:"]
+    for a in agents:
+        line = f"- {a.name}" + (f", {a.role}" if a.role else "")
+        lines.append(line + (f": {a.instructions}" if a.instructions else ""))
+    return "\n".join(lines)
+
+
 def team_context(
-    task: str, earlier: Sequence[ChannelMessage], now: Sequence[ChannelMessage]
+    task: str,
+    earlier: Sequence[ChannelMessage],
+    now: Sequence[ChannelMessage],
+    roster: str = "",
 ) -> str:
-    """The head of a team prompt: the task, the previous round's messages, this round's. The
-    agents of a round and the decision node write it the same way, so consecutive prompts
-    share it as a prefix and a model server serves it from its cache. (A team list here
-    raised the shared prefix but moved each agent's instructions out of its own part, and
-    the 0.5B researcher then stopped using its tools: browse 37.5% -> 0%, docs/evidence.)"""
-    head = f"Task:\n{task}"
+    """The head of a team prompt: the team list if any, the task, the previous round's
+    messages, this round's. The agents of a round and the decision node write it the same
+    way, so consecutive prompts share it as a prefix and a model server serves it from its
+    cache."""
+    head = (roster + "\n\n" if roster else "") + f"Task:\n{task}"
     for title, msgs in (("From the previous round:", earlier), ("From teammates this round:", now)):
         if msgs:
             head += "\n\n" + "\n".join([title, *(f"[{m.sender}] {m.content}" for m in msgs)])
@@ -113,16 +127,22 @@ def team_context(
 
 
 def build_messages(spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool]) -> list[Message]:
-    """What every agent shares first (rules, task, teammates' messages: the longest common
-    prefix of a round's prompts), then this agent's own part (its name, role, instructions,
-    its own last answer when that is all it reads of the previous round, its tools)."""
+    """What every agent shares first (rules, team list, task, teammates' messages: the
+    longest common prefix of a round's prompts), then this agent's own part (its name, role,
+    instructions, its own last answer when that is all it reads of the previous round, its
+    tools). With a team list a tool-less agent is only named: its instructions are in the
+    list. An agent with tools keeps them beside its tools (without them there, the 0.5B
+    researcher stopped using its tools: browse 37.5% -> 0%, docs/evidence)."""
     own_only = all(m.sender == spec.name for m in ctx.temporal_inputs)
     earlier = () if own_only else ctx.temporal_inputs
-    own = [f"Your name: {spec.name}."]
-    if spec.role:
-        own.append(f"Your role: {spec.role}")
-    if spec.instructions:
-        own.append(spec.instructions)
+    if ctx.roster and not tools:
+        own = [f"You are {spec.name}" + (f", {spec.role}." if spec.role else ".")]
+    else:
+        own = [f"Your name: {spec.name}."]
+        if spec.role:
+            own.append(f"Your role: {spec.role}")
+        if spec.instructions:
+            own.append(spec.instructions)
     if ctx.local_task:
         own.append(f"Your sub-task: {ctx.local_task}")
     if own_only and ctx.temporal_inputs:
@@ -133,7 +153,7 @@ def build_messages(spec: AgentSpec, ctx: AgentContext, tools: Sequence[Tool]) ->
         own += [
             f"- {t.name}: {t.description} args: {json.dumps(dict(t.parameters))}" for t in tools
         ]
-    head = team_context(ctx.global_task, earlier, ctx.spatial_inputs)
+    head = team_context(ctx.global_task, earlier, ctx.spatial_inputs, ctx.roster)
     return [
         {"role": "system", "content": COMMON_RULES},
         {"role": "user", "content": head + "\n".join(own)},

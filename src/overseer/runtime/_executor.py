@@ -23,6 +23,7 @@ from overseer.runtime._agent import (
     AgentContext,
     AgentStepError,
     team_context,
+    team_roster,
 )
 from overseer.runtime._bus import Bus, SupervisorChain, Verifier
 from overseer.runtime._interaction import (
@@ -62,7 +63,9 @@ class Executor:
     """Runs one query through one team, with an ordered chain of supervisors on the bus.
 
     `top_logprobs` > 0 makes every agent step ask for that many top-k alternatives per
-    token, carried on each Interaction (the uncertainty monitor needs them).
+    token, carried on each Interaction (the uncertainty monitor needs them). `roster` heads
+    every prompt with the team list, so a tool-less agent's own part is only its name and
+    role and a server's prefix cache serves more of each prompt (benchmarks/prefix_cache.py).
     """
 
     def __init__(
@@ -84,6 +87,7 @@ class Executor:
         seed: int | None = 0,
         top_logprobs: int = 0,
         answer_schema: Mapping[str, Any] | None = None,
+        roster: bool = False,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency: expected >= 1, got {concurrency}")
@@ -106,9 +110,10 @@ class Executor:
         self.seed = seed
         self.top_logprobs = top_logprobs
         self.answer_schema = answer_schema  # the decision's closed answer format, if any
+        self.roster = roster
         self._last_graph: tuple[TeamSpec | None, _Graph] = (
             None,
-            _Graph([], {}, {}, {}, {}, {}),
+            _Graph([], {}, {}, {}, {}, {}, ""),
         )
 
     def check_team(self, team: TeamSpec) -> None:
@@ -158,6 +163,7 @@ class Executor:
                 round=r,
                 spatial_inputs=run.channel.from_senders(g.spatial[name], round=r),
                 temporal_inputs=run.channel.from_senders(g.temporal[name], round=r - 1),
+                roster=self._roster(host),
             )
             try:
                 text = await host.agent(name).run(
@@ -240,6 +246,10 @@ class Executor:
             r += 1
 
     # -- decision --------------------------------------------------------------------------
+    def _roster(self, host: _TeamRun) -> str:
+        """The team list heading the team's prompts, or "" when the Executor lists no team."""
+        return host.graph().roster if self.roster else ""
+
     async def _decide(self, host: _TeamRun) -> str:
         run = host.run
         team, last = run.team, run.round
@@ -265,7 +275,7 @@ class Executor:
                 {"role": "system", "content": COMMON_RULES},
                 {
                     "role": "user",
-                    "content": team_context(run.query, (), finals) + rules,
+                    "content": team_context(run.query, (), finals, self._roster(host)) + rules,
                 },
             ],
             max_tokens=self.max_tokens,
@@ -324,6 +334,7 @@ class _Graph:
     preds: dict[str, set[str]]  # distinct spatial predecessors
     succ: dict[str, list[str]]  # distinct spatial successors, in team order
     dump: dict[str, Any]  # the team as the trace's run_start event writes it
+    roster: str  # the team list that heads the prompts when the Executor lists the team
 
     @staticmethod
     def of(team: TeamSpec) -> _Graph:
@@ -336,6 +347,7 @@ class _Graph:
             preds,
             {n: [s for s in order if n in preds[s]] for n in order},
             team.model_dump(),
+            team_roster(team.agents),
         )
 
 
@@ -355,7 +367,7 @@ class _TeamRun:
         #: each agent with the team it was last found in: built once per spec (a replaced
         #: one is rebuilt), its spec looked up again only when the team changed
         self._agents: dict[str, tuple[Agent, TeamSpec]] = {}
-        self._graph: tuple[TeamSpec | None, _Graph] = (None, _Graph([], {}, {}, {}, {}, {}))
+        self._graph: tuple[TeamSpec | None, _Graph] = (None, _Graph([], {}, {}, {}, {}, {}, ""))
         self.bus = Bus(
             run,
             executor.chain(),
