@@ -106,6 +106,7 @@ def suite_check(args: argparse.Namespace) -> None:
                 agents=args.agents,
                 rounds=args.rounds,
                 roster=r,
+                max_tokens=args.max_tokens,
                 name=f"prefix-{name}",
             ),
         )

@@ -340,6 +340,30 @@ async def test_prompts_share_the_task_and_the_decision_reuses_the_head(tmp_path:
     assert own2.startswith("From teammates this round:\n[a1] from a1\n\nYour name: a2.")
 
 
+async def test_a_team_list_heads_every_prompt_and_shrinks_the_own_part(tmp_path: Path) -> None:
+    """With `roster`, every prompt (the decision's too) starts with the same team list and task;
+    a tool-less agent's own part is its name and role, its instructions only in the list; an
+    agent with tools keeps its instructions beside them."""
+    model = echo_model()
+    team = make_team("complete", 3, rounds=1, pool="math")
+    team = team.with_agent(team.agents[2].model_copy(update={"tools": ("python",)}))
+    ex = Executor(model, trace_dir=tmp_path, roster=True, tools={"python": PythonTool()})
+    await ex.run(team, "Q?")
+    calls = [c["messages"][1]["content"] for c in model.calls]
+    roster = "Team:\n" + "\n".join(f"- {a.name}, {a.role}: {a.instructions}" for a in team.agents)
+    assert all(c.startswith(roster + "\n\nTask:\nQ?\n\n") for c in calls)
+    a1, a2 = (prompts_of(model, a)[0] for a in ("a1", "a2"))
+    assert a1.endswith("\n\nYou are a1, " + team.agents[0].role + ".")
+    assert a2.endswith("[a1] from ?\n\nYou are a2, " + team.agents[1].role + ".")
+    a3 = prompts_of(model, "a3")[0]
+    assert a3.split("Your name: a3.")[1].startswith(
+        f"\nYour role: {team.agents[2].role}\n{team.agents[2].instructions}\nTools you may call:"
+    )
+    without = echo_model()
+    await Executor(without, trace_dir=tmp_path, tools={"python": PythonTool()}).run(team, "Q?")
+    assert not any("Team:" in c["messages"][1]["content"] for c in without.calls)
+
+
 async def test_a_lone_agent_is_told_its_role(tmp_path: Path) -> None:
     from overseer.runtime._agent import AgentContext, action_schema, build_messages
 

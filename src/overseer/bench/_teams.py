@@ -28,6 +28,7 @@ def team_solver(
     max_steps: int | None = None,
     top_logprobs: int = 0,
     roster: bool = False,
+    max_tokens: int = 512,
 ) -> Solver:
     """Each task runs through a fresh Executor; the team's ledger becomes the result's usage.
 
@@ -58,7 +59,11 @@ def team_solver(
 
     steps = max_steps if max_steps is not None else (8 if environment else 4)
     settings = ExecutorSettings(
-        trace_dir=Path(trace_dir) / name, max_steps=steps, top_logprobs=top_logprobs, roster=roster
+        trace_dir=Path(trace_dir) / name,
+        max_steps=steps,
+        max_tokens=max_tokens,
+        top_logprobs=top_logprobs,
+        roster=roster,
     )
     return executor_solver(model, setup, settings)
 
