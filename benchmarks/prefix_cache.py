@@ -1,15 +1,17 @@
 """Cached share of prompt tokens in a real team run: shared context first pays off.
 
 Usage: python benchmarks/prefix_cache.py [--model smollm2-135m] [--agents 5] [--rounds 2]
-       [--queries 2]
+       [--queries 2] [--roster] [--max-tokens 512] [--calls]
+       python benchmarks/prefix_cache.py --suite mmlu --n 24 --model qwen2.5-coder-0.5b
 
-Agents' prompts start with what they share (rules, the team list, task, teammates' messages);
-llama.cpp reuses the KV cache of an identical prefix, so every agent after the first pays
-prompt compute only for its own part. A table per run shows, per actor, prompt tokens and
-the part served from the cache. The first run starts on a cold server; the second (another
-question, as a benchmark's next task) finds the rules and the team list cached.
+Agents' prompts start with what they share (rules, with `--roster` the team list, task,
+teammates' messages); llama.cpp reuses the KV cache of an identical prefix, so every agent
+after the first pays prompt compute only for its own part. A table per run shows, per actor,
+prompt tokens and the part served from the cache. The first run starts on a cold server; the
+second (another question, as a benchmark's next task) finds the rules (and the team list)
+cached.
 
-`--suite mmlu --n 16` runs real tasks instead (the train split: no held-out task is used):
+`--suite mmlu --n 24` runs real tasks instead (the train split: no held-out task is used):
 the same complete team with and without the team list heading every prompt (`--roster`, a
 tool-less agent's own part is then its name and role), to see that the layout keeps the
 answers (paired, exact McNemar) and what it saves in prompt compute. Results are stored in
@@ -99,13 +101,13 @@ def suite_check(args: argparse.Namespace) -> None:
     configs = [
         SolverConfig(
             name,
-            f"complete team, {args.agents} agents, {args.rounds} rounds, team list {name}",
-            lambda m, r=(name == "roster"): team_solver(
+            f"complete team, {args.agents} agents, {args.rounds} rounds, layout {name}",
+            lambda m, name=name: team_solver(
                 m,
                 preset="complete",
                 agents=args.agents,
                 rounds=args.rounds,
-                roster=r,
+                roster=name == "roster",
                 max_tokens=args.max_tokens,
                 name=f"prefix-{name}",
             ),
