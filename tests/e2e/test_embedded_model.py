@@ -68,30 +68,6 @@ def test_shared_prefix_is_served_from_cache(embedded_model: LlamaCppModel) -> No
     assert second.usage.cached_prompt_tokens > 0.8 * second.usage.prompt_tokens
 
 
-def test_a_structured_reply_is_served_from_cache_in_the_next_step(
-    embedded_model: LlamaCppModel,
-) -> None:
-    """An agent's next step repeats its JSON reply: every reply token is already in the KV
-    cache (the schema goes as a grammar; through `response_format` a hidden fence token
-    opened the reply and nothing after the prompt matched)."""
-    schema = {
-        "type": "object",
-        "properties": {"thought": {"type": "string"}, "answer": {"type": "integer"}},
-        "required": ["thought", "answer"],
-    }
-    msgs = [
-        {"role": "system", "content": "You are a careful assistant. " * 10},
-        {"role": "user", "content": "What is 2+3? Reply in JSON."},
-    ]
-    first = embedded_model.complete(msgs, max_tokens=60, schema=schema)
-    json.loads(first.text)
-    reply = [{"role": "assistant", "content": first.text}, {"role": "user", "content": "Sure?"}]
-    second = embedded_model.complete(msgs + reply, max_tokens=3)
-    assert second.usage.cached_prompt_tokens >= (
-        first.usage.prompt_tokens + first.usage.completion_tokens - 2
-    )
-
-
 def test_prompt_cache_off_reevaluates_every_prompt() -> None:
     model = load_model("smollm2-135m", n_ctx=2048, n_threads=2, prompt_cache=False)
     try:

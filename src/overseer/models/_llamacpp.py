@@ -137,7 +137,7 @@ class LlamaCppModel(Model):
         model is closed); a KeyboardInterrupt raised in the callback stops it too."""
         if self._server is None:
             raise ModelRequestError(f"model {self.name}: used after close()")
-        body = _with_grammar(shape.build_request(request, self.temperature))
+        body = shape.build_request(request, self.temperature)
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
         if not self.prompt_cache:
@@ -179,21 +179,6 @@ class LlamaCppModel(Model):
         if self._server is not None:
             self._front.close()
         self._server = None
-
-
-def _with_grammar(body: dict[str, Any]) -> dict[str, Any]:
-    """The body with its JSON schema sent as a grammar. Through
-    `response_format` llama.cpp's chat layer lets the reply open with a fence token that it
-    drops from the text, so the KV cache no longer matches the reply when the next step's
-    prompt repeats it; as a grammar every generated token is in the text and the next step
-    is served from the cache."""
-    fmt = body.pop("response_format", None)
-    if fmt is not None:
-        import xllamacpp
-
-        schema = fmt["json_schema"]["schema"]
-        body["grammar"] = xllamacpp.json_schema_to_grammar(json.dumps(schema))
-    return body
 
 
 class _Stream:
