@@ -31,10 +31,8 @@ def team_solver(
     max_tokens: int = 512,
 ) -> Solver:
     """Each task runs through a fresh Executor; the team's ledger becomes the result's usage.
-
     With `environment`, every agent holds the tools of the task's own environment (travel,
-    browse) and the stored answer is the environment's `finish` of it (8 steps by default).
-    """
+    browse) and the stored answer is its `finish` of it (8 steps by default)."""
     if spec is None:
         make_team(preset or "chain", agents, rounds=rounds)  # bad sizes fail here, not per task
 
@@ -57,10 +55,9 @@ def team_solver(
             finish=env.finish if env is not None else None,
         )
 
-    steps = max_steps if max_steps is not None else (8 if environment else 4)
     settings = ExecutorSettings(
         trace_dir=Path(trace_dir) / name,
-        max_steps=steps,
+        max_steps=max_steps if max_steps is not None else (8 if environment else 4),
         max_tokens=max_tokens,
         top_logprobs=top_logprobs,
         roster=roster,
