@@ -1,7 +1,7 @@
 """Cached share of prompt tokens in a real team run: shared context first pays off.
 
 Usage: python benchmarks/prefix_cache.py [--model smollm2-135m] [--agents 5] [--rounds 2]
-       [--queries 2] [--roster] [--max-tokens 512] [--calls]
+       [--queries 2] [--roster] [--max-tokens 160] [--calls]
        python benchmarks/prefix_cache.py --suite mmlu --n 24 --model qwen2.5-coder-0.5b
 
 Agents' prompts start with what they share (rules, with `--roster` the team list, task,
@@ -153,9 +153,11 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=2, choices=(1, 2), help="runs, one by one")
     ap.add_argument("--calls", action="store_true", help="also a table per model call")
     ap.add_argument("--roster", action="store_true", help="head every prompt with the team list")
-    ap.add_argument("--max-tokens", type=int, default=512, help="per reply (the agents' default)")
+    ap.add_argument(
+        "--max-tokens", type=int, default=160, help="per reply (512, the agents' own, for qwen)"
+    )
     ap.add_argument("--suite", help="run real tasks of this suite instead (e.g. mmlu)")
-    ap.add_argument("--n", type=int, default=16, help="with --suite: train-split tasks")
+    ap.add_argument("--n", type=int, default=24, help="with --suite: train-split tasks")
     ap.add_argument("--store", default="results/prefix_cache.sqlite", help="with --suite")
     args = ap.parse_args()
     if args.suite:

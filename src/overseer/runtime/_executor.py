@@ -245,11 +245,11 @@ class Executor:
             run.trace.event("round_end", round=r)
             r += 1
 
-    # -- decision --------------------------------------------------------------------------
     def _roster(self, host: _TeamRun) -> str:
         """The team list heading the team's prompts, or "" when the Executor lists no team."""
         return host.graph().roster if self.roster else ""
 
+    # -- decision --------------------------------------------------------------------------
     async def _decide(self, host: _TeamRun) -> str:
         run = host.run
         team, last = run.team, run.round
