@@ -4,8 +4,11 @@ Inputs are the outputs of the pages' commands:
   overseer replay whowhen --json > replay.json
   overseer attribute whowhen-alg ... --store results/attribution.sqlite   (and whowhen-hand)
 Usage: python benchmarks/attribution_tables.py --replay replay.json \
-    --store results/attribution.sqlite [--transfer] [--export rows.jsonl]
+    --store results/attribution.sqlite [--transfer] [--export rows.jsonl] [--study]
 Prints the tables; also writes the store's rows as JSON Lines next to the page with --export.
+--study (no store, no model, about a minute on one core): the learned scorer over 10 fold
+seeds, trivial one-line rules on the same logs with exact McNemar tests, transfer across the
+two systems and across task sources (GAIA, AssistantBench) within each, and the frozen split.
 """
 
 from __future__ import annotations
@@ -181,6 +184,110 @@ def window_table(window: int = 8192, tokenizer: str = "qwen2.5-coder-0.5b") -> s
     return "\n".join(out)
 
 
+SPLITS = {"alg": "whowhen-alg", "hand": "whowhen-hand"}
+
+
+def _pp(k: int, n: int) -> str:
+    from overseer.stats import wilson
+
+    lo, hi = wilson(k, n)
+    return f"{k / n:.1%} [{lo:.0%}, {hi:.0%}]"
+
+
+def _p_range(ps: list[float]) -> str:
+    return f"{min(ps):.2g}-{max(ps):.2g}" if len(ps) > 1 else f"{ps[0]:.2g}"
+
+
+def seed_table(per_seed: dict, seeds: list[int]) -> list[str]:
+    """Per split: the learned scorer's accuracy over the fold seeds (mean, range, each)."""
+    from overseer.traces.study import spread
+
+    out = ["| split | n | fold seeds | agent: mean (range) | step: mean (range) | step per seed |",
+           "|---|---|---|---|---|---|"]  # fmt: skip
+    for split, runs in per_seed.items():
+        a, st = spread(runs, 0), spread(runs, 1)
+        n = len(next(iter(runs.values())))
+        each = ", ".join(f"{x:.1%}" for x in st.each)
+        out.append(f"| {SPLITS[split]} | {n} | {seeds[0]}-{seeds[-1]} | {a.mean:.1%} "
+                   f"({a.low:.1%}-{a.high:.1%}) | {st.mean:.1%} ({st.low:.1%}-{st.high:.1%}) "
+                   f"| {each} |")  # fmt: skip
+    return out
+
+
+def rules_table(split: str, logs: list, runs: dict) -> list[str]:
+    """The trivial rules on one split's logs, each paired with the learned scorer: wins-losses
+    and the exact McNemar p at fold seed 0, and the range of p over every fold seed."""
+    from overseer.traces.study import RULES, pair, rule_outcomes
+
+    n = len(logs)
+    out = [f"**{SPLITS[split]}** (n = {n}; learned at fold seed 0: agent "
+           f"{_pp(sum(o[0] for o in runs[0].values()), n)}, step "
+           f"{_pp(sum(o[1] for o in runs[0].values()), n)})", "",
+           "| rule | agent (95% CI) | learned vs rule, agent: W-L, p (seed 0) | p over seeds "
+           "| step (95% CI) | learned vs rule, step: W-L, p (seed 0) | p over seeds |",
+           "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for name, rule in RULES.items():
+        got = rule_outcomes(rule, logs, logs)
+        cells = []
+        for level in (0, 1):
+            ps = [pair(r, got, level) for r in runs.values()]
+            first = pair(runs[0], got, level)
+            cells += [_pp(first.b, n), f"{first.wins}-{first.losses}, p = {first.p:.2g}",
+                      _p_range([x.p for x in ps])]  # fmt: skip
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+    return out
+
+
+def transfer_rows(label: str, train: list, test: list) -> list[str]:
+    """The learned scorer fitted on `train` and tested on `test`, beside the trivial rules on
+    `test` (counting rules count over `test` itself), each with its McNemar test."""
+    from overseer.traces.learned import LearnedScorer
+    from overseer.traces.study import RULES, pair, rule_outcomes, scorer_outcomes
+
+    m = LearnedScorer("logreg", seed=0)
+    m.fit(train)
+    mine, n = scorer_outcomes(m, test), len(test)
+    ka, ks = sum(o[0] for o in mine.values()), sum(o[1] for o in mine.values())
+    out = [f"| {label} | {len(train)} -> {n} | learned | {_pp(ka, n)} | - | {_pp(ks, n)} | - |"]
+    for name, rule in RULES.items():
+        got = rule_outcomes(rule, test, test)
+        a, st = pair(mine, got, 0), pair(mine, got, 1)
+        out.append(f"| | | {name} | {_pp(a.b, n)} | {a.wins}-{a.losses}, {a.p:.2g} | "
+                   f"{_pp(st.b, n)} | {st.wins}-{st.losses}, {st.p:.2g} |")  # fmt: skip
+    return out
+
+
+def study_tables(seeds: list[int]) -> str:
+    """The tables of --study: fold seeds, trivial rules, transfer, frozen split."""
+    from overseer.traces import load_whowhen
+    from overseer.traces._data import task_sources
+    from overseer.traces.learned import LearnedScorer
+    from overseer.traces.study import FROZEN_SEED, cv_outcomes, frozen_ids
+
+    logs = {s: load_whowhen(s) for s in SPLITS}  # type: ignore[arg-type]
+    scorer = LearnedScorer("logreg", seed=0)  # one feature cache for every seed
+    per_seed = {s: {k: cv_outcomes(scorer, logs[s], k) for k in seeds} for s in SPLITS}
+    out = ["#### The learned scorer over fold seeds (5 folds by log)", "",
+           *seed_table(per_seed, seeds), "", "#### Trivial rules on the same logs", ""]  # fmt: skip
+    for s in SPLITS:
+        out += [*rules_table(s, logs[s], per_seed[s]), ""]
+    head = ["| transfer | train -> test logs | method | agent (95% CI) | learned vs it: W-L, p "
+            "| step (95% CI) | learned vs it: W-L, p |", "|---" * 7 + "|"]  # fmt: skip
+    out += ["#### Across systems", "", *head]
+    out += transfer_rows("alg -> hand", logs["alg"], logs["hand"])
+    out += transfer_rows("hand -> alg", logs["hand"], logs["alg"])
+    src = task_sources()
+    out += ["", "#### Across task sources within a split", "", *head]
+    for s in SPLITS:
+        for a, b in (("GAIA", "AssistantBench"), ("AssistantBench", "GAIA")):
+            tr = [t for t in logs[s] if src[t.id] == a]
+            te = [t for t in logs[s] if src[t.id] == b]
+            out += transfer_rows(f"{s}: {a} -> {b}", tr, te)
+    out += ["", f"#### The frozen split (seed {FROZEN_SEED})", ""]
+    out += [f"- {SPLITS[s]}: {', '.join(frozen_ids(logs[s]))}" for s in SPLITS]
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--replay", type=Path)
@@ -188,7 +295,12 @@ def main() -> None:
     ap.add_argument("--export", type=Path, help="write the store's rows here (JSON Lines)")
     ap.add_argument("--transfer", action="store_true", help="learned scorer across splits")
     ap.add_argument("--windows", action="store_true", help="how logs fit an 8k window")
+    ap.add_argument("--study", action="store_true", help="fold seeds, trivial rules, transfer")
+    ap.add_argument("--seeds", type=int, default=10, help="fold seeds for --study (0..N-1)")
     args = ap.parse_args()
+    if args.study:
+        print(study_tables(list(range(args.seeds))))
+        print()
     if args.windows:
         print(window_table())
         print()

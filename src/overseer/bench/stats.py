@@ -16,9 +16,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy.stats import binomtest, norm
+from scipy.stats import norm
 
 from overseer.bench._store import ResultRecord
+from overseer.stats import mcnemar_exact
 
 _Pair = tuple[str, str, str, int]  # model, suite, task id, seed
 
@@ -54,16 +55,6 @@ class Paired:
             k: (None if isinstance(v, float) and math.isnan(v) else v)
             for k, v in asdict(self).items()
         }
-
-
-def mcnemar_exact(wins: int, losses: int) -> float:
-    """Exact two-sided McNemar p-value: a binomial test of `wins` in `wins + losses` discordant
-    pairs at p = 1/2 (1.0 when there is no discordant pair)."""
-    if wins < 0 or losses < 0:
-        raise ValueError(f"mcnemar_exact: expected counts >= 0, got {wins} wins, {losses} losses")
-    if wins + losses == 0:
-        return 1.0
-    return float(binomtest(wins, wins + losses, 0.5, alternative="two-sided").pvalue)
 
 
 def bootstrap_ratio(

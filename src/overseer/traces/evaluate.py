@@ -12,9 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from scipy.stats import binomtest
-
-from overseer.bench.stats import mcnemar_exact
+from overseer.stats import mcnemar_exact, wilson
 from overseer.traces._attr_types import Attribution, Method
 from overseer.traces._types import Trajectory
 
@@ -179,14 +177,6 @@ class Accuracy:
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """Wilson 95% interval of k successes in n trials ((nan, nan) when n is 0)."""
-    if n == 0:
-        return float("nan"), float("nan")
-    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return float(ci.low), float(ci.high)
 
 
 def accuracy(rows: Iterable[Row]) -> list[Accuracy]:
