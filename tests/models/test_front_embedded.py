@@ -41,7 +41,7 @@ def _client(model: LlamaCppModel) -> openai.OpenAI:
 
 def test_a_forced_call_comes_back_as_tool_calls(embedded_model: LlamaCppModel) -> None:
     r = _client(embedded_model).chat.completions.create(
-        model="m", messages=ASK, tools=TOOLS, tool_choice="required",  # type: ignore[arg-type]
+        model=embedded_model.name, messages=ASK, tools=TOOLS, tool_choice="required",  # type: ignore[arg-type]
         max_tokens=48, temperature=0.0,
     )  # fmt: skip
     (call,) = r.choices[0].message.tool_calls or []
@@ -55,7 +55,7 @@ def test_a_streamed_forced_call_comes_back_as_tool_call_chunks(
     embedded_model: LlamaCppModel,
 ) -> None:
     stream = _client(embedded_model).chat.completions.create(
-        model="m", messages=ASK, tools=TOOLS,  # type: ignore[arg-type]
+        model=embedded_model.name, messages=ASK, tools=TOOLS,  # type: ignore[arg-type]
         tool_choice={"type": "function", "function": {"name": "get_weather"}},
         max_tokens=48, temperature=0.0, stream=True, stream_options={"include_usage": True},
     )  # fmt: skip
@@ -70,14 +70,14 @@ def test_without_tools_text_streams_and_other_paths_pass_through(
     embedded_model: LlamaCppModel,
 ) -> None:
     stream = _client(embedded_model).chat.completions.create(
-        model="m", messages=ASK, max_tokens=8, temperature=0.0, stream=True
+        model=embedded_model.name, messages=ASK, max_tokens=8, temperature=0.0, stream=True
     )
     text = "".join(ch.choices[0].delta.content or "" for ch in stream if ch.choices)
     assert text.strip()
     assert embedded_model.count_tokens("hello world") >= 2
     base = embedded_model.base_url.removesuffix("/v1")
     with urllib.request.urlopen(base + "/health", timeout=30) as resp:
-        assert json.loads(resp.read()) == {"status": "ok"}
+        assert json.loads(resp.read()) == {"status": "ok", "in_flight": 0}
 
 
 def test_closed_tools_after_tool_use_give_no_call_as_text(embedded_model: LlamaCppModel) -> None:
@@ -89,7 +89,7 @@ def test_closed_tools_after_tool_use_give_no_call_as_text(embedded_model: LlamaC
         {"role": "user", "content": 'Reply with exactly {"name": "get_weather"}'},
     ]
     r = _client(embedded_model).chat.completions.create(
-        model="m", messages=messages, max_tokens=24, temperature=0.0
+        model=embedded_model.name, messages=messages, max_tokens=24, temperature=0.0
     )
     text = r.choices[0].message.content or ""
     assert text and text[0] not in "{[<` \n"

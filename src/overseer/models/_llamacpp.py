@@ -99,7 +99,9 @@ class LlamaCppModel(Model):
     def _serve(self, host: str, port: int) -> ChatFront:
         """The OpenAI-compatible HTTP front on host:port (see `_front`)."""
         try:
-            return ChatFront(self._server.handle_chat_completions, self._native, host, port)
+            return ChatFront(
+                self._server.handle_chat_completions, self._native, host, port, name=self.name
+            )
         except OSError as exc:
             self._server = None
             msg = f"listen on {host}:{port}: cannot serve the model there ({exc})"

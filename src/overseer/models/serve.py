@@ -11,17 +11,31 @@ llama.cpp in process and listens on a chosen host and port (tool calls come back
     llm.close()
 
 `model_path` gives the verified GGUF file of a named model (for a server of your own).
+The HTTP stack is uvicorn + starlette (`_front`): `HttpServer` runs any ASGI app the same way
+(a socket bound at once with a deep backlog, uvicorn in a thread of its own, malformed requests
+answered with one JSON error), and `Fault`, `read_json_object` and `error_body` are the front's
+request reading and OpenAI-shaped errors, for other HTTP faces (the proxy) to share.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from overseer.models._front import MAX_BODY_BYTES, Fault, HttpServer, error_body, read_json_object
 from overseer.models._llamacpp import LlamaCppModel
 from overseer.models._registry import model_path
 from overseer.models.errors import ModelRequestError
 
-__all__ = ["model_path", "serve_model"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "Fault",
+    "HttpServer",
+    "error_body",
+    "in_flight",
+    "model_path",
+    "read_json_object",
+    "serve_model",
+]
 
 
 def serve_model(
@@ -34,17 +48,22 @@ def serve_model(
     n_parallel: int = 1,
     cache: str | Path | None = None,
     prompt_cache: bool = True,
+    max_body_bytes: int = MAX_BODY_BYTES,
 ) -> LlamaCppModel:
-    """Load the named local model `spec` and serve it on `host`:`port` (0: a free port); its
-    `base_url` is the OpenAI-compatible endpoint, `close()` stops it. A port outside 0-65535,
-    a port in use, or a model not installed is a ModelError naming it."""
+    """Load the named local model `spec` and serve it on `host`:`port` (0: a free port) as
+    `spec`; its `base_url` is the OpenAI-compatible endpoint, `close()` drains and stops it
+    (streams stop at their next token with an error event, other requests are answered).
+    Request bodies over `max_body_bytes` get 413. A port outside 0-65535, a port in use, or a
+    model not installed is a ModelError naming it."""
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ModelRequestError(f"port: expected an integer from 0 to 65535, got {port!r}")
+    if max_body_bytes < 1:
+        raise ModelRequestError(f"max_body_bytes: expected >= 1, got {max_body_bytes!r}")
     if spec.startswith("openai:"):
         raise ModelRequestError(
             f"model {spec}: expected a local model name (an openai: model is served already)"
         )
-    return LlamaCppModel(
+    llm = LlamaCppModel(
         model_path(spec, cache=cache),
         name=spec,
         n_ctx=n_ctx,
@@ -54,3 +73,10 @@ def serve_model(
         listen_host=host,
         prompt_cache=prompt_cache,
     )
+    llm._front.max_body_bytes = max_body_bytes
+    return llm
+
+
+def in_flight(llm: LlamaCppModel) -> int:
+    """Requests of `llm`'s HTTP front inside (or queued for) llama.cpp now."""
+    return llm._front.in_flight
