@@ -3,7 +3,7 @@ the baseline and the paired comparisons, the accuracy-vs-tokens plot, where a st
 trace is, a result's key, its JSON form (the evidence exports) and its provenance (the
 evidence pages and `overseer report` are built on these)."""
 
-from overseer.bench._export import record_from_json, record_json
+from overseer.bench._export import ROW_SCHEMA, check_row, record_from_json, record_json
 from overseer.bench._plots import accuracy_tokens
 from overseer.bench._provenance import describe as describe_provenance
 from overseer.bench._provenance import distinct as distinct_provenance
@@ -19,10 +19,12 @@ from overseer.bench._store import ResultKey
 from overseer.bench._traces import acted_counts, find_trace, load_events, trace_acted, trace_roots
 
 __all__ = [
+    "ROW_SCHEMA",
     "ResultKey",
     "SummaryRow",
     "accuracy_tokens",
     "acted_counts",
+    "check_row",
     "default_baseline",
     "describe_provenance",
     "distinct_provenance",

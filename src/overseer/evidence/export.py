@@ -1,24 +1,31 @@
 """A page's results, exported beside it (docs/evidence/data/CLAIM.jsonl.gz, at most 2 MB):
-one header line with the page's parts and the paper's effects, then one line per result
-(tokens per actor, provenance, whether a mechanism acted). `read_export` gives back the data
-the page's tables are computed from, so anyone can recompute them without the store."""
+one header line with the page's parts, the paper's effects and a manifest, then one line per
+result (tokens per actor, provenance, whether a mechanism acted). The manifest declares the
+row schema, the row count, the sha256 of the rows and a short digest of each. `read_export`
+checks every row against it and gives back the data the page's tables are computed from, so
+anyone can recompute them without the store; a file that does not match is refused with one
+line naming the first bad row (`overseer report --from-export`: exit 2)."""
 
 from __future__ import annotations
 
 import dataclasses
 import gzip
+import hashlib
 import io
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from overseer.bench.reports import ResultKey, record_from_json, record_json
+from overseer.bench.reports import ROW_SCHEMA, ResultKey, check_row, record_from_json, record_json
 from overseer.evidence.claims import Effect
 from overseer.evidence.runs import Part
 from overseer.evidence.tables import PageData, records_of
 
-FORMAT = 1
+FORMAT = 2  # 2: the header carries a manifest (1 had none and is refused)
+#: an export row: a result's `record_json`, what kind of line it is and whether it was acted on
+SCHEMA: dict[str, str] = {"kind": "str", **ROW_SCHEMA, "acted": "bool?"}
+DIGEST_CHARS = 12  # each row's digest in the manifest: the first characters of its sha256
 MAX_BYTES = 2_000_000
 DATA_DIR = "data"
 
@@ -26,6 +33,22 @@ DATA_DIR = "data"
 def export_path(docs_dir: Path, claim: str) -> Path:
     """Where a claim's page export goes."""
     return docs_dir / DATA_DIR / f"{claim}.jsonl.gz"
+
+
+def _canonical(row: Mapping[str, Any]) -> str:
+    return json.dumps(row, sort_keys=True, default=str)
+
+
+def manifest(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The row schema, the row count, the sha256 of the rows (canonical JSON, one per line) and
+    each row's digest (so a reader names the first row that was changed)."""
+    lines = [_canonical(r) for r in rows]
+    return {
+        "schema": SCHEMA,
+        "rows": len(rows),
+        "sha256": hashlib.sha256("\n".join(lines).encode()).hexdigest(),
+        "row_sha256": [hashlib.sha256(x.encode()).hexdigest()[:DIGEST_CHARS] for x in lines],
+    }
 
 
 def _header(data: PageData, meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -64,17 +87,20 @@ def _gz(lines: list[str]) -> bytes:
     return buf.getvalue()
 
 
+def _blob(head: dict[str, Any], rows: list[dict[str, Any]]) -> bytes:
+    head = {**head, "manifest": manifest(rows)}
+    return _gz([json.dumps(head, sort_keys=True), *(_canonical(r) for r in rows)])
+
+
 def write_export(data: PageData, path: Path, meta: Mapping[str, Any] | None = None) -> Path:
     """Write the page's export (gzip JSON Lines); long answers and extras are cut when the
     whole would pass MAX_BYTES, and ValueError names the file when even that is too large."""
     rows = []
     for rec in sorted(records_of(data), key=lambda r: dataclasses.astuple(r.key)):
         rows.append({"kind": "result", **record_json(rec), "acted": data.acted.get(rec.key)})
-    head = json.dumps(_header(data, meta or {}), sort_keys=True)
-    blob = _gz([head, *(json.dumps(r, sort_keys=True, default=str) for r in rows)])
+    blob = _blob(_header(data, meta or {}), rows)
     if len(blob) > MAX_BYTES:
-        slim = [json.dumps(_slim(r), sort_keys=True, default=str) for r in rows]
-        blob = _gz([head, *slim])
+        blob = _blob(_header(data, meta or {}), [_slim(r) for r in rows])
     if len(blob) > MAX_BYTES:
         raise ValueError(f"{path}: the export takes {len(blob):,} bytes, over {MAX_BYTES:,}")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -83,26 +109,85 @@ def write_export(data: PageData, path: Path, meta: Mapping[str, Any] | None = No
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of the file, one per line; ValueError naming the first bad line."""
     try:
         with gzip.open(path, "rt", encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
-    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            text = fh.read()
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not a page export (gzip JSON Lines): {exc}") from None
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: line {i} is not JSON ({exc})") from None
+        if not isinstance(d, dict):
+            raise ValueError(f"{path}: line {i} is not a JSON object")
+        out.append(d)
+    return out
+
+
+def _where(i: int, d: Mapping[str, Any]) -> str:
+    """Row i (1-based, line i + 1) and its key as far as it can be read."""
+    key = " ".join(str(d.get(k, "?")) for k in ("config", "task_id")) + f" seed {d.get('seed')}"
+    return f"row {i} (line {i + 1}, {key})"
+
+
+def check_rows(path: Path, head: Mapping[str, Any], rows: list[dict[str, Any]]) -> None:
+    """Every row against the header's manifest: schema, digest, count and sha256; ValueError
+    with one line naming the file and the first row that does not match."""
+    man = head.get("manifest")
+    if not isinstance(man, dict) or not {"schema", "rows", "sha256", "row_sha256"} <= set(man):
+        raise ValueError(f"{path}: the header has no manifest (schema, rows, sha256)")
+    if man["schema"] != SCHEMA:
+        raise ValueError(f"{path}: the manifest's row schema is not this overseer's")
+    digests = man["row_sha256"]
+    for i, d in enumerate(rows, 1):
+        problem = check_row(d, SCHEMA)
+        if problem is None and d["kind"] != "result":
+            problem = f"field 'kind': expected 'result', got {d['kind']!r}"
+        digest = hashlib.sha256(_canonical(d).encode()).hexdigest()[:DIGEST_CHARS]
+        if problem is None and (i > len(digests) or digests[i - 1] != digest):
+            problem = "not the row the manifest's sha256 was made of (edited after export)"
+        if problem is not None:
+            raise ValueError(f"{path}: {_where(i, d)}: {problem}")
+    if len(rows) != man["rows"] or len(digests) != man["rows"]:
+        raise ValueError(f"{path}: {len(rows)} rows, the manifest says {man['rows']}")
+    whole = hashlib.sha256("\n".join(_canonical(d) for d in rows).encode()).hexdigest()
+    if whole != man["sha256"]:
+        raise ValueError(f"{path}: the rows do not match the manifest's sha256")
+
+
+def _header_line(path: Path, lines: list[dict[str, Any]]) -> dict[str, Any]:
+    if not lines or lines[0].get("kind") != "page":
+        raise ValueError(f"{path}: expected a page header on the first line")
+    fmt = lines[0].get("format")
+    if fmt != FORMAT:
+        raise ValueError(
+            f"{path}: export format {fmt}, expected {FORMAT} (a header with a manifest)"
+        )
+    return lines[0]
 
 
 def read_export(path: Path) -> tuple[PageData, dict[str, Any]]:
-    """The page data and the meta of an export; ValueError naming the file when it is not
-    one (missing, not gzip JSON Lines, no page header, a bad result line)."""
+    """The page data and the meta of an export; ValueError with one line naming the file (and
+    the first bad row) when it is not one: missing, not gzip JSON Lines, no page header or
+    manifest, a row that does not fit the manifest, a result the header names is missing."""
     if not path.is_file():
         raise ValueError(f"{path}: no such export file")
     lines = _lines(path)
-    if not lines or lines[0].get("kind") != "page" or lines[0].get("format") != FORMAT:
-        raise ValueError(f"{path}: expected a page header (format {FORMAT}) on the first line")
-    head = lines[0]
+    head = _header_line(path, lines)
+    check_rows(path, head, lines[1:])
+    return _page_data(path, head, lines[1:]), head.get("meta", {})
+
+
+def _page_data(path: Path, head: Mapping[str, Any], rows: list[dict[str, Any]]) -> PageData:
     try:
         recs = {}
         acted: dict[ResultKey, bool | None] = {}
-        for d in lines[1:]:
+        for d in rows:
             rec = record_from_json(d)
             recs[rec.key] = rec
             acted[rec.key] = d.get("acted")
@@ -121,7 +206,27 @@ def read_export(path: Path) -> tuple[PageData, dict[str, Any]]:
         effects = tuple(Effect(**e) for e in head["effects"])
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(
-            f"{path}: a bad line or a result the header names is missing "
+            f"{path}: a bad header or a result the header names is missing "
             f"({type(exc).__name__}: {exc})"
         ) from None
-    return PageData(head["claim"], parts, acted, effects), head.get("meta", {})
+    return PageData(head["claim"], parts, acted, effects)
+
+
+def upgrade_export(path: Path) -> Path:
+    """Rewrite an export of format 1 (no manifest) with its manifest, after checking each of
+    its rows against the row schema; an export of the current format is checked and left."""
+    lines = _lines(path)
+    if not lines or lines[0].get("kind") != "page" or lines[0].get("format") not in (1, FORMAT):
+        raise ValueError(f"{path}: expected a page header of format 1 or {FORMAT}")
+    head, rows = dict(lines[0]), lines[1:]
+    if head["format"] == FORMAT:
+        check_rows(path, head, rows)
+        return path
+    for i, d in enumerate(rows, 1):
+        problem = check_row(d, SCHEMA)
+        if problem is not None:
+            raise ValueError(f"{path}: {_where(i, d)}: {problem}")
+    head.pop("manifest", None)
+    path.write_bytes(_blob({**head, "format": FORMAT}, rows))
+    read_export(path)
+    return path
