@@ -21,6 +21,7 @@ from overseer.runtime import (
     Verdict,
     read_trace,
 )
+from overseer.runtime._agent import CLOSED_NOTE
 from overseer.runtime._events import validate_event
 from overseer.runtime._interaction import ToolRecord
 
@@ -113,7 +114,8 @@ async def test_after_two_refusals_in_a_row_the_next_step_may_only_answer(
     assert "anyOf" in model.calls[2]["schema"]  # one refusal: tools still open
     closed = model.calls[3]
     assert closed["schema"]["properties"]["action"] == {"const": "answer"}
-    assert "Do not call tools now" in closed["messages"][-1]["content"]
+    assert closed["messages"][-1]["content"].startswith(CLOSED_NOTE)
+    assert closed["messages"][-1]["content"].endswith("above: q")  # the question, restated
     assert len(model.calls) == 5  # the tool call at step 3 was re-asked, not run or refused
 
 

@@ -34,8 +34,8 @@ def test_loop_breaker_blocks_the_next_identical_action_even_with_reordered_json(
     blocked = tier.before_action(call('{"page":1,"url":"https://a.org/x"}'))
     assert isinstance(blocked, Blocked)
     assert "twice" in blocked.note and "web_fetch" in blocked.note
-    assert "also in your context above" in blocked.note  # never masked: it is still in view
-    assert "was:\nTry again later.\n[end of the earlier output]" in blocked.note  # quoted whole
+    assert "shown above" in blocked.note  # it points to the output ...
+    assert "Try again later." not in blocked.note  # ... and never re-quotes it (issue 39)
     assert blocked.firing.rule == "loop_breaker" and blocked.firing.agent == "a"
     assert tier.counts["loop_breaker"] == 1 and tier.firings == [blocked.firing]
 
@@ -244,18 +244,21 @@ def test_mask_keeps_short_outputs_and_obeys_the_switch() -> None:
 # --- truthful refusals, progress-free loops, masking that keeps extracts (issues 31, 32) ------
 
 
-def test_a_refusal_of_a_masked_output_restores_what_the_agent_was_shown() -> None:
+def test_a_refusal_of_a_masked_output_brings_that_output_back_into_view() -> None:
     tier = RuleTier(RuleSettings(loop_limit=2, mask_keep=1))
     page = "The tower is 330 metres tall. " + "Filler. " * 100
     for _ in range(2):
         assert tier.before_action(call()) is None
         assert tier.after_observation(call(observation=page), local_task="t") == (page, None)
     other = ToolRecord("web_fetch", '{"url": "u2"}', "z" * 900)
-    view = tier.mask([ToolRecord("web_fetch", call().args, page)] * 2 + [other], agent="a")
-    assert page not in view  # one copy a repeat, the other older than the last mask_keep
+    records = [ToolRecord("web_fetch", call().args, page)] * 2 + [other]
+    assert page not in tier.mask(records, agent="a")  # a repeat, and older than mask_keep
     blocked = tier.before_action(call())
-    assert blocked is not None and "since hidden from your context" in blocked.note
-    assert page in blocked.note  # restored whole, so the answer sentence is in view again
+    assert blocked is not None and page not in blocked.note  # the note does not quote it
+    refusal = ToolRecord("web_fetch", call().args, blocked.note)
+    view = tier.mask([*records, refusal], agent="a")
+    assert view.count(page) == 1  # the output the refusal points to is whole again
+    assert view[-1] == blocked.note
 
 
 def test_a_refusal_says_a_failing_call_failed_and_counts_runs_not_refusals() -> None:
@@ -332,15 +335,11 @@ def test_an_html_page_is_read_as_text_and_cut_to_the_task() -> None:
     assert off.after_observation(call(observation=html), local_task="t")[0] != out
 
 
-def test_an_output_in_view_is_said_to_be_in_view_whatever_the_host_wrote_around_it() -> None:
-    tier = RuleTier(RuleSettings(loop_limit=2, mask_keep=2))
-    page = "The tower is 330 metres tall. " + "Filler. " * 100
-    for _ in range(2):
-        assert tier.before_action(call()) is None
-        tier.after_observation(call(observation=page), local_task="t")
-    worded = ToolRecord("web_fetch", call().args, page + "\n[note added by the host]")
-    view = tier.mask([worded, worded], agent="a")
-    assert view[1] == worded.text  # the later copy in view (the older one: a repeat stub)
+def test_a_stub_of_a_refusal_calls_it_overseer_s_note_not_the_tool_output() -> None:
+    tier = RuleTier(RuleSettings(loop_limit=1, mask_keep=0))
+    assert tier.before_action(call()) is None
+    tier.after_observation(call(observation="x" * 400), local_task="t")
     blocked = tier.before_action(call())
-    assert blocked is not None and "also in your context above" in blocked.note
-    assert "since hidden" not in blocked.note and page in blocked.note  # the tier's own text
+    assert blocked is not None
+    stub = mask_stub(ToolRecord("web_fetch", call().args, blocked.note + " " * 200))
+    assert stub.startswith("[overseer's earlier note on web_fetch(") and "output" not in stub

@@ -87,7 +87,8 @@ def _code_team() -> TeamSpec:
 
 def workload_team(task: Task) -> tuple[TeamSpec, dict[str, Tool]]:
     """The team and tools that fit a task (see the module docstring)."""
-    env = open_environment(task) if task.suite in ("browse-sample", "browse") else None
+    browse = task.suite.partition("@")[0] in ("browse-sample", "browse")
+    env = open_environment(task) if browse else None
     if env is not None:
         tools: dict[str, Tool] = dict(env.tools)
         return _browse_team(list(tools)), tools

@@ -182,9 +182,31 @@ def parse_step(
     raise ValueError(f'"action" must be one of {allowed}, got {action!r}')
 
 
-#: appended to the last observation when the tools are closed after repeated refusals
-CLOSED_NOTE = "\n\nYour tool calls were refused. Do not call tools now: give your answer."
-LAST_NOTE = "\n\nThis is your last step. Do not call tools now: answer from what you found."
+#: how the user turn that closes the tools begins, after repeated refusals / at the last step;
+#: the turn then restates the question (`closing_turn`), so the last words the agent reads
+#: before answering are the question's, not a page's or a note's (issue 39)
+CLOSED_NOTE = "[overseer] Your tool calls were refused, so the tools are closed now."
+LAST_NOTE = "[overseer] This is your last step, so the tools are closed now."
+#: the user turn after an answer that only repeated overseer's words (asked once)
+COPIED_NOTE = "[overseer] That reply repeats overseer's note; it is not an answer."
+
+
+def closing_turn(note: str, question: str) -> str:
+    """The user turn that closes an agent's tools: why, then the question it must answer."""
+    return f"{note} Answer this question from the observations above: {question}"
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split()).strip(" .,:;!\"'`[]()")
+
+
+def copies_note(answer: str, notes: Sequence[str]) -> bool:
+    """Whether `answer` is overseer's own words (a note's text, or a note's opening) rather
+    than an answer: such a reply counts as no answer and is asked again once."""
+    a = _norm(answer)
+    if a.startswith("overseer]") or answer.lstrip().startswith("[overseer"):
+        return True
+    return len(a) >= 12 and any(a in _norm(n) for n in notes)
 
 
 #: the bus's judgement of a step: the observation to read next, or `stop` (the turn ends)
@@ -306,6 +328,7 @@ class Agent:
         turn's earlier tool observations (e.g. stubs for old ones), rebuilt at each step.
         """
         base = build_messages(self.spec, ctx, self._tool_list)
+        question = ctx.local_task or ctx.global_task
         done: list[_Done] = []
         for step in range(self.max_steps):
             # the last step of a turn that used tools may only answer (as smolagents does at
@@ -313,15 +336,18 @@ class Agent:
             last = 0 < step == self.max_steps - 1 and bool(done)
             open_ = not self._stuck(done) and not last
             note = LAST_NOTE if last else CLOSED_NOTE
-            messages = self._messages(base, done, view, open_, note)
-            if self.text_answer and not (open_ and self.tools):  # no choice: no JSON step
-                data, c = await self._text_answer(
-                    messages, {"thought": "", "action": "answer"}, None
-                )
-            else:
-                data, c = await self._ask(messages, tools_open=open_)
-                if data["action"] == "answer" and self.text_answer:
-                    data, c = await self._text_answer(messages, data, c)
+            messages = self._messages(base, done, view, open_, note, question)
+            data, c = await self._decide(messages, open_)
+            if data["action"] == "answer" and copies_note(str(data["answer"]), _notes(done)):
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": c.text},
+                    {"role": "user", "content": closing_turn(COPIED_NOTE, question)},
+                ]
+                data, c2 = await self._decide(messages, False)
+                c = replace(c2, usage=c.usage + c2.usage, latency_s=c.latency_s + c2.latency_s)
+                if copies_note(str(data["answer"]), _notes(done)):
+                    data = {**data, "answer": ""}  # overseer's words are no answer
             i = self._interaction(ctx, step, data, c)
             if data["action"] == "answer":
                 out = await judge(i)
@@ -331,6 +357,18 @@ class Agent:
                 return None
             done.append(finished)
         raise AgentStepError("no_answer", f"no answer after {self.max_steps} steps")
+
+    async def _decide(
+        self, messages: list[Message], open_: bool
+    ) -> tuple[dict[str, Any], Completion]:
+        """One step's decision: a JSON step (a tool call or an answer), then, for a text-answer
+        agent that answers, its text; with no tool open a text-answer agent only writes text."""
+        if self.text_answer and not (open_ and self.tools):  # no choice: no JSON step
+            return await self._text_answer(messages, {"thought": "", "action": "answer"}, None)
+        data, c = await self._ask(messages, tools_open=open_)
+        if data["action"] == "answer" and self.text_answer:
+            data, c = await self._text_answer(messages, data, c)
+        return data, c
 
     def _interaction(
         self, ctx: AgentContext, step: int, data: dict[str, Any], c: Completion
@@ -401,9 +439,10 @@ class Agent:
         view: View | None,
         open_: bool = True,
         note: str = CLOSED_NOTE,
+        question: str = "",
     ) -> list[Message]:
         """The prompt of the next step: the base messages, then each earlier tool step with
-        its observation as `view` shows it (and, with tools closed, a request to answer)."""
+        its observation as `view` shows it (and, with tools closed, a turn asking `question`)."""
         records = [d.record for d in done]
         texts = (
             view(self.spec.name, records)
@@ -417,8 +456,13 @@ class Agent:
                 {"role": "user", "content": f"Observation from {d.record.tool}:\n{text}{d.note}"},
             ]
         if not open_:
-            messages[-1] = {**messages[-1], "content": messages[-1]["content"] + note}
+            messages.append({"role": "user", "content": closing_turn(note, question)})
         return messages
+
+
+def _notes(done: Sequence[_Done]) -> list[str]:
+    """What overseer wrote into this turn: the refusals the agent read, the closing notes."""
+    return [d.record.text for d in done if d.refused] + [CLOSED_NOTE, LAST_NOTE, COPIED_NOTE]
 
 
 def _answer_positions(c: Completion, *, whole: bool = False) -> tuple[int, ...]:

@@ -21,6 +21,8 @@ _META = re.compile(
     r"https?://\S+\s*$)",
     re.IGNORECASE,
 )
+# A short `label: value` line (a fact-table row as `strip_markup` writes it): always kept.
+_ROW_LINE = re.compile(r"^\s*[^\s:\[][^:\n]{0,59}:\s+\S.{0,79}$")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _PASSAGE_MAX = 600  # characters; longer paragraphs are split at sentence ends
 _META_MAX = 300  # a "metadata" line longer than this is body text
@@ -45,7 +47,8 @@ def _split_long(par: str, limit: int) -> list[str]:
 
 
 def passages(text: str, limit: int = _PASSAGE_MAX) -> list[tuple[str, bool]]:
-    """The text as (passage, is_metadata) in order: metadata lines alone, paragraphs split."""
+    """The text as (passage, is_metadata) in order: metadata lines and `label: value` rows
+    alone, paragraphs split."""
     out: list[tuple[str, bool]] = []
     para: list[str] = []
 
@@ -57,7 +60,7 @@ def passages(text: str, limit: int = _PASSAGE_MAX) -> list[tuple[str, bool]]:
     for line in text.splitlines():
         if not line.strip():
             flush()
-        elif _META.match(line) and len(line) <= _META_MAX:
+        elif (_META.match(line) and len(line) <= _META_MAX) or _ROW_LINE.match(line):
             flush()
             out.append((line.strip(), True))
         else:
@@ -89,9 +92,11 @@ def _scores(texts: list[str], query: str, embed: Embed | None) -> np.ndarray:
 def extract(text: str, query: str, keep_chars: int, *, embed: Embed | None = None) -> str:
     """The most relevant passages of `text` for `query`, about `keep_chars` long, plus a note.
 
-    Texts already within `keep_chars` come back unchanged. Metadata lines (title, URL, source,
-    headings) are kept first; then passages by falling relevance (ties: earlier first) while
-    they fit; the kept ones are printed in their original order.
+    Texts already within `keep_chars` come back unchanged. `label: value` rows (a fact
+    table: what a question about the page most often asks) are kept first, up to half the
+    budget; then metadata lines (title, URL, source, headings), then passages by falling
+    relevance (ties: earlier first) while they fit; the kept ones are printed in their
+    original order.
     """
     if keep_chars < 1:
         raise ValueError(f"extract keep_chars: expected an integer >= 1, got {keep_chars!r}")
@@ -102,7 +107,12 @@ def extract(text: str, query: str, keep_chars: int, *, embed: Embed | None = Non
     kept: set[int] = set()
     used = 0
     for i, (p, is_meta) in enumerate(parts):
-        if is_meta and used + len(p) <= meta_budget:
+        if is_meta and _ROW_LINE.match(p) and used + len(p) <= keep_chars // 2:
+            kept.add(i)
+            used += len(p) + 1
+    meta_budget += used
+    for i, (p, is_meta) in enumerate(parts):
+        if is_meta and i not in kept and used + len(p) <= meta_budget:
             kept.add(i)
             used += len(p) + 1
     body = [i for i in range(len(parts)) if i not in kept]

@@ -11,10 +11,18 @@ with the cut-off tags of a viewport.
 from __future__ import annotations
 
 import re
+from html import unescape
 
 from bs4 import BeautifulSoup, Tag
 
 _TAG = re.compile(r"<[A-Za-z!/][^>]{0,400}>")
+# A tag cut off before its `>` where the next tag begins (a viewport or a block cut mid-tag,
+# `<li class="nav</nav>`): its open quote would swallow the markup after it, table included.
+_UNCLOSED = re.compile(r"<[A-Za-z][^<>]*(?=<)")
+# A complete fact-table row in raw markup: a header cell, then a value cell.
+_ROW = re.compile(
+    r"<th\b[^>]*>(?P<label>.*?)</th>\s*<td\b[^>]*>(?P<value>.*?)</td>", re.IGNORECASE | re.DOTALL
+)
 _MIN_TAGS = 5  # fewer tags than this is text that mentions markup, not a page
 # Elements that are never content: code and styling.
 _DROP = ("script", "style", "noscript", "template", "iframe", "svg", "head")
@@ -69,7 +77,7 @@ def strip_markup(text: str, *, min_share: float = 0.1) -> str | None:
     """
     if markup_share(text) < min_share:
         return None
-    soup = BeautifulSoup(text, "html.parser")
+    soup = BeautifulSoup(_UNCLOSED.sub("", text), "html.parser")
     title = soup.find("title")
     title_text = title.get_text(" ", strip=True) if title is not None else ""
     for tag in soup.find_all(_DROP):
@@ -91,7 +99,20 @@ def strip_markup(text: str, *, min_share: float = 0.1) -> str | None:
     body = "\n\n".join(b for b in blocks if b)
     if title_text and title_text not in body[:300]:
         body = f"Title: {title_text}\n\n{body}"
-    return body
+    lost = [r for r in table_rows(text) if r not in body]
+    return f"{body}\n\n" + "\n".join(lost) if lost else body
+
+
+def table_rows(markup: str) -> list[str]:
+    """Every complete `header | value` row of the raw markup as a `label: value` line (tags
+    inside the cells dropped): what stripping must keep whatever markup surrounds a table."""
+    rows = []
+    for m in _ROW.finditer(markup):
+        cells = (unescape(_TAG.sub(" ", m.group(k))) for k in ("label", "value"))
+        label, value = (" ".join(c.split()) for c in cells)
+        if label and value:
+            rows.append(f"{label}: {value}")
+    return rows
 
 
 def _lines(block: str) -> str:

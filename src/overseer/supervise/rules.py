@@ -120,11 +120,18 @@ def _short(text: str, n: int) -> str:
 
 
 def mask_stub(record: ToolRecord, *, repeated: bool = False) -> str:
-    """The one line that stands for an older tool output: what tool, what arguments, how long."""
+    """The one line that stands for an older tool output: what tool, what arguments, how long
+    (a hidden note of overseer's own is called that, never the tool's output)."""
     call = f"{record.tool}({_short(record.args, 80)})"
+    if record.text.startswith(NOTE_MARK):
+        return f"[overseer's earlier note on {call} hidden: {len(record.text):,} chars]"
     if repeated:
         return f"[output of {call} hidden here: the same {len(record.text):,} chars come later]"
     return f"[older output of {call} hidden: {len(record.text):,} chars]"
+
+
+#: how every note overseer writes into an agent's context begins
+NOTE_MARK = "[overseer"
 
 
 def _times(n: int) -> str:
@@ -195,8 +202,8 @@ class RuleTier:
         self._over_budget: set[Key] = set()
         self._masked: set[tuple[str, ToolRecord, int]] = set()
         self._runs: dict[tuple[str, str, str], _ToolRun] = {}
-        self._visible: dict[str, set[str]] = {}  # agent -> actions its last view left whole
         self._purified: set[str] = set()  # outputs purification produced (kept by masking)
+        self._pinned: dict[str, set[str]] = {}  # agent -> refused actions whose output stays
 
     def reset(self) -> None:
         """Forget everything (a new run)."""
@@ -208,8 +215,8 @@ class RuleTier:
         self._over_budget.clear()
         self._masked.clear()
         self._runs.clear()
-        self._visible.clear()
         self._purified.clear()
+        self._pinned.clear()
 
     def _fire(self, firing: RuleFiring) -> RuleFiring:
         self.counts[firing.rule] += 1
@@ -247,12 +254,12 @@ class RuleTier:
         return None
 
     def _repeat_note(self, call: str, seen: _Seen, agent: str, action: str) -> str:
-        """The refusal of an identical call, true about where its output is. It quotes what the
-        agent was shown (the purified extract, never the raw output), whole: on browse the
-        0.5B researcher told only to look above copied page filler or the runtime's notes as
-        its answer (4 losses in 24), and answered from the quoted extract (1 loss in 24)."""
+        """The refusal of an identical call, true about where its output is. It never quotes
+        the output: on fresh browse pages the 0.5B researcher copied the filler numbers at
+        the end of a quoted extract as its answer (issue 39). The earlier output is kept in
+        view instead (`mask` leaves a refused action's latest output whole)."""
         ran = f"{call} ran {_times(seen.ran)} in this task with these arguments"
-        again = f" (this is refusal {seen.refused} of it)" if seen.refused > 1 else ""
+        again = f" (refusal {seen.refused} of it)" if seen.refused > 1 else ""
         if seen.failed:
             return (
                 f"[overseer] Not run again: {ran} and failed{again}; it would fail the same "
@@ -260,15 +267,10 @@ class RuleTier:
             )
         if seen.shown is None:
             return f"[overseer] Not run again: {ran}{again}. Take a different step or answer."
-        visible = self._visible.get(agent)  # None: never masked, so every output is in view
-        where = (
-            "since hidden from your context"
-            if visible is not None and action not in visible
-            else "also in your context above"
-        )
+        self._pinned.setdefault(agent, set()).add(action)
         return (
-            f"[overseer] Not run again: {ran}{again}. Its output ({where}) was:\n{seen.shown}\n"
-            f"[end of the earlier output] Answer from it, or take a different step."
+            f"[overseer] Not run again: {ran}{again}. Its output is unchanged and shown above, "
+            f"as the observation of that call. Read it there, or take a different step."
         )
 
     def _budget_block(self, key: Key, why: str) -> Blocked:
@@ -335,12 +337,18 @@ class RuleTier:
         """Texts to show for one agent's observations (oldest first).
 
         An output repeated later is stubbed at any age (the later copy holds it); of the rest,
-        the last `mask_keep` stay whole and older ones become stubs, except purified extracts.
+        the last `mask_keep` stay whole and older ones become stubs, except purified extracts
+        and the latest output of an action a refusal pointed to (it stays where it said).
         A masking firing is counted the first time a record is stubbed, never again for it.
         """
         if not self.settings.masking:
             return [r.text for r in observations]
         cut = max(0, len(observations) - self.settings.mask_keep)
+        pinned = self._pinned.get(agent, set())
+        kept = {
+            _action_of(r): i for i, r in enumerate(observations) if not r.text.startswith(NOTE_MARK)
+        }
+        kept = {a: i for a, i in kept.items() if a in pinned}
         later: Counter[str] = Counter(r.text for r in observations)
         out: list[str] = []
         occurrence: Counter[ToolRecord] = Counter()
@@ -348,7 +356,7 @@ class RuleTier:
             occurrence[rec] += 1
             later[rec.text] -= 1
             repeat = later[rec.text] > 0
-            old = i < cut and rec.text not in self._purified
+            old = i < cut and rec.text not in self._purified and i not in kept.values()
             stub = mask_stub(rec, repeated=repeat)
             if not (repeat or old) or len(stub) >= len(rec.text):  # keep, or nothing to save
                 out.append(rec.text)
@@ -360,7 +368,4 @@ class RuleTier:
                 what = "a repeated" if repeat else "an older"
                 detail = f"masked {what} output of {rec.tool} ({len(rec.text):,} chars)"
                 self._fire(RuleFiring("masking", agent, subtask, detail, len(rec.text), len(stub)))
-        self._visible[agent] = {
-            _action_of(r) for t, r in zip(out, observations, strict=True) if t == r.text
-        }
         return out

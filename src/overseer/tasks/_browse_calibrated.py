@@ -108,11 +108,12 @@ PROMPT = (
 )
 
 
-def load_browse(size: int = SIZE, seed: int = SEED) -> list[Task]:
-    """Questions answerable only by browsing the calibrated offline web (numeric answers)."""
+def load_browse(size: int = SIZE, seed: int = SEED, *, suite: str = SUITE) -> list[Task]:
+    """Questions answerable only by browsing the calibrated offline web (numeric answers);
+    `suite` names the corpus (`browse@SEED` for a corpus seed other than the default)."""
     tasks = [
         Task(
-            SUITE,
+            suite,
             f"{SUITE}/{seed}/{i}",
             PROMPT.format(q=it.question, url=it.page.url),
             str(it.page.facts[it.label]),
@@ -129,7 +130,7 @@ def load_browse(size: int = SIZE, seed: int = SEED) -> list[Task]:
         for i, it in enumerate(build_items(size, seed))
     ]
     if len(tasks) != size:
-        raise RuntimeError(f"suite {SUITE}: built {len(tasks)} tasks, asked {size}")
+        raise RuntimeError(f"suite {suite}: built {len(tasks)} tasks, asked {size}")
     return tasks
 
 

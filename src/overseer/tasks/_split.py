@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Literal
 
+from overseer.tasks._browse_calibrated import load_browse
 from overseer.tasks._loaders import LOADERS
 from overseer.tasks._types import Task
 
@@ -14,8 +16,30 @@ SUITE_NAMES: tuple[str, ...] = tuple(LOADERS)
 DEFAULT_FRACTIONS = (0.2, 0.1, 0.7)
 
 
+#: suites generated from a corpus seed: `NAME@SEED` loads the corpus of that seed (the
+#: held-out protocol, docs/evidence/heldout.md: development and held-out corpora by seed)
+CORPUS_SUITES: dict[str, Callable[..., list[Task]]] = {"browse": load_browse}
+
+
 class UnknownSuiteError(ValueError):
     """A suite name that does not exist; the message lists the valid names."""
+
+
+def _loader(name: str) -> Callable[[], list[Task]]:
+    """The loader of suite `name`: a known suite, or `NAME@SEED` for a corpus seed."""
+    base, at, seed = name.partition("@")
+    if at and base in CORPUS_SUITES:
+        if not seed.isdigit():
+            raise UnknownSuiteError(
+                f"suite {name!r}: expected {base}@SEED with SEED a non-negative integer"
+            )
+        return partial(CORPUS_SUITES[base], seed=int(seed), suite=name)
+    if name not in LOADERS:
+        seeded = ", ".join(f"{k}@SEED" for k in CORPUS_SUITES)
+        raise UnknownSuiteError(
+            f"unknown suite {name!r}; expected one of: {', '.join(SUITE_NAMES)}, {seeded}"
+        )
+    return LOADERS[name]
 
 
 def _rank(seed: int, task_id: str) -> str:
@@ -49,15 +73,13 @@ def split_tasks(
 def load_suite(
     name: str, *, split: Split = "test", seed: int = 0, limit: int | None = None
 ) -> list[Task]:
-    """The tasks of a suite's split, in the loader's order, the first `limit` of them."""
-    if name not in LOADERS:
-        raise UnknownSuiteError(
-            f"unknown suite {name!r}; expected one of: {', '.join(SUITE_NAMES)}"
-        )
+    """The tasks of a suite's split, in the loader's order, the first `limit` of them
+    (`NAME@SEED`: the corpus of that seed, for suites in CORPUS_SUITES)."""
+    load = _loader(name)
     if split not in ("train", "validation", "test", "all"):
         raise ValueError(f"split: expected train|validation|test|all, got {split!r}")
     if limit is not None and limit < 1:
         raise ValueError(f"limit: expected >= 1, got {limit}")
-    tasks = LOADERS[name]()
+    tasks = load()
     chosen = tasks if split == "all" else split_tasks(tasks, seed=seed)[split]
     return chosen[:limit] if limit is not None else chosen
