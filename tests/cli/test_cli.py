@@ -70,7 +70,7 @@ def test_models_shows_the_extra_to_install(
 ) -> None:
     """The install hint keeps its '[extra]' (the table's markup must not eat it)."""
     missing = ModelStatus("big-model", "a big one", 10**9, False, False, "pip install 'x[big7]'")
-    monkeypatch.setattr("overseer.cli._models.list_models", lambda: [missing])
+    monkeypatch.setattr("overseer.models.list_models", lambda: [missing])
     code, out, _ = run_cli(capsys, "models")
     assert code == 0 and "x[big7]" in out, out
 

@@ -127,10 +127,10 @@ def test_monitor_file_without_its_arrays_says_what_is_missing(
 def test_tools_python_adds_no_serializer_warning() -> None:
     import warnings
 
-    from overseer.cli._run import _tools, _with_tools
+    from overseer.cli._run_options import tools_of, with_tools
     from overseer.runtime import make_team
 
-    team = _with_tools(make_team("complete", 2, rounds=1), _tools("python"))
+    team = with_tools(make_team("complete", 2, rounds=1), tools_of("python"))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # pydantic's serializer warning would raise here
         dumped = team.model_dump()

@@ -8,7 +8,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from overseer.cli import _options as o
+from overseer.cli import _game_options as o
 from overseer.cli import main
 
 
@@ -19,7 +19,7 @@ from overseer.cli import main
         (["collect", "--suspects", "1"], "n_suspects"),
         (["collect", "--suspects", "30", "--attributes", "3"], "distinct characters"),
         (["collect", "--games", "500"], "has 210 games, asked for 500"),
-        (["collect", "--model", "gpt-9000"], "unknown"),
+        (["collect", "--model", "gpt-9000"], "openai:gpt-9000"),
         (["eval", "--caps", "x"], "--caps"),
         (["eval", "--caps", "7"], "--caps"),
         (["eval", "--monitor", "/nonexistent/m.json"], "--monitor"),

@@ -1,14 +1,16 @@
 """The `overseer` command line. Exit codes: 0 done, 1 failed run or errored results, 2 bad
-input (one line on stderr), 130 interrupted."""
+input (one line on stderr), 130 interrupted.
+
+Command modules import typer and the CLI's own helpers only; the packages that do the work
+(models, runtime, bench, scipy, openai) are imported when a command runs, so `--help` is fast.
+"""
 
 from __future__ import annotations
 
 import sys
 
 import typer
-from rich.console import Console
 
-from overseer.bench.backends import RayConnectError
 from overseer.cli import (  # noqa: F401 (commands)
     _adapt,
     _attribute,
@@ -23,49 +25,64 @@ from overseer.cli import (  # noqa: F401 (commands)
     _trace,
     _trace_list,
 )
-from overseer.cli._app import CommandFailed, InputError, Interrupted, app
+from overseer.cli._app import CommandFailed, InputError, Interrupted, app, err_console
+from overseer.cli._hints import fix_install_hints
 from overseer.errors import PathError
-from overseer.models import ModelError
-from overseer.runtime import TeamSpecError
 
 __all__ = ["app", "main"]
 
 INTERRUPTED = 130
+#: errors printed as one line with exit 2, by (module, name); looked up among the modules
+#: already imported, since an error of a module never imported cannot have been raised
+_BAD_INPUT = (
+    ("overseer.models", "ModelError"),
+    ("overseer.runtime", "TeamSpecError"),
+    ("overseer.bench.backends", "RayConnectError"),
+)
 
 
-def _interrupted(err: Console, kept: int | None) -> int:
-    what = "finished results are kept" if kept is None else f"{kept} finished results are kept"
-    err.print(f"overseer: interrupted; {what}", markup=False)
-    return INTERRUPTED
+def _bad_input_types() -> tuple[type[BaseException], ...]:
+    found: list[type[BaseException]] = [InputError, PathError]
+    for module, name in _BAD_INPUT:
+        mod = sys.modules.get(module)
+        if mod is not None:
+            found.append(getattr(mod, name))
+    return tuple(found)
+
+
+def _say(text: str) -> None:
+    err_console().print(fix_install_hints(text))
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `overseer` script; returns the exit code (see the app's epilog)."""
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         rv = app(args=argv, standalone_mode=False, prog_name="overseer")
     except typer.exceptions.TyperException as exc:  # click's usage errors, as typer ships them
         if not exc.format_message():  # bare `overseer`: help was printed
             return 0
-        err.print(f"overseer: error: {exc.format_message()}", markup=False)
+        _say(f"overseer: error: {exc.format_message()}")
         return exc.exit_code
-    except (InputError, ModelError, TeamSpecError, RayConnectError) as exc:
-        err.print(f"overseer: error: {exc}", markup=False)
-        return 2
-    except PathError as exc:  # an unusable store, cache or trace directory: one line
-        err.print(f"overseer: error: {exc}", markup=False)
-        return 2
     except CommandFailed as exc:
-        err.print(f"overseer: error: {exc}", markup=False)
+        _say(f"overseer: error: {exc}")
         return 1
     except Interrupted as exc:
-        return _interrupted(err, exc.kept)
+        _say(exc.line())
+        return INTERRUPTED
     except (typer.Abort, KeyboardInterrupt):
-        return _interrupted(err, None)
+        _say(Interrupted().line())
+        return INTERRUPTED
     except typer.Exit as exc:
         return exc.exit_code
+    except Exception as exc:
+        if not isinstance(exc, _bad_input_types()):
+            raise
+        _say(f"overseer: error: {exc}")
+        return 2
     if isinstance(rv, int) and not isinstance(rv, bool):  # typer returns Exit(code)'s code
-        return _interrupted(err, None) if rv == INTERRUPTED else rv
+        if rv == INTERRUPTED:
+            _say(Interrupted().line())
+        return rv
     return 0
 
 

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.table import Table
 
 from overseer.cli import _options as o
+from overseer.cli._adapt_out import print_solved, print_store
 from overseer.cli._app import InputError, app, out_console
+from overseer.cli._hints import MODEL_HELP, model_name
 
 adapt_app = typer.Typer(help="MASFly: teams built from retrieved SOPs, a Watcher, distillation.")
 app.add_typer(adapt_app, name="adapt")
 
 DEFAULT_STORE = Path("results") / "adapt.sqlite"
 StoreOpt = Annotated[Path, typer.Option(help="SQLite file of the SOP repository and pool.")]
-ModelOpt = Annotated[str, typer.Option(help="Local model name or openai:MODEL.")]
+ModelOpt = Annotated[str | None, typer.Option(help=MODEL_HELP)]
 SplitSeedOpt = Annotated[int, typer.Option(help="Split seed and model seed.")]
 TriesOpt = Annotated[int, typer.Option(help="Runs per task (first + revisions).")]
 R = TypeVar("R")
@@ -36,7 +35,7 @@ def _check_counts(limit: int, tries: int) -> None:
 
 
 def _distill(
-    model_name: str,
+    model: str | None,
     store: Path,
     suite: str,
     limit: int,
@@ -47,6 +46,8 @@ def _distill(
 ) -> None:
     """Distil `limit` training tasks of `suite` into the stores at `store` (a line per task as
     it ends), then say how many were stored."""
+    import asyncio
+
     from overseer.adapt import Embedder, MASFlyConfig
     from overseer.experiments.adapt_campaign import campaign_stores, distill_tasks, training_tasks
 
@@ -64,7 +65,7 @@ def _distill(
 
     cfg = MASFlyConfig(budget=opts[1].budget())
     run = distill_tasks(
-        opts[0].load(model_name),
+        opts[0].load(model_name(model)),
         repo,
         pool,
         tasks,
@@ -84,7 +85,7 @@ def init_cmd(
     store: StoreOpt = DEFAULT_STORE,
     suite: Annotated[str | None, typer.Option(help="Distil a few training tasks of it.")] = None,
     limit: Annotated[int, typer.Option(help="Training tasks to distil.")] = 3,
-    model: ModelOpt = "smollm2-135m",
+    model: ModelOpt = None,
     seed: SplitSeedOpt = 0,
     tries: TriesOpt = 2,
     starter: Annotated[bool, typer.Option(help="Add the starter cases first.")] = True,
@@ -108,7 +109,7 @@ def distill_cmd(
     suite: Annotated[str, typer.Option(help="Suite whose training split is distilled.")],
     store: StoreOpt = DEFAULT_STORE,
     limit: Annotated[int, typer.Option(help="Training tasks to distil.")] = 5,
-    model: ModelOpt = "smollm2-135m",
+    model: ModelOpt = None,
     seed: SplitSeedOpt = 0,
     tries: TriesOpt = 2,
     mopts: o.ModelOpts = o.MODEL_DEFAULTS,
@@ -143,32 +144,14 @@ def show_cmd(
             console.print(f"exported {repo.export_json(export)} cases to {export}")
     except RepositoryError as exc:
         raise InputError(str(exc)) from None
-    t = Table(title=f"SOP cases in {store}")
-    for col in ("id", "domain", "source", "team", "query"):
-        t.add_column(col)
-    for c in repo.cases():
-        t.add_row(str(c.id), c.domain, c.source, " -> ".join(c.sop.team), c.query[:70])
-    console.print(t)
-    pool = ExperiencePool(store, emb)
-    e = Table(title="experiences")
-    for col in ("id", "domain", "source", "failure cause", "agents"):
-        e.add_column(col)
-    for x in pool.all():
-        e.add_row(
-            str(x.id),
-            x.domain,
-            x.source,
-            x.failure_cause[:70],
-            ", ".join(sorted({a.agent for a in x.lessons})),
-        )
-    console.print(e)
+    print_store(console, store, repo, ExperiencePool(store, emb))
 
 
 @_model_command("run")
 def run_cmd(
     query: Annotated[str, typer.Argument(help="The task to solve.")],
     store: StoreOpt = DEFAULT_STORE,
-    model: ModelOpt = "smollm2-135m",
+    model: ModelOpt = None,
     tools: Annotated[str, typer.Option(help="Comma-separated tools: python, or none.")] = "none",
     seed: Annotated[int, typer.Option(help="Model seed.")] = 0,
     watcher: Annotated[bool, typer.Option(help="Run under the Watcher.")] = True,
@@ -176,6 +159,8 @@ def run_cmd(
     limits: o.BudgetOpts = o.NO_LIMITS,
 ) -> None:
     """Build a team for one query from the repository, run it under the Watcher, report."""
+    import asyncio
+
     from overseer.adapt import Embedder, MASFly, MASFlyConfig
     from overseer.experiments.adapt import open_stores
     from overseer.runtime import PythonTool
@@ -187,29 +172,8 @@ def run_cmd(
         raise InputError(f"--tools: unknown {bad}; expected python or none")
     repo, pool = open_stores(store, Embedder())
     cfg = MASFlyConfig(watcher=watcher, budget=limits.budget())
-    fly = MASFly(mopts.load(model), repo, pool, config=cfg, trace_dir=Path("runs") / "adapt")
-    out = asyncio.run(fly.solve(query, tools={n: known[n]() for n in names}, seed=seed))
-    console = out_console()
-    plan = out.plan
-    if plan.need is not None:
-        console.print(f"need ({plan.need.source}): {plan.need.need.model_dump_json()}")
-    for h in plan.hits:
-        console.print(
-            f"retrieved case #{h.case.id} score {h.score:.3f} (query {h.query_sim:.3f}, "
-            f"need {h.need_sim:.3f}): {' -> '.join(h.case.sop.team)}"
-        )
-    console.print(
-        f"OP ({plan.inst.source}, {len(plan.inst.errors)} errors): "
-        f"{json.dumps(out.team.names)} edges {list(out.team.spatial_edges)}"
+    fly = MASFly(
+        mopts.load(model_name(model)), repo, pool, config=cfg, trace_dir=Path("runs") / "adapt"
     )
-    for r in out.reviews:
-        console.print(f"watcher [{r['trigger']}]: {json.dumps(r['decision'])}")
-    console.print(f"answer: {out.answer}")
-    usage = out.usage_by_actor
-    t = Table(title="tokens by actor")
-    for col in ("actor", "prompt", "completion"):
-        t.add_column(col)
-    for k, u in sorted(usage.items()):
-        t.add_row(k, str(u.prompt_tokens), str(u.completion_tokens))
-    console.print(t)
-    console.print(f"trace: {out.result.trace_path}")
+    out = asyncio.run(fly.solve(query, tools={n: known[n]() for n in names}, seed=seed))
+    print_solved(out_console(), out)

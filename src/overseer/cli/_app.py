@@ -1,17 +1,19 @@
-"""The typer app shared by every command module, and the one-line input error."""
+"""The typer app shared by every command module, and the errors a command raises to end."""
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_CODES = (
     "Exit codes: 0 the command did what it was asked; 1 the run ended in error, no model call "
-    "succeeded or its answer is empty (stop reason empty_answer), or results hold errors (see "
-    "--allow-errors); 2 bad input (one line on stderr); 130 interrupted (finished results are "
-    "kept)."
+    "succeeded, its answer is empty, or results hold errors (see --allow-errors); 2 bad input "
+    "(one line on stderr); 130 interrupted (the line says what was kept)."
 )
 
 app = typer.Typer(
@@ -34,11 +36,21 @@ class CommandFailed(Exception):
 
 
 class Interrupted(Exception):
-    """Ctrl-C during a command; `kept` is the number of finished results in its store."""
+    """Ctrl-C during a command: `kept` finished results in its store, or `note` saying what
+    was kept (or that nothing was), so the line never claims what did not happen."""
 
-    def __init__(self, kept: int | None = None) -> None:
+    def __init__(self, kept: int | None = None, note: str | None = None) -> None:
         super().__init__("interrupted")
         self.kept = kept
+        self.note = note
+
+    def line(self) -> str:
+        """The one stderr line: what is kept, as far as the command knows."""
+        if self.note is not None:
+            return f"overseer: interrupted; {self.note}"
+        if self.kept is not None:
+            return f"overseer: interrupted; {self.kept} finished results are kept"
+        return "overseer: interrupted"
 
 
 def csv_list(text: str, what: str) -> list[str]:
@@ -51,8 +63,17 @@ def csv_list(text: str, what: str) -> list[str]:
 
 def out_console() -> Console:
     """Stdout console; wide when not a terminal so tables in logs and pipes are not cut. Markup
-    is off: printed text (model answers, install hints like 'overseer[qwen05]') is data."""
+    is off: printed text (model answers, install hints like '.[qwen05]') is data."""
+    from rich.console import Console
+
     return Console(width=None if sys.stdout.isatty() else 160, markup=False)
+
+
+def err_console() -> Console:
+    """Stderr console for one-line messages: no markup, no highlighting, no wrapping."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
 
 
 def _print_version(value: bool) -> None:

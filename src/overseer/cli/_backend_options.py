@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from overseer.cli._app import InputError
-from overseer.cli._options import _group
+from overseer.cli._options import option_group
 
 if TYPE_CHECKING:
     from overseer.bench.backends import Backend, ConfigSource, RayOptions
@@ -77,5 +77,5 @@ _BACKEND_TYPES: dict[str, Any] = {
     ],
 }
 # The backend options after a command's own options, as one `runner: BackendOpts`.
-backend_options = _group("runner", BackendOpts, _BACKEND_TYPES, (), tuple(_BACKEND_TYPES))
+backend_options = option_group("runner", BackendOpts, _BACKEND_TYPES, (), tuple(_BACKEND_TYPES))
 LOCAL = BackendOpts()

@@ -7,13 +7,15 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
 from overseer.cli._app import InputError
-from overseer.runtime import TeamSpec
-from overseer.runtime.steps import StepReport
+
+if TYPE_CHECKING:
+    from overseer.runtime import TeamSpec
+    from overseer.runtime.steps import StepReport
 
 QueryFile = Annotated[
     Path | None, typer.Option(help="Read the query from this file ('-': standard input).")

@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
-from rich.table import Table
-
 from overseer.cli._app import app, out_console
-from overseer.models import list_models
+from overseer.cli._hints import fix_install_hints
 
 
 @app.command("models")
 def models_cmd() -> None:
     """List the named local models, whether they are installed, and their sizes."""
+    from rich.table import Table
+
+    from overseer.models import list_models
+
     t = Table(title="local models")
     for col in ("name", "installed", "ready", "size", "description / install"):
         t.add_column(col)
     for s in list_models():
+        install = fix_install_hints(s.install)
         t.add_row(
             s.name,
             "yes" if s.installed else "no",
             "yes" if s.assembled else ("on first use" if s.installed else "no"),
             f"{s.size_bytes / 1e6:.0f} MB",
-            s.description if s.installed else f"{s.description}\n  install: {s.install}",
+            s.description if s.installed else f"{s.description}\n  install: {install}",
         )
     out_console().print(t)

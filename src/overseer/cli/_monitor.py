@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
+from typing import TYPE_CHECKING, Annotated, get_type_hints
 
 import typer
-from rich.table import Table
 
+from overseer.cli import _game_options as g
 from overseer.cli import _options as o
-from overseer.cli._app import InputError, app, csv_list, out_console
+from overseer.cli._app import InputError, Interrupted, app, csv_list
 from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
-from overseer.cli._options import _group
+from overseer.cli._hints import model_name
+from overseer.cli._monitor_out import print_line, print_outcomes, print_selection
+from overseer.cli._names import ENVS
+from overseer.cli._options import option_group
 
 if TYPE_CHECKING:
     from overseer.bench import SolverConfig
     from overseer.experiments.monitor import EnvSetup
-    from overseer.monitor import MonitorSet
     from overseer.tasks import Task
 
 monitor_app = typer.Typer(
@@ -30,7 +32,7 @@ monitor_app = typer.Typer(
 app.add_typer(monitor_app, name="monitor")
 
 DEFAULT_STORE = Path("results") / "monitor.sqlite"
-DEFAULT_GAME = o.GameOpts()
+DEFAULT_GAME = g.GameOpts()
 
 
 @dataclass(frozen=True)
@@ -38,9 +40,9 @@ class _Play:
     """What `collect` and `eval` share, declared once and passed as one value: the game, its
     sampling seed, the result store, the model backend, the budgets and where games run."""
 
-    seed: o.Seed = 0
-    store: o.Store = DEFAULT_STORE
-    game: o.GameOpts = DEFAULT_GAME
+    seed: g.Seed = 0
+    store: g.Store = DEFAULT_STORE
+    game: g.GameOpts = DEFAULT_GAME
     mopts: o.ModelOpts = o.MODEL_DEFAULTS
     limits: o.BudgetOpts = o.NO_LIMITS
     runner: BackendOpts = LOCAL
@@ -56,8 +58,8 @@ def _play_command(name: str) -> Callable[[Callable[..., None]], Callable[..., No
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
         types = get_type_hints(_Play, include_extras=True)  # the options' typer annotations
-        wrapped = _group("play", _Play, types, (), tuple(types))(command)
-        game = o.game_options(o.GAME_RUN)
+        wrapped = option_group("play", _Play, types, (), tuple(types))(command)
+        game = g.game_options(g.GAME_RUN)
         for options in (backend_options, o.budget_options, o.model_options, game):
             wrapped = options(wrapped)
         return monitor_app.command(name)(wrapped)
@@ -65,21 +67,32 @@ def _play_command(name: str) -> Callable[[Callable[..., None]], Callable[..., No
     return decorate
 
 
-def _setup(g: o.GameOpts) -> EnvSetup:
-    from overseer.experiments.monitor import ENVS, env_setup
+def _setup(game: g.GameOpts) -> tuple[EnvSetup, g.GameOpts]:
+    """The game's environment, and the options with the model resolved (`model_name`)."""
+    from overseer.experiments.monitor import env_setup
 
-    env = g.env
+    env = game.env
     if env not in ENVS:
         raise InputError(f"--env: expected one of {', '.join(ENVS)}, got {env!r}")
-    if g.coders is not None and env != "codegen":
+    if game.coders is not None and env != "codegen":
         raise InputError(f"--coders: a codegen option, not for {env}")
-    if env in ("codegen", "govsim") and (g.suspects is not None or g.attributes is not None):
+    if env in ("codegen", "govsim") and (game.suspects is not None or game.attributes is not None):
         raise InputError(f"--suspects/--attributes: WhoDunitEnv options, not for {env}")
     try:
-        shape = {k: getattr(g, k) for k in o.GAME_SHAPE}  # the game's size options, by name
-        return env_setup(env, trace_dir=g.trace_dir, **shape)
+        shape = {k: getattr(game, k) for k in g.GAME_SHAPE}  # the game's size options, by name
+        setup = env_setup(env, trace_dir=game.trace_dir, **shape)
     except ValueError as exc:
         raise InputError(str(exc)) from None
+    return setup, replace(game, model=model_name(game.model))
+
+
+@contextmanager
+def _kept(store: Path) -> Iterator[None]:
+    """Ctrl-C while games run: say that the finished games are in the store."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise Interrupted(note=f"finished games are kept in {store}; rerun to resume") from None
 
 
 def _limit(tasks: list, n: int | None, what: str) -> list:
@@ -98,17 +111,16 @@ def _run(
     tasks: list[Task],
     play: _Play,
 ) -> None:
-    from overseer.bench import ResultStore, run_experiment
-    from overseer.models import model_card
+    import asyncio
 
-    model = play.game.model
-    if not model.startswith("openai:"):
-        model_card(model)
+    from overseer.bench import ResultStore, run_experiment
+
+    model = str(play.game.model)
     if not tasks:
         return
     load = partial(play.mopts.load, model)
     backend = play.runner.build(factory, load)
-    with ResultStore(play.store) as rs:
+    with ResultStore(play.store) as rs, _kept(play.store):
         s = asyncio.run(
             run_experiment(
                 configs=list(factory()),
@@ -122,7 +134,7 @@ def _run(
                 backend=backend,
             )
         )
-    out_console().print(
+    print_line(
         f"{setup.suite}: {s.planned} games planned, {s.already_done} already stored, "
         f"{s.ran} played, {s.errors} errors; store {play.store}"
     )
@@ -138,19 +150,20 @@ def collect_cmd(
     Budgets apply to each game."""
     from overseer.experiments.monitor import configs_factory
 
-    setup = _setup(play.game)
+    setup, game = _setup(play.game)
+    play = replace(play, game=game)
     tasks = _limit(setup.games("train"), games, "--games")
     tasks += _limit(setup.games("validation"), val_games, "--val-games")
     _run(setup, configs_factory(setup), tasks, play)
-    _print_outcomes(setup, play.game.model, play.store, ["collect"])
+    print_outcomes(setup, str(game.model), play.store, ["collect"])
 
 
 @monitor_app.command("train")
-@o.game_options(o.GAME_SHAPE)
+@g.game_options(g.GAME_SHAPE)
 def train_cmd(
-    store: o.Store = DEFAULT_STORE,
+    store: g.Store = DEFAULT_STORE,
     out: Annotated[Path | None, typer.Option(help="Monitor file (.json + .npz).")] = None,
-    game: o.GameOpts = DEFAULT_GAME,
+    game: g.GameOpts = DEFAULT_GAME,
 ) -> None:
     """Train per-role monitors on the collected games and print the selection report."""
     from overseer.experiments.monitor import (
@@ -159,17 +172,18 @@ def train_cmd(
         train_from_store,
     )
 
-    setup = _setup(game)
+    setup, game = _setup(game)
+    model = str(game.model)
     if not store.is_file():
         raise InputError(f"--store: no result store at {store}; run `overseer monitor collect`")
     try:
-        ms = train_from_store(store, setup, game.model)
+        ms = train_from_store(store, setup, model)
     except MissingGamesError as exc:
         raise InputError(f"--store {exc}") from None
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    path = ms.save(out or default_monitor_path(setup.suite, game.model))
-    _print_selection(ms, f"{setup.suite}, {game.model}", path)
+    path = ms.save(out or default_monitor_path(setup.suite, model))
+    print_selection(ms, f"{setup.suite}, {model}", path)
 
 
 @_play_command("eval")
@@ -184,19 +198,21 @@ def eval_cmd(
     from overseer.experiments.monitor import configs_factory, default_monitor_path
     from overseer.monitor import MonitorSet
 
-    game = play.game
-    setup = _setup(game)
+    setup, game = _setup(play.game)
+    play = replace(play, game=game)
+    model = str(game.model)
     try:
         cap_list = sorted({int(c) for c in csv_list(caps, "--caps")})
     except ValueError:
         raise InputError(f"--caps: expected integers like 1,2, got {caps!r}") from None
     if any(c < 1 or c > 4 for c in cap_list):
         raise InputError(f"--caps: expected values 1..4, got {caps!r}")
-    path = monitor or default_monitor_path(setup.suite, game.model)
+    path = monitor or default_monitor_path(setup.suite, model)
     try:
         ms = MonitorSet.load(path)
-    except ValueError as exc:
-        raise InputError(f"--monitor: {exc}; run `overseer monitor train` first") from None
+    except (ValueError, OSError, RecursionError) as exc:
+        why = " ".join(str(exc).split()) or type(exc).__name__
+        raise InputError(f"--monitor: {why}; run `overseer monitor train` first") from None
     try:
         factory = configs_factory(setup, ms, path, cap_list)
     except ValueError as exc:
@@ -204,33 +220,4 @@ def eval_cmd(
     tasks = _limit(setup.games("test"), games, "--games")
     _run(setup, factory, tasks, play)
     names = [c.name for c in factory()]  # the configurations `factory` builds on Ray workers too
-    _print_outcomes(setup, game.model, play.store, names, ids={t.id for t in tasks})
-
-
-def _print_selection(ms: MonitorSet, what: str, path: Path) -> None:
-    """The per-role selection report of freshly trained monitors and where they were saved."""
-    from overseer.monitor import report_lines
-
-    t = Table(title=f"monitor selection ({what}): gain on validation")
-    for col in ("role", "features (+turn)", "degree", "tau", "gain", "TP/FP", "chosen"):
-        t.add_column(col)
-    for line in report_lines(ms):
-        t.add_row(*line)
-    console, m = out_console(), ms.meta
-    console.print(t)
-    console.print(
-        f"trained on {m['train_games']} games ({m['train_rows']} turns), selected on "
-        f"{m['validation_games']} games (success {100 * m['validation_success_rate']:.1f}%); "
-        f"saved {path}"
-    )
-
-
-def _print_outcomes(setup: EnvSetup, model: str, store: Path, configs: list[str], ids=None) -> Any:
-    from overseer.experiments.monitor import eval_columns, outcome_rows
-
-    t = Table(title=f"{setup.suite} with {model}")
-    for col in eval_columns(setup.env):
-        t.add_column(col, justify="left" if col == "config" else "right")
-    for row in outcome_rows(setup, store, model, configs, ids):
-        t.add_row(*row)
-    out_console().print(t)
+    print_outcomes(setup, model, play.store, names, ids={t.id for t in tasks})

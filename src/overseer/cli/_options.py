@@ -1,5 +1,5 @@
-"""Option groups shared by commands, each declared once and passed as one value: the games of
-`overseer monitor` (GameOpts), model backends (ModelOpts) and run budgets (BudgetOpts)."""
+"""Option groups shared by commands, each declared once and passed as one value: model
+backends (ModelOpts) and run budgets (BudgetOpts); `option_group` makes such a group."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -20,59 +19,9 @@ if TYPE_CHECKING:
     from overseer.runtime import Budget
 
 R = TypeVar("R")
-Env = Annotated[str, typer.Option(help="whodunit-asym, whodunit-sym, govsim or codegen.")]
-ModelOpt = Annotated[str, typer.Option(help="Local model name or openai:MODEL.")]
-Seed = Annotated[int, typer.Option(help="Sampling seed of the games.")]
-Store = Annotated[Path, typer.Option(help="SQLite result store (resumable).")]
-Suspects = Annotated[int | None, typer.Option(help="Characters per game (default: the seed's).")]
-Attributes = Annotated[int | None, typer.Option(help="Attributes per character.")]
-Turns = Annotated[
-    int | None, typer.Option(help="Turn limit per game (govsim: months; codegen: rounds).")
-]
-Coders = Annotated[int | None, typer.Option(help="codegen: coders in the debate (1-4).")]
-Thoughts = Annotated[int, typer.Option(help="Max characters of 'thoughts' (0: none).")]
-MaxTokens = Annotated[
-    int | None,
-    typer.Option(help="Max tokens per agent answer (default: 160; codegen coders: 384)."),
-]
-Progress = Annotated[bool, typer.Option(help="Show progress bars.")]
-TraceDir = Annotated[Path | None, typer.Option(help="Write one JSONL trace per game here.")]
 
 
-@dataclass(frozen=True)
-class GameOpts:
-    """The game options of `monitor collect|train|eval`, declared once and passed as one value."""
-
-    env: str = "whodunit-asym"
-    model: str = "smollm2-135m"
-    suspects: int | None = None
-    attributes: int | None = None
-    turns: int | None = None
-    thoughts: int = 160
-    max_tokens: int | None = None
-    coders: int | None = None
-    progress: bool = True
-    trace_dir: Path | None = None
-
-
-_GAME_TYPES: dict[str, Any] = {
-    "env": Env,
-    "model": ModelOpt,
-    "suspects": Suspects,
-    "attributes": Attributes,
-    "turns": Turns,
-    "thoughts": Thoughts,
-    "max_tokens": MaxTokens,
-    "coders": Coders,
-    "progress": Progress,
-    "trace_dir": TraceDir,
-}
-_GAME_LEAD = ("env", "model")
-GAME_SHAPE = ("suspects", "attributes", "turns", "thoughts", "max_tokens", "coders")
-GAME_RUN = (*GAME_SHAPE, "progress", "trace_dir")
-
-
-def _group(
+def option_group(
     arg: str, cls: type, types: dict[str, Any], lead: tuple[str, ...], names: tuple[str, ...]
 ) -> Callable[[Callable[..., R]], Callable[..., R]]:
     """Give a command the options `lead` before its own and `names` after them (fields of
@@ -98,13 +47,6 @@ def _group(
         return wrapper
 
     return decorate
-
-
-def game_options(names: tuple[str, ...]) -> Callable[[Callable[..., R]], Callable[..., R]]:
-    """Give a command the options --env and --model before its own and `names` (fields of
-    GameOpts) after them; the command receives all of them as one `game: GameOpts` argument.
-    """
-    return _group("game", GameOpts, _GAME_TYPES, _GAME_LEAD, names)
 
 
 def _need(ok: bool, option: str, expected: str, got: object) -> None:
@@ -185,7 +127,7 @@ _MODEL_TYPES: dict[str, Any] = {
 }
 # --base-url, --api-key, --timeout, --retries, --n-ctx, --temperature after a command's own
 # options, received as one `mopts: ModelOpts` argument; then --otlp-endpoint (cli/_otlp.py).
-model_options = with_otlp(_group("mopts", ModelOpts, _MODEL_TYPES, (), tuple(_MODEL_TYPES)))
+model_options = with_otlp(option_group("mopts", ModelOpts, _MODEL_TYPES, (), tuple(_MODEL_TYPES)))
 
 
 @dataclass(frozen=True)
@@ -217,5 +159,5 @@ _BUDGET_TYPES: dict[str, Any] = {
 }
 # --budget-tokens, --budget-calls, --budget-seconds after a command's own options, received
 # as one `limits: BudgetOpts` argument.
-budget_options = _group("limits", BudgetOpts, _BUDGET_TYPES, (), tuple(_BUDGET_TYPES))
+budget_options = option_group("limits", BudgetOpts, _BUDGET_TYPES, (), tuple(_BUDGET_TYPES))
 MODEL_DEFAULTS, NO_LIMITS = ModelOpts(), BudgetOpts()

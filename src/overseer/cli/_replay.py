@@ -4,19 +4,45 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
-from overseer.cli._app import InputError, app, out_console
+from overseer.cli._app import InputError, Interrupted, app, out_console
 from overseer.cli._io import emit_json
-from overseer.supervise.rules import RuleSettings
-from overseer.traces import TraceFormatError, load_source
-from overseer.traces.replay import LogReplay, ReplayTotals, replay, totals
 
-PATH_HELP = "A Who&When log, an OpenAI chat transcript, an overseer trace, a directory of them, "
-PATH_HELP += "or whowhen / whowhen-hand / whowhen-alg (the packaged benchmark)."
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from overseer.traces import Trajectory
+    from overseer.traces.replay import LogReplay, ReplayTotals
+
+PATH_HELP = (
+    "A Who&When log, an OpenAI chat transcript, an overseer trace, a directory of them, or "
+    "whowhen / whowhen-hand / whowhen-alg (the packaged benchmark)."
+)
+_COLUMNS = (
+    "log",
+    "steps",
+    "repeats",
+    "loop blocks",
+    "obs tok",
+    "obs tok rules",
+    "context tok",
+    "context tok rules",
+    "saved",
+    "first firing vs mistake",
+)
+
+
+def load_logs(path: str) -> list[Trajectory]:
+    """The trajectories at `path`; an unreadable or malformed file is one line naming it."""
+    from overseer.traces import TraceFormatError, load_source
+
+    try:
+        return load_source(path)
+    except (TraceFormatError, ValueError) as exc:
+        raise InputError(str(exc)) from None
 
 
 def _row(t: Table, r: LogReplay | ReplayTotals, name: str, steps: str, pos: str) -> None:
@@ -36,20 +62,10 @@ def _row(t: Table, r: LogReplay | ReplayTotals, name: str, steps: str, pos: str)
 
 
 def _table(reps: list[LogReplay], tot: ReplayTotals, tokenizer: str, per_log: bool) -> Table:
+    from rich.table import Table
+
     t = Table(title=f"rule tier replayed offline (tokens: {tokenizer})")
-    cols = (
-        "log",
-        "steps",
-        "repeats",
-        "loop blocks",
-        "obs tok",
-        "obs tok rules",
-        "context tok",
-        "context tok rules",
-        "saved",
-        "first firing vs mistake",
-    )
-    for c in cols:
+    for c in _COLUMNS:
         t.add_column(c, justify="left" if c in ("log", "first firing vs mistake") else "right")
     if per_log:
         for r in reps:
@@ -79,6 +95,23 @@ def _replay_doc(
     }
 
 
+def _replay_all(logs: list[Trajectory], tokenizer: str, settings: Any) -> tuple[list[Any], bool]:
+    """The replays of `logs` in order, and whether Ctrl-C stopped them early (the replays
+    finished before it are kept, to be printed)."""
+    from overseer.traces.replay import ModelTokenizer, replay
+
+    tok = ModelTokenizer.load(tokenizer)
+    reps: list[Any] = []
+    try:
+        for t in logs:
+            reps.append(replay(t, tok, settings))
+    except KeyboardInterrupt:
+        return reps, True
+    finally:
+        tok.close()
+    return reps, False
+
+
 @app.command("replay")
 def replay_cmd(
     path: Annotated[str, typer.Argument(help=PATH_HELP)],
@@ -94,8 +127,10 @@ def replay_cmd(
 ) -> None:
     """Replay the rule tier (loop breaker, masking, purification, budgets) over trajectories:
     repeats, observation and context tokens with and without the rules, first firing vs the
-    annotated mistake step. No model call; the tokenizer is the named local model's own."""
-    from overseer.traces.replay import ModelTokenizer
+    annotated mistake step. No model call; the tokenizer is the named local model's own.
+    Ctrl-C prints the logs replayed so far (replay stores nothing)."""
+    from overseer.supervise.rules import RuleSettings
+    from overseer.traces.replay import totals
 
     try:
         settings = RuleSettings(
@@ -105,20 +140,19 @@ def replay_cmd(
             purify_keep=min(1500, purify_over - 1),
             budget_tokens=budget_tokens,
         )
-        logs = load_source(path)
-    except (TraceFormatError, ValueError) as exc:
+    except ValueError as exc:
         raise InputError(str(exc)) from None
+    logs = load_logs(path)
     start = time.perf_counter()
-    tok = ModelTokenizer.load(tokenizer)
-    try:
-        reps = [replay(t, tok, settings) for t in logs]
-    finally:
-        tok.close()
-    tot = totals(reps)
-    secs = time.perf_counter() - start
+    reps, stopped = _replay_all(logs, tokenizer, settings)
+    tot, secs = totals(reps), time.perf_counter() - start
     if as_json:
-        emit_json(_replay_doc(reps, tot, tokenizer, secs))
-        return
-    out = out_console()
-    out.print(_table(reps, tot, tokenizer, per_log))
-    out.print(f"{len(reps)} logs replayed in {secs:.1f} s; rule firings: {tot.firings}")
+        emit_json({**_replay_doc(reps, tot, tokenizer, secs), "interrupted": stopped})
+    elif reps or not stopped:
+        out = out_console()
+        out.print(_table(reps, tot, tokenizer, per_log))
+        out.print(f"{len(reps)} logs replayed in {secs:.1f} s; rule firings: {tot.firings}")
+    if stopped:
+        shown = "printed above" if reps else "none finished"
+        note = f"{len(reps)} of {len(logs)} logs replayed ({shown}); replay stores nothing"
+        raise Interrupted(note=note)

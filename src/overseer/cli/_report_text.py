@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
-from overseer.bench import ResultRecord
+    from overseer.bench import ResultRecord
 
 
 def _baseline(records: Sequence[ResultRecord], configs: Sequence[str], baseline: str | None):

@@ -7,12 +7,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from overseer.cli._app import InputError, out_console
 from overseer.cli._io import strip_controls
 from overseer.cli._trace import trace_app
-from overseer.runtime.books import list_traces
 
 
 @trace_app.command("list")
@@ -20,6 +18,10 @@ def trace_list(
     directory: Annotated[Path, typer.Argument(help="A trace directory.")] = Path("runs"),
 ) -> None:
     """List the runs of a trace directory: id, start time, model, stop reason, tokens."""
+    from rich.table import Table
+
+    from overseer.runtime.books import list_traces
+
     if not directory.is_dir():
         raise InputError(f"trace directory {directory}: not found")
     rows = list_traces(directory)

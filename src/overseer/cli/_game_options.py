@@ -1,0 +1,74 @@
+"""The game options of `overseer monitor collect|train|eval` (GameOpts), declared once and
+received as one value."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from overseer.cli._hints import MODEL_HELP
+from overseer.cli._names import ENVS
+from overseer.cli._options import option_group
+
+R = TypeVar("R")
+Env = Annotated[str, typer.Option(help=f"{', '.join(ENVS[:-1])} or {ENVS[-1]}.")]
+ModelOpt = Annotated[str | None, typer.Option(help=MODEL_HELP)]
+Seed = Annotated[int, typer.Option(help="Sampling seed of the games.")]
+Store = Annotated[Path, typer.Option(help="SQLite result store (resumable).")]
+Suspects = Annotated[int | None, typer.Option(help="Characters per game (default: the seed's).")]
+Attributes = Annotated[int | None, typer.Option(help="Attributes per character.")]
+Turns = Annotated[
+    int | None, typer.Option(help="Turn limit per game (govsim: months; codegen: rounds).")
+]
+Coders = Annotated[int | None, typer.Option(help="codegen: coders in the debate (1-4).")]
+Thoughts = Annotated[int, typer.Option(help="Max characters of 'thoughts' (0: none).")]
+MaxTokens = Annotated[
+    int | None,
+    typer.Option(help="Max tokens per agent answer (default: 160; codegen coders: 384)."),
+]
+Progress = Annotated[bool, typer.Option(help="Show progress bars.")]
+TraceDir = Annotated[Path | None, typer.Option(help="Write one JSONL trace per game here.")]
+
+
+@dataclass(frozen=True)
+class GameOpts:
+    """The game options of `monitor collect|train|eval`, declared once and passed as one value."""
+
+    env: str = "whodunit-asym"
+    model: str | None = None
+    suspects: int | None = None
+    attributes: int | None = None
+    turns: int | None = None
+    thoughts: int = 160
+    max_tokens: int | None = None
+    coders: int | None = None
+    progress: bool = True
+    trace_dir: Path | None = None
+
+
+_GAME_TYPES: dict[str, Any] = {
+    "env": Env,
+    "model": ModelOpt,
+    "suspects": Suspects,
+    "attributes": Attributes,
+    "turns": Turns,
+    "thoughts": Thoughts,
+    "max_tokens": MaxTokens,
+    "coders": Coders,
+    "progress": Progress,
+    "trace_dir": TraceDir,
+}
+_GAME_LEAD = ("env", "model")
+GAME_SHAPE = ("suspects", "attributes", "turns", "thoughts", "max_tokens", "coders")
+GAME_RUN = (*GAME_SHAPE, "progress", "trace_dir")
+
+
+def game_options(names: tuple[str, ...]) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """Give a command the options --env and --model before its own and `names` (fields of
+    GameOpts) after them; the command receives all of them as one `game: GameOpts` argument.
+    """
+    return option_group("game", GameOpts, _GAME_TYPES, _GAME_LEAD, names)
