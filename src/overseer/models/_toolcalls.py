@@ -1,16 +1,17 @@
-"""OpenAI `tool_calls` for local models that write a tool call as plain JSON text.
+"""OpenAI `tool_calls` for local models that write a tool call as plain text.
 
 llama.cpp parses tool calls in the format the model's chat template declares (for
 Qwen2.5-Coder: `<tool_call>{...}</tool_call>`), but small models often drop the tags and write
-the bare object, or fence it in ```json, and the server then returns the call as text. The
-chat front of `LlamaCppModel` passes every reply through `tool_calls_from_text`: a reply with
-no parsed calls whose whole text is calls (bare JSON objects one after another, one fenced
-object, or <tool_call> blocks) becomes OpenAI tool calls, strictly: each call a JSON object
-with exactly `name` (one of the request's tools, by its name or its parameter schema's
-title) and `arguments` (a JSON object), nothing else in the text, or the text stays text.
-`force_tool_schema` turns `tool_choice="required"` (or a named tool) into a JSON schema that
-constrains the output to such an object, so even a model whose template knows no tools
-produces one.
+the bare object, fence it in ```json, leave a `>` of the tag, add a `"type"` key, write
+`parameters` for `arguments`, echo the tool's schema back, or run on writing calls until the
+token limit cuts the last one; the server then returns the call as text, which a framework
+takes for the final answer. The chat front of `LlamaCppModel` passes every reply to a request
+that offered tools through `tool_calls_from_text`: a reply with no parsed calls whose whole text
+is calls to tools the request offered (`parse_calls` lists the forms) becomes OpenAI tool calls;
+text with anything else in it (prose around a call, a tool not offered, arguments that are not
+an object) stays text. `force_tool_schema` turns `tool_choice="required"` (or a named tool)
+into a JSON schema that constrains the output to such an object, so even a model whose template
+knows no tools produces one.
 """
 
 from __future__ import annotations
@@ -20,9 +21,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-# the whole text: a ```json (or bare ```) fence, or one or more <tool_call> blocks, or bare JSON
-_FENCE = re.compile(r"\A```(?:json)?\s*\n(.*?)\n?```\Z", re.S)
-_TAGGED = re.compile(r"\s*<tool_call>\s*(.*?)\s*</tool_call>\s*", re.S)
+# the whole text in a ``` fence (```json, ```python, bare ```)
+_FENCE = re.compile(r"\A```[\w-]*[ \t]*\n(.*?)\n?```\Z", re.S)
 
 
 def tool_names(body: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -118,74 +118,130 @@ def answer_only(body: dict[str, Any]) -> dict[str, Any]:
     return dict(body, grammar=ANSWER_GRAMMAR)
 
 
-def _one_call(text: str, tools: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    """(name, arguments) when `text` is exactly one JSON call object naming a known tool."""
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(obj, dict) or set(obj) != {"name", "arguments"}:
-        return None
-    name, args = obj["name"], obj["arguments"]
-    if isinstance(args, str):  # some models write the arguments as a JSON string
+#: the keys a call written as text may have: OpenAI's and the common variants (`parameters`
+#: for `arguments`, an extra `"type": "function"`, an id, the tool's description echoed back)
+_CALL_KEYS = frozenset({"name", "arguments", "parameters", "type", "id", "description"})
+#: keys that only a JSON schema has (an echoed parameter schema, not argument values)
+_SCHEMA_KEYS = frozenset(
+    {"type", "description", "title", "enum", "default", "items", "properties", "required",
+     "anyOf", "oneOf", "allOf", "format", "examples", "additionalProperties", "$ref"}
+)  # fmt: skip
+
+
+def _is_schema(value: object) -> bool:
+    return isinstance(value, dict) and bool(value) and set(value) <= _SCHEMA_KEYS
+
+
+def _arguments(value: object, params: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A call's arguments: an object, or a JSON string of one; when the model echoed the
+    tool's parameter schema back, the values it wrote in place of property schemas (often
+    none: the tool then answers that an argument is missing, and the model can try again)."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
         try:
-            args = json.loads(args)
+            value = json.loads(value)
         except ValueError:
             return None
-    tool = _tool_named(name, tools)
-    if tool is None or not isinstance(args, dict):
+    if not isinstance(value, dict):
         return None
-    return tool, args
+    own = params.get("properties")
+    declared = set(own) if isinstance(own, Mapping) else set()
+    props = value.get("properties")
+    if value.get("type") == "object" and isinstance(props, dict) and "properties" not in declared:
+        return {k: v for k, v in props.items() if not _is_schema(v)}
+    return value
 
 
-def parse_calls(text: str, tools: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The tool calls `text` consists of, or [] when it is anything else (prose around a call,
-    an unknown tool, arguments that are not an object, a second object, malformed JSON)."""
+def _as_call(obj: object, tools: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """(name, arguments) when `obj` is one call to a tool the request offered: `{"name",
+    "arguments"}` with at most the variant keys of `_CALL_KEYS`, or OpenAI's `{"type":
+    "function", "function": {...}}` (also an echoed tool definition)."""
+    if not isinstance(obj, dict):
+        return None
+    if isinstance(obj.get("function"), dict) and set(obj) <= {"type", "id", "function"}:
+        obj = obj["function"]
+    assert isinstance(obj, dict)
+    if "name" not in obj or set(obj) - _CALL_KEYS or {"arguments", "parameters"} <= set(obj):
+        return None
+    tool = _tool_named(obj["name"], tools)
+    if tool is None:
+        return None
+    args = _arguments(obj.get("arguments", obj.get("parameters")), tools[tool])
+    return None if args is None else (tool, args)
+
+
+_TAG = re.compile(r"</?tool_call>")
+
+
+def _unwrap(text: str) -> str:
+    """The text inside a ``` fence, without <tool_call> tags or the `>` a model leaves of one."""
     text = text.strip()
-    if not text or not tools:
-        return []
     fence = _FENCE.match(text)
     if fence:
         text = fence.group(1).strip()
-    if text.startswith("<tool_call>"):
-        blocks = list(_TAGGED.finditer(text))
-        if not blocks or not _covers(blocks, text):
-            return []
-        parts = [b.group(1) for b in blocks]
-    else:
-        parts = _objects(text)
-    calls = [_one_call(p, tools) for p in parts]
-    if not calls or any(c is None for c in calls):
+    if text.startswith(("<tool_call>", ">")):
+        text = text.split("<tool_response>", 1)[0]  # the tool's reply, as the model imagines it
+        text = _TAG.sub("\n", text).lstrip(">").strip()
+    return text
+
+
+def parse_calls(
+    text: str, tools: Mapping[str, Any], *, cut: bool = False
+) -> list[tuple[str, dict[str, Any]]]:
+    """The tool calls `text` consists of, or [] when it is anything else (prose around a
+    call, a tool the request did not offer, arguments that are not an object, malformed JSON).
+    Read: bare JSON objects one after another (or a JSON array of them), fenced, in
+    <tool_call> tags or after a lone `>`, in OpenAI's shape or with `parameters` for
+    `arguments`, an extra `type` or `id`, or the tool's schema echoed back. Objects after the
+    calls that are not calls (the model writing the tool's reply itself, `{"error": ...}`)
+    are dropped. `cut` (the reply stopped at its token limit): a run of calls whose last one
+    was cut gives the others."""
+    text = _unwrap(text)
+    if not text or not tools:
         return []
-    return [c for c in calls if c is not None]
-
-
-def _objects(text: str) -> list[str]:
-    """The JSON objects `text` consists of, one after another with only white space between
-    (qwen writes parallel calls one per line); [] when anything else is there."""
-    decoder, parts, pos = json.JSONDecoder(), [], 0
-    while pos < len(text):
-        if text[pos] != "{":
-            return []
+    imagined = not text.startswith("[")
+    if text.startswith("["):
         try:
-            _, end = decoder.raw_decode(text, pos)
+            parts: list[Any] = json.loads(text)
         except ValueError:
             return []
-        parts.append(text[pos:end])
+        if not isinstance(parts, list):
+            return []
+    else:
+        parts, rest = _objects(text)
+        if rest and not (cut and parts and rest.startswith("{")):  # a cut call is dropped
+            return []
+    calls = [_as_call(p, tools) for p in parts]
+    n = calls.index(None) if None in calls else len(calls)
+    if n == 0 or (n < len(calls) and (not imagined or _call_like(parts[n]))):
+        return []  # nothing, or a call that is not one the request offered, or broken
+    # after the calls, an object that is no call is the model imagining the tool's reply
+    return [c for c in calls[:n] if c is not None]
+
+
+def _call_like(obj: object) -> bool:
+    return isinstance(obj, dict) and ("name" in obj or "function" in obj)
+
+
+def _objects(text: str) -> tuple[list[Any], str]:
+    """The JSON objects `text` begins with, one after another with white space or commas
+    between (qwen writes parallel calls one per line), and the rest of the text after them
+    ("" when they are the whole text; prose, or an object cut short, otherwise)."""
+    decoder, pos = json.JSONDecoder(), 0
+    parts: list[Any] = []
+    while pos < len(text):
+        if text[pos] != "{":
+            return parts, text[pos:]
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except ValueError:
+            return parts, text[pos:]
+        parts.append(obj)
         pos = end
-        while pos < len(text) and text[pos].isspace():
+        while pos < len(text) and (text[pos].isspace() or text[pos] == ","):
             pos += 1
-    return parts
-
-
-def _covers(blocks: list[re.Match[str]], text: str) -> bool:
-    """Whether the <tool_call> blocks, end to end, are the whole text."""
-    pos = 0
-    for b in blocks:
-        if b.start() != pos:
-            return False
-        pos = b.end()
-    return pos == len(text)
+    return parts, ""
 
 
 def tool_calls_from_text(body: Mapping[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
@@ -201,7 +257,7 @@ def tool_calls_from_text(body: Mapping[str, Any], reply: dict[str, Any]) -> dict
     text = message.get("content")
     if message.get("tool_calls") or not isinstance(text, str):
         return reply
-    calls = parse_calls(text, tools)
+    calls = parse_calls(text, tools, cut=choices[0].get("finish_reason") == "length")
     if not calls:
         return reply
     ident = str(reply.get("id") or "chatcmpl").removeprefix("chatcmpl-")
