@@ -13,15 +13,22 @@ llama.cpp in process and listens on a chosen host and port (tool calls come back
 `model_path` gives the verified GGUF file of a named model (for a server of your own).
 The HTTP stack is uvicorn + starlette (`_front`): `HttpServer` runs any ASGI app the same way
 (a socket bound at once with a deep backlog, uvicorn in a thread of its own, malformed requests
-answered with one JSON error), and `Fault`, `read_json_object` and `error_body` are the front's
-request reading and OpenAI-shaped errors, for other HTTP faces (the proxy) to share.
+answered with one JSON error), and `Fault`, `read_body`, `read_json_object` and `error_body`
+are the front's request reading and OpenAI-shaped errors, for other HTTP faces (the proxy).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from overseer.models._front import MAX_BODY_BYTES, Fault, HttpServer, error_body, read_json_object
+from overseer.models._front import (
+    MAX_BODY_BYTES,
+    Fault,
+    HttpServer,
+    error_body,
+    read_body,
+    read_json_object,
+)
 from overseer.models._llamacpp import LlamaCppModel
 from overseer.models._registry import model_path
 from overseer.models.errors import ModelRequestError
@@ -33,6 +40,7 @@ __all__ = [
     "error_body",
     "in_flight",
     "model_path",
+    "read_body",
     "read_json_object",
     "serve_model",
 ]

@@ -1,0 +1,138 @@
+"""`overseer proxy` against a real OpenAI-compatible upstream on 127.0.0.1 (issue 40, item 2):
+relayed replies and streams, runs and agents read from headers, body or fingerprints, the rule
+tier on the messages (a loop refused as the tool result), budgets raised by the OpenAI SDK,
+API keys passed through and never written to the trace."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+from overseer.proxy import Proxy, ProxySettings, identify
+
+from .mock_upstream import MockUpstream
+
+ASK = [{"role": "system", "content": "You research."}, {"role": "user", "content": "Find X."}]
+KEY = "sk-secret-never-logged"
+
+
+@pytest.fixture
+def upstream() -> Iterator[MockUpstream]:
+    up = MockUpstream()
+    yield up
+    up.close()
+
+
+def _proxy(upstream: MockUpstream, tmp_path: Path, **kw: Any) -> Proxy:
+    return Proxy(upstream.base_url, ProxySettings(trace_dir=tmp_path, **kw))
+
+
+def _client(proxy: Proxy, **headers: str) -> openai.OpenAI:
+    return openai.OpenAI(
+        base_url=proxy.base_url, api_key=KEY, max_retries=0, default_headers=headers
+    )
+
+
+def _looping(n: int) -> list[Any]:
+    """A conversation where the agent fetched the same page `n` times, same result each."""
+    out: list[Any] = list(ASK)
+    for i in range(n):
+        call = {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": "fetch", "arguments": '{"url": "x"}'},
+        }
+        out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        out.append({"role": "tool", "tool_call_id": f"c{i}", "content": "Not here."})
+    return out
+
+
+def test_a_reply_is_relayed_and_booked_to_the_run_the_headers_name(
+    upstream: MockUpstream, tmp_path: Path
+) -> None:
+    proxy = _proxy(upstream, tmp_path)
+    try:
+        raw = _client(proxy, **{"X-Overseer-Run": "r1", "X-Overseer-Agent": "researcher"})
+        r = raw.chat.completions.with_raw_response.create(model="mock", messages=ASK)  # type: ignore[arg-type]
+        assert r.parse().choices[0].message.content == "ok"
+        assert r.headers["x-overseer-run"] == "r1"
+        assert r.headers["x-overseer-agent"] == "researcher"
+        assert float(r.headers["x-overseer-overhead-ms"]) >= 0
+        ((headers, _),) = upstream.requests
+        assert headers["authorization"] == f"Bearer {KEY}"  # passed through
+        stream = raw.chat.completions.create(model="mock", messages=ASK, stream=True)  # type: ignore[arg-type]
+        assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == "ok"
+    finally:
+        proxy.close()
+    trace = (tmp_path / "r1.jsonl").read_text()
+    events = [json.loads(line) for line in trace.splitlines()]
+    calls = [e for e in events if e["event"] == "model_call"]
+    assert [c["gen_ai.agent.name"] for c in calls] == ["researcher", "researcher"]
+    assert [c["gen_ai.usage.input_tokens"] for c in calls] == [11, 11]
+    assert events[-1]["event"] == "run_end" and KEY not in trace
+
+
+def test_a_loop_is_refused_as_the_tool_result(upstream: MockUpstream, tmp_path: Path) -> None:
+    proxy = _proxy(upstream, tmp_path)
+    try:
+        client = _client(proxy, **{"X-Overseer-Run": "loop"})
+        for n in (1, 2, 3):
+            client.chat.completions.create(model="mock", messages=_looping(n))
+    finally:
+        proxy.close()
+    sent = upstream.requests[-1][1]["messages"]
+    assert [m["role"] for m in sent] == [m["role"] for m in _looping(3)]  # no message invented
+    assert sent[-1]["role"] == "tool" and sent[-1]["content"] != "Not here."
+    assert "fetch" in sent[-1]["content"]  # the refusal note names the repeated action
+    assert upstream.requests[0][1]["messages"] == _looping(1)
+
+
+def test_without_the_rule_tier_messages_pass_unchanged(
+    upstream: MockUpstream, tmp_path: Path
+) -> None:
+    proxy = _proxy(upstream, tmp_path, rules=None)
+    try:
+        _client(proxy).chat.completions.create(model="mock", messages=_looping(3))
+    finally:
+        proxy.close()
+    assert upstream.requests[0][1]["messages"] == _looping(3)
+
+
+def test_a_spent_budget_is_an_error_the_sdk_raises(upstream: MockUpstream, tmp_path: Path) -> None:
+    proxy = _proxy(upstream, tmp_path, budget_calls=1)
+    try:
+        client = _client(proxy, **{"X-Overseer-Run": "b"})
+        client.chat.completions.create(model="mock", messages=ASK)
+        with pytest.raises(openai.BadRequestError, match="run b: budget exceeded"):
+            client.chat.completions.create(model="mock", messages=ASK)
+    finally:
+        proxy.close()
+    assert len(upstream.requests) == 1
+
+
+def test_empty_messages_are_a_400_and_other_paths_pass_through(
+    upstream: MockUpstream, tmp_path: Path
+) -> None:
+    proxy = _proxy(upstream, tmp_path)
+    try:
+        with pytest.raises(openai.BadRequestError, match="messages: expected a non-empty list"):
+            _client(proxy).chat.completions.create(model="mock", messages=[])
+        assert [m.id for m in _client(proxy).models.list()] == ["mock"]
+    finally:
+        proxy.close()
+
+
+def test_run_and_agent_come_from_headers_then_body_then_fingerprints() -> None:
+    body: dict[str, Any] = {"messages": ASK}
+    assert identify({"x-overseer-run": "r", "x-overseer-agent": "a"}, body).source == "header"
+    by_meta = identify({}, dict(body, metadata={"overseer_run": "m", "overseer_agent": "w"}))
+    assert (by_meta.run, by_meta.agent, by_meta.source) == ("m", "w", "body")
+    assert identify({}, dict(body, user="u")).run == "u"
+    a, b = identify({}, body), identify({}, body)
+    other = identify({}, {"messages": [ASK[0], {"role": "user", "content": "Find Y."}]})
+    assert a == b and a.source == "fingerprint" and a.run != other.run and a.agent == other.agent
