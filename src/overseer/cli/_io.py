@@ -72,13 +72,31 @@ def precheck_spec(path: Path | None, max_agents: int) -> None:
         return
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return  # TeamSpec.load reports these, naming the file
+    except (*READ_ERRORS, json.JSONDecodeError):
+        return  # the spec's loader reports these, naming the file
     agents = data.get("agents") if isinstance(data, dict) else None
     if isinstance(agents, list) and len(agents) > max_agents:
         raise InputError(
             f"{path}: the team has {len(agents)} agents, more than --max-agents {max_agents}"
         )
+
+
+#: what reading a user's file can raise besides the reader's own ValueError
+READ_ERRORS = (OSError, UnicodeDecodeError, RecursionError)
+
+
+def unreadable(what: str, exc: BaseException) -> InputError:
+    """The one-line InputError for a file `what` that could not be read: not UTF-8 (naming
+    the byte), nested too deeply, or the OS's reason."""
+    if isinstance(exc, UnicodeDecodeError):
+        why = f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})"
+    elif isinstance(exc, RecursionError):
+        why = "JSON nested too deeply to read"
+    elif isinstance(exc, OSError):
+        why = f"cannot read ({exc.strerror or exc})"
+    else:
+        why = " ".join(str(exc).split())[:300] or type(exc).__name__
+    return InputError(f"{what}: {why}")
 
 
 def check_sizes(agents: int, rounds: int, max_agents: int, max_rounds: int) -> None:

@@ -71,7 +71,10 @@ def _team(spec: Path | None, team: str, agents: int, rounds: int, seed: int, tas
     from overseer.runtime import TeamSpec, make_team
 
     if spec is not None:
-        return TeamSpec.load(spec)
+        try:
+            return TeamSpec.load(spec)
+        except _io.READ_ERRORS as exc:
+            raise _io.unreadable(f"--spec {spec}", exc) from None
     pool = {"numeric": "math", "code": "code"}.get(task.kind, "reasoning") if task else "reasoning"
     try:
         return make_team(team, agents, rounds=rounds, pool=pool, seed=seed)

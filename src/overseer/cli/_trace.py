@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from overseer.cli._app import InputError, app, out_console
-from overseer.cli._io import strip_controls
+from overseer.cli._io import READ_ERRORS, strip_controls, unreadable
 
 trace_app = typer.Typer(help="Read run traces.", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")
@@ -37,16 +37,7 @@ def trace_show(
                 for m in e["input"]:
                     console.print(strip_controls(f"      [{m['role']}] {m['content']}"))
                 console.print(strip_controls(f"      => {e['output']}"))
-    except (ValueError, KeyError, TypeError, OSError, RecursionError) as exc:
-        raise InputError(f"trace file {file}: {_reason(exc)}") from None
+    except (ValueError, KeyError, TypeError, *READ_ERRORS) as exc:
+        raise unreadable(f"trace file {file}", exc) from None
     if not events:
         raise InputError(f"trace file {file}: empty; expected a JSON Lines run trace")
-
-
-def _reason(exc: BaseException) -> str:
-    """The reason a trace file was refused, on one line (a decode error names the byte)."""
-    if isinstance(exc, UnicodeDecodeError):
-        return f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})"
-    if isinstance(exc, RecursionError):
-        return "JSON nested too deeply"
-    return " ".join(str(exc).split())[:300] or type(exc).__name__

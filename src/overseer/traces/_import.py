@@ -98,11 +98,17 @@ def _text(content: Any) -> str:
 
 
 def _tool_calls(msg: Mapping[str, Any]) -> tuple[ToolCall, ...]:
+    calls = msg.get("tool_calls")
     out = []
-    for call in msg.get("tool_calls") or ():
-        fn = call.get("function", {}) if isinstance(call, dict) else {}
+    for call in calls if isinstance(calls, list) else ():
+        fn = call.get("function") if isinstance(call, dict) else None
+        fn = fn if isinstance(fn, dict) else {}
         out.append(ToolCall(str(fn.get("name", "")), str(fn.get("arguments", ""))))
     return tuple(out)
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def from_openai_chat(
@@ -143,8 +149,8 @@ def from_openai_chat(
         question=question,
         steps=tuple(steps),
         system_prompts=prompts,
-        ground_truth=meta.get("ground_truth"),
-        answer=meta.get("answer"),
+        ground_truth=_opt_str(meta.get("ground_truth")),
+        answer=_opt_str(meta.get("answer")),
         outcome=outcome,
         annotation=_annotation(meta, len(steps)),
     )
@@ -173,7 +179,7 @@ def from_overseer_trace(events: Sequence[Mapping[str, Any]], *, log_id: str = ""
                     content=content,
                     observation=str(e.get("observation") or ""),
                     tool_calls=(ToolCall(str(tool), str(e.get("input") or "")),) if tool else (),
-                    error=e.get("error"),
+                    error=_opt_str(e.get("error")),
                 )
             )
         elif kind == "run_end":
@@ -189,14 +195,35 @@ def from_overseer_trace(events: Sequence[Mapping[str, Any]], *, log_id: str = ""
     )
 
 
+def _read_text(path: Path) -> str:
+    """The file's text; unreadable or not UTF-8 is a TraceFormatError naming the file."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start]
+        raise TraceFormatError(
+            f"{path}: not UTF-8 text (byte {bad:#04x} at offset {exc.start}); expected a JSON "
+            "or JSON Lines trajectory"
+        ) from None
+    except OSError as exc:
+        raise TraceFormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _loads(text: str, where: str) -> Any:
+    """JSON from `text`; malformed or too deeply nested JSON is a TraceFormatError."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TraceFormatError(f"{where}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise TraceFormatError(f"{where}: JSON nested too deeply to read") from None
+
+
 def _json_lines(path: Path) -> list[Any]:
     out = []
-    for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for no, line in enumerate(_read_text(path).splitlines(), 1):
         if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise TraceFormatError(f"{path}, line {no}: not JSON ({exc.msg})") from None
+            out.append(_loads(line, f"{path}, line {no}"))
     return out
 
 
@@ -221,10 +248,7 @@ def load_file(path: str | Path) -> list[Trajectory]:
     if not path.is_file():
         raise TraceFormatError(f"{path}: expected an existing file")
     if path.suffix == ".json":
-        try:
-            return _from_json(path, json.loads(path.read_text(encoding="utf-8")))
-        except json.JSONDecodeError as exc:
-            raise TraceFormatError(f"{path}: not JSON ({exc.msg})") from None
+        return _from_json(path, _loads(_read_text(path), str(path)))
     rows = _json_lines(path)
     if not rows:
         raise TraceFormatError(f"{path}: empty; expected a trajectory")
@@ -234,6 +258,11 @@ def load_file(path: str | Path) -> list[Trajectory]:
         return [from_openai_chat(rows, log_id=path.stem)]
     out: list[Trajectory] = []
     for i, r in enumerate(rows):
+        if not isinstance(r, dict):
+            raise TraceFormatError(
+                f"{path}, row {i + 1}: expected a JSON object (a Who&When log, a transcript "
+                f"or a trace event), got {type(r).__name__}"
+            )
         out.extend(_from_json(path.with_name(f"{path.stem}-{i}"), r.get("log", r)))
     return out
 
