@@ -346,7 +346,11 @@ class ChatFront:
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         limits = httpx.Limits(max_connections=64, max_keepalive_connections=16)
-        self._client = httpx.AsyncClient(base_url=self.native_url, timeout=None, limits=limits)
+        nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]  # no 40 ms Nagle stall
+        transport = httpx.AsyncHTTPTransport(limits=limits, socket_options=nodelay)
+        self._client = httpx.AsyncClient(
+            base_url=self.native_url, timeout=None, transport=transport
+        )
         try:
             yield
         finally:

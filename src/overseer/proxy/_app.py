@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -80,7 +81,11 @@ class Proxy:
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
         timeout = httpx.Timeout(600.0, connect=10.0)
-        async with httpx.AsyncClient(timeout=timeout, limits=limits) as client:
+        # TCP_NODELAY: httpx sends headers and body in two writes; with Nagle's algorithm the
+        # body waits for the upstream's delayed ACK (40 ms on Linux) on every request
+        nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+        transport = httpx.AsyncHTTPTransport(limits=limits, socket_options=nodelay)
+        async with httpx.AsyncClient(timeout=timeout, transport=transport) as client:
             self._client = client
             yield
 

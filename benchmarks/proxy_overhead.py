@@ -1,0 +1,193 @@
+"""Added latency of `overseer proxy` over a mock upstream (issue 40, item 4), printed as a table.
+
+A mock OpenAI-compatible upstream (starlette on uvicorn, a canned reply or a canned stream of
+5 chunks) and the proxy each run in a process of their own on 127.0.0.1; the client (httpx,
+asyncio) sends `--n` chat requests per configuration at concurrency 1, 50 and 200, straight to
+the upstream and through the proxy (rule tier on and off), streaming and not. Added latency is
+the proxy's percentile minus the direct percentile at the same concurrency and mode; requests
+per second are the proxy's. Errors are counted, never retried.
+
+    .venv/bin/python benchmarks/proxy_overhead.py --n 400
+    taskset -c 0 .venv/bin/python benchmarks/proxy_overhead.py --n 200   # all on one core
+
+LiteLLM's proxy (`litellm[proxy]`) is not in this run: see docs/evidence/proxy.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from typing import Any
+
+import httpx
+
+MOCK = r"""
+import json, sys
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse, StreamingResponse
+from starlette.routing import Route
+import uvicorn
+U = {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}
+H = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "mock"}
+C = [b"data: " + json.dumps(dict(H, choices=[{"index": 0, "delta": {"content": w}}])).encode()
+     + b"\n\n" for w in ["a", "b", "c", "d"]]
+C += [b"data: " + json.dumps(dict(H, choices=[], usage=U)).encode() + b"\n\n", b"data: [DONE]\n\n"]
+R = {"id": "x", "object": "chat.completion", "created": 1, "model": "mock", "usage": U,
+     "choices": [{"index": 0, "finish_reason": "stop",
+                  "message": {"role": "assistant", "content": "ok"}}]}
+async def chat(request):
+    body = json.loads(await request.body())
+    if body.get("stream"):
+        async def gen():
+            for c in C:
+                yield c
+        return StreamingResponse(gen(), media_type="text/event-stream")
+    return JSONResponse(R)
+app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="error", backlog=2048)
+"""
+
+LEVELS = (1, 50, 200)
+ASK = [{"role": "system", "content": "You research."}, {"role": "user", "content": "Find X."}]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait(url: str) -> None:
+    for _ in range(600):
+        try:
+            httpx.post(url, json={"messages": ASK}, timeout=2)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    raise SystemExit(f"{url}: did not come up")
+
+
+def _start(args: list[str]) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, env=env)
+
+
+async def _load(url: str, n: int, conc: int, stream: bool) -> tuple[list[float], int, float]:
+    """(latencies in s, errors, wall s) of `n` requests, `conc` at a time."""
+    limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
+    body = {"model": "mock", "messages": ASK, "stream": stream}
+    lat: list[float] = []
+    errors = 0
+    sem = asyncio.Semaphore(conc)
+    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+
+        async def one(i: int) -> None:
+            nonlocal errors
+            async with sem:
+                t = time.perf_counter()
+                try:
+                    headers = {"X-Overseer-Run": f"bench-{i % 50}"}
+                    async with client.stream("POST", url, json=body, headers=headers) as r:
+                        async for _ in r.aiter_raw():
+                            pass
+                        if r.status_code != 200:
+                            errors += 1
+                            return
+                except httpx.HTTPError:
+                    errors += 1
+                    return
+                lat.append(time.perf_counter() - t)
+
+        start = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(n)))
+        return lat, errors, time.perf_counter() - start
+
+
+def _pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, default=400, help="requests per configuration")
+    p.add_argument("--json", action="store_true", help="one JSON document instead of a table")
+    a = p.parse_args()
+    up, on, off = _free_port(), _free_port(), _free_port()
+    procs = [_start([sys.executable, "-c", MOCK, str(up)])]
+    upstream = f"http://127.0.0.1:{up}/v1"
+    proxy = [sys.executable, "-m", "overseer.proxy", "--upstream", upstream, "--trace-dir", ""]
+    procs.append(_start([*proxy, "--port", str(on)]))
+    procs.append(_start([*proxy, "--port", str(off), "--no-rules"]))
+    targets = {
+        "direct": f"{upstream}/chat/completions",
+        "rules on": f"http://127.0.0.1:{on}/v1/chat/completions",
+        "rules off": f"http://127.0.0.1:{off}/v1/chat/completions",
+    }
+    rows: list[dict[str, Any]] = []
+    try:
+        for url in targets.values():
+            _wait(url)
+        for stream in (False, True):
+            for conc in LEVELS:
+                base: list[float] = []
+                for name, url in targets.items():
+                    asyncio.run(_load(url, min(a.n, 50), conc, stream))  # warm up
+                    lat, errors, wall = asyncio.run(_load(url, a.n, conc, stream))
+                    if name == "direct":
+                        base = lat
+                    rows.append(
+                        {
+                            "mode": "stream" if stream else "json",
+                            "concurrency": conc,
+                            "target": name,
+                            "n": a.n,
+                            "errors": errors,
+                            "rps": round(len(lat) / wall, 1),
+                            **{
+                                f"p{int(q * 100)}_ms": round(_pct(lat, q) * 1000, 2)
+                                for q in (0.5, 0.95, 0.99)
+                            },
+                            **{
+                                f"added_p{int(q * 100)}_ms": round(
+                                    (_pct(lat, q) - _pct(base, q)) * 1000, 2
+                                )
+                                for q in (0.5, 0.95, 0.99)
+                            },
+                        }
+                    )
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(30)
+    if a.json:
+        print(json.dumps(rows, indent=1))
+        return
+    cols = [
+        "mode",
+        "concurrency",
+        "target",
+        "n",
+        "errors",
+        "rps",
+        "p50_ms",
+        "p95_ms",
+        "p99_ms",
+        "added_p50_ms",
+        "added_p95_ms",
+        "added_p99_ms",
+    ]
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    for r in rows:
+        print("| " + " | ".join(str(r[c]) for c in cols) + " |")
+
+
+if __name__ == "__main__":
+    main()
