@@ -10,16 +10,18 @@ bench's episodes are not lost. A finished episode's claim is dropped once its re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from overseer.bench._store import ResultKey
+from overseer.bench._store import ResultKey, StoreError
 
 T = TypeVar("T")
 CLAIM_TTL_S = 120.0
@@ -50,14 +52,31 @@ def _pid_alive(pid: int) -> bool:
 
 
 class Claims:
-    """This process's claims on the episodes of the store at `path` (its own connection)."""
+    """This process's claims on the episodes of the store at `path` (its own connection).
+    A store SQLite cannot write (a full disk, a read-only file) is one StoreError naming it;
+    the results stored before are untouched."""
 
     def __init__(self, path: Path, *, ttl_s: float = CLAIM_TTL_S) -> None:
+        self.path = path
         self.ttl_s = ttl_s
         self.host, self.pid = socket.gethostname(), os.getpid()
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        self._db.execute(_DDL)
+        with self._guard("open its claims table"):
+            self._db = sqlite3.connect(
+                path, timeout=30, isolation_level=None, check_same_thread=False
+            )
+            self._db.execute(_DDL)
+
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        """SQLite's errors as one StoreError naming the store and what failed."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"result store {self.path}: cannot {action} ({exc}); the results stored so "
+                "far are kept, rerun to resume"
+            ) from None
 
     def _owner_alive(self, host: str, pid: int, beat: float) -> bool:
         if (host, pid) == (self.host, self.pid):
@@ -69,7 +88,7 @@ class Claims:
     def take(self, key: ResultKey) -> bool:
         """Claim `key`; False when it is stored without error or a live process holds it."""
         k = _key(key)
-        with self._lock:
+        with self._lock, self._guard("claim an episode"):
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 done = self._db.execute(
@@ -87,31 +106,40 @@ class Claims:
                 )
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # a failed COMMIT has already rolled back
+                    self._db.execute("ROLLBACK")
                 raise
         return True
 
     def release(self, key: ResultKey) -> None:
         """Drop this process's claim on `key` (its result is stored)."""
-        with self._lock:
+        with self._lock, self._guard("release a claim"):
             self._db.execute(
                 f"DELETE FROM claims WHERE {_KEY} AND host=? AND pid=?",
                 (*_key(key), self.host, self.pid),
             )
 
     def beat(self) -> None:
-        """Refresh every claim of this process."""
-        with self._lock:
+        """Refresh every claim of this process; a refresh that cannot be written is skipped
+        (the claims then look stale after `ttl_s` and may be taken over, never lost)."""
+        with self._lock, contextlib.suppress(sqlite3.DatabaseError):
             self._db.execute(
                 "UPDATE claims SET heartbeat=? WHERE host=? AND pid=?",
                 (time.time(), self.host, self.pid),
             )
 
     def close(self) -> None:
-        """Drop this process's claims (finished or not) and the connection."""
+        """Drop this process's claims (finished or not) and the connection. Claims that
+        cannot be deleted (a full disk) stay behind: their owner is gone, so the next bench
+        takes them over."""
         with self._lock:
-            self._db.execute("DELETE FROM claims WHERE host=? AND pid=?", (self.host, self.pid))
-            self._db.close()
+            try:
+                with contextlib.suppress(sqlite3.DatabaseError):
+                    self._db.execute(
+                        "DELETE FROM claims WHERE host=? AND pid=?", (self.host, self.pid)
+                    )
+            finally:
+                self._db.close()
 
 
 async def run_claimed(
