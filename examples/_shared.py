@@ -89,6 +89,12 @@ def _reachable(base_url: str) -> bool:
         return False
 
 
+def overseer_command() -> list[str]:
+    """The `overseer` command: on PATH, else beside this Python (a venv not activated)."""
+    exe = shutil.which("overseer") or shutil.which("overseer", path=os.path.dirname(sys.executable))
+    return [exe] if exe else [sys.executable, "-m", "overseer.cli"]
+
+
 def ensure_server(base_url: str | None, port: int, model: str = MODEL) -> str:
     """The OpenAI base URL of a running server: `base_url` if given, else the one on
     127.0.0.1:`port`, else `overseer serve MODEL --port PORT` started now (stopped at exit)."""
@@ -99,8 +105,7 @@ def ensure_server(base_url: str | None, port: int, model: str = MODEL) -> str:
     url = f"http://127.0.0.1:{port}/v1"
     if _reachable(url):
         return url
-    exe = shutil.which("overseer") or shutil.which("overseer", path=os.path.dirname(sys.executable))
-    cmd = [exe] if exe else [sys.executable, "-m", "overseer.cli"]
+    cmd = overseer_command()
     threads = str(len(os.sched_getaffinity(0)))  # never more threads than the cores we may use
     cmd += ["serve", model, "--port", str(port), "--threads", threads]
     print(f"starting: overseer serve {model} --port {port} (the model loads in seconds)")

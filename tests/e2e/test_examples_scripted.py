@@ -26,6 +26,7 @@ EXAMPLES = ROOT / "examples"
 FRAMEWORKS = {
     "langgraph_agent.py": "langchain",
     "openai_agents_sdk.py": "agents",
+    "proxy.py": None,
     "pydantic_ai_agent.py": "pydantic_ai",
     "smolagents_agent.py": "smolagents",
     "team.py": None,
