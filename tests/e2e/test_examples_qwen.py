@@ -1,0 +1,70 @@
+"""Every script in examples/ run once on the real model, qwen2.5-coder-0.5b, kept short (a
+4,000-character page, at most 5 model calls a run): the example starts `overseer serve` itself
+when no server answers (the team example, on a free port), the others use one served model.
+
+What must hold on a real model: the script ends normally with its result line, the rule tier
+acted on the page (purification: the page is over its 3,000-character threshold), and the run
+with overseer cost fewer tokens, as the server counted them, than the run without. Whether the
+0.5B model then answers right varies from run to run; the printout says it, the test does not.
+
+Needs `pip install -e '.[qwen05]'` (scripts/test.sh installs it).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from overseer.models import LlamaCppModel, load_model
+
+pytestmark = pytest.mark.e2e
+
+MODEL = "qwen2.5-coder-0.5b"
+SHORT = ("--page-chars", "4000", "--max-calls", "5")
+
+
+def _scripted() -> Any:
+    path = Path(__file__).with_name("test_examples_scripted.py")
+    spec = importlib.util.spec_from_file_location("examples_scripted_for_qwen", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+ex = _scripted()
+
+
+@pytest.fixture(scope="module")
+def qwen() -> Iterator[LlamaCppModel]:
+    """qwen 0.5B in process, its OpenAI-compatible server on 127.0.0.1 (a free port)."""
+    model = load_model(MODEL, n_ctx=8192)  # raises, naming the install command, if absent
+    assert isinstance(model, LlamaCppModel)
+    yield model
+    model.close()
+
+
+def _check(res: dict[str, Any]) -> None:
+    assert res["acted"].get("purification", 0) >= 1, res
+    assert 0 < res["tokens_with"] < res["tokens_without"], res
+
+
+@pytest.mark.parametrize("name", sorted(set(ex.FRAMEWORKS) - {"team.py"}))
+def test_example_on_qwen(name: str, qwen: LlamaCppModel) -> None:
+    _check(ex.run_example(name, qwen.base_url, "--model", qwen.name, *SHORT, timeout=1800))
+
+
+def test_team_example_starts_overseer_serve() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    # no --base-url: nothing listens on the port, so the script starts `overseer serve`
+    res = ex.run_example("team.py", "", "--port", str(port), *SHORT, timeout=1800)
+    _check(res)
