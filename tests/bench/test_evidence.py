@@ -35,7 +35,7 @@ def test_every_claim_has_a_paper_figure_a_protocol_and_three_sizes() -> None:
     for c in CLAIMS.values():
         assert set(c.sizes) == {"tiny", "default", "large"}, c.name
         assert c.paper.rows and all(len(r) == len(c.paper.columns) for r in c.paper.rows)
-        assert "seeds/" in c.paper.source or c.name == "compose"
+        assert "seeds/" not in c.paper.source and "arXiv:" in c.paper.source
         assert "0.5B" in c.protocol and "Differs" in c.protocol
     with pytest.raises(ValueError, match="claim: expected one of"):
         get_claim("teleport")

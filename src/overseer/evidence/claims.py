@@ -17,7 +17,7 @@ DATA = Path(__file__).with_name("claims.toml")
 class PaperFigure:
     """A figure of the seed paper, reduced to the rows this claim is about."""
 
-    source: str  # paper, table or figure, and the seed file it was read from
+    source: str  # the paper (title, authors, year, arXiv id), and its table or figure
     columns: Sequence[str]
     rows: Sequence[Sequence[str]]
     note: str = ""
@@ -51,7 +51,6 @@ class Claim:
     protocol: str  # model, data, what differs from the paper and why
     sizes: Mapping[str, Mapping[str, int]]
     timing: str = ""  # the per-episode times the default size was chosen from
-    headline: str = ""  # which row answers the claim
     needs: Sequence[str] = field(default=())  # claims whose artefacts this one reuses
     effects: Sequence[Effect] = field(default=())  # the paper's effects, read on the page
 
@@ -81,7 +80,6 @@ def _claim(name: str, d: Mapping[str, Any]) -> Claim:
         d["protocol"],
         d["sizes"],
         d.get("timing", ""),
-        d.get("headline", ""),
         tuple(d.get("needs", ())),
         effects,
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from overseer.bench import ResultRecord, summarize
 from overseer.bench.reports import (
@@ -19,7 +20,7 @@ from overseer.bench.reports import (
 from overseer.evidence.claims import Claim
 from overseer.evidence.export import export_path, write_export
 from overseer.evidence.plots import part_plot
-from overseer.evidence.reading import reading_lines, readme_row
+from overseer.evidence.reading import reading_lines, readme_row, title_verdict
 from overseer.evidence.runs import Part
 from overseer.evidence.tables import PageData, md_table, part_lines, records_of
 
@@ -88,10 +89,14 @@ def _made(claim: Claim, data: PageData, docs_dir: Path, meta: Mapping[str, objec
 DATA = "data"
 
 
-def _head_lines(claim: Claim, model: str, size: str, prompt_cache: bool) -> list[str]:
-    """The page up to its results: the claim, the paper's figure, our protocol."""
+def _head_lines(
+    claim: Claim, data: PageData, model: str, size: str, prompt_cache: bool
+) -> list[str]:
+    """The page up to its results: the title with the verdict, the paper's claim, the paper's
+    figure, our protocol."""
     fig = claim.paper
-    lines = [f"# {claim.title}", "", f"> {claim.claim}", "", "## The paper's figure", ""]
+    title = f"# {claim.title} — {title_verdict(data)}"
+    lines = [title, "", f"> Claim tested: {claim.claim}", "", "## The paper's figure", ""]
     lines += md_table(fig.columns, fig.rows)
     lines += ["", f"Source: {fig.source}." + (f" {fig.note}" if fig.note else ""), ""]
     knobs = ", ".join(f"{k} = {v}" for k, v in claim.size(size).items())
@@ -124,18 +129,6 @@ def write_page(
     saying how the results were made; the page's path."""
     docs_dir.mkdir(parents=True, exist_ok=True)
     data = PageData(claim.name, parts, acted_flags(parts, store), claim.effects)
-    lines = _head_lines(claim, model, size, prompt_cache)
-    for i, part in enumerate(parts):
-        lines += part_lines(part, data, i)
-        points = summarize(part.records, baseline=part.baseline, order=part.configs)
-        png = part_plot(part, points, docs_dir / f"{claim.name}-{i + 1}.png")
-        lines += [f"![{part.title}: {part.metric} against net tokens]({png.name})", ""]
-    if claim.headline:
-        lines += [f"Headline: {claim.headline}.", ""]
-    notes = docs_dir / f"{claim.name}.notes.md"  # hand-written sections (a diagnosis) kept
-    if notes.is_file():  # across reruns of the page
-        lines += [notes.read_text(encoding="utf-8").rstrip(), ""]
-    cache = "prefix cache " + ("on" if prompt_cache else "off")
     meta = {
         "command": command,
         "model": model,
@@ -144,14 +137,47 @@ def write_page(
         "store": str(store),
         "prompt_cache": prompt_cache,
     }
+    page = render_page(claim, data, docs_dir, meta)
+    write_export(data, export_path(docs_dir, claim.name), meta)
+    return page
+
+
+def render_page(
+    claim: Claim, data: PageData, docs_dir: Path, meta: Mapping[str, Any], *, plots: bool = True
+) -> Path:
+    """Write docs_dir/CLAIM.md from the page's data and the meta its export keeps (command,
+    model, size, seconds, store, prompt_cache); the plots too unless `plots` is False (their
+    names are the same either way)."""
+    cache_on = bool(meta["prompt_cache"])
+    lines = _head_lines(claim, data, str(meta["model"]), str(meta["size"]), cache_on)
+    for i, part in enumerate(data.parts):
+        lines += part_lines(part, data, i)
+        png = docs_dir / f"{claim.name}-{i + 1}.png"
+        if plots:
+            points = summarize(part.records, baseline=part.baseline, order=part.configs)
+            part_plot(part, points, png)
+        lines += [f"![{part.title}: {part.metric} against net tokens]({png.name})", ""]
+    notes = docs_dir / f"{claim.name}.notes.md"  # hand-written sections (a diagnosis) kept
+    if notes.is_file():  # across reruns of the page
+        lines += [notes.read_text(encoding="utf-8").rstrip(), ""]
     lines += _made(claim, data, docs_dir, meta)
     lines += reading_lines(data)
+    cache = "prefix cache " + ("on" if cache_on else "off")
     row = readme_row(data, link=f"docs/evidence/{claim.name}.md", cache=cache)
     lines += [f"{ROW_MARK}{row} -->", ""]
-    write_export(data, export_path(docs_dir, claim.name), meta)
     page = docs_dir / f"{claim.name}.md"
     page.write_text("\n".join(lines))
     return page
 
 
-__all__ = ["ROW_MARK", "acted_flags", "md_table", "write_page"]
+def page_from_export(name: str, docs_dir: Path, *, plots: bool = False) -> Path:
+    """Rewrite the page of claim `name` from its export in docs_dir (no store, no model): what
+    a change to the page writer or to the claim's text (claims.toml) needs."""
+    from overseer.evidence.claims import get_claim
+    from overseer.evidence.export import read_export
+
+    data, meta = read_export(export_path(docs_dir, name))
+    return render_page(get_claim(name), data, docs_dir, meta, plots=plots)
+
+
+__all__ = ["ROW_MARK", "acted_flags", "md_table", "page_from_export", "render_page", "write_page"]

@@ -156,6 +156,23 @@ def reading_lines(data: PageData) -> list[str]:
     return [*lines, *(f"- {sentence(r)}" for r in rs), ""]
 
 
+def _title_phrase(r: Reading) -> str:
+    what = r.effect.what.split(" (")[0]
+    if r.verdict != NO_FIGURE:
+        return f"{r.verdict} ({what})"
+    p = r.pair
+    tok = "" if math.isnan(p.token_ratio) else f", {p.token_ratio:.2f}x net tokens"
+    return f"{100 * p.diff:+.1f} points, McNemar p = {p.mcnemar_p:.2f}{tok} ({what})"
+
+
+def title_verdict(data: PageData) -> str:
+    """The page's verdict for its title: what each effect came to, e.g. "not reproduced
+    (SupervisorAgent vs the team); ..."; an effect no paper has a figure for says what was
+    seen."""
+    rs = readings(data)
+    return "; ".join(_title_phrase(r) for r in rs) or "no effect could be read"
+
+
 def _direct(part: Part) -> str:
     if "direct" not in part.configs or part.baseline == "direct":
         return "-"
