@@ -28,7 +28,15 @@ from overseer.bench._sections import (
 )
 from overseer.bench._store import ResultKey, ResultRecord
 from overseer.bench._trace_page import CSS, trace_html
-from overseer.bench._traces import Intervention, find_trace, interventions, load_events, trace_roots
+from overseer.bench._traces import (
+    ACT_EVENTS,
+    Intervention,
+    find_trace,
+    interventions,
+    load_events,
+    trace_roots,
+)
+from overseer.bench._verdict import paired_section, verdict_section
 from overseer.bench._who_failed import FailedRun, who_failed_section
 
 
@@ -57,6 +65,8 @@ class _Traces:
     per: dict[str, Counter[Intervention]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     failed: list[FailedRun] = field(default_factory=list)
+    #: per configuration: (runs in which a mechanism acted, runs whose trace was read)
+    acted: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def add(self, rec: ResultRecord, roots: Sequence[Path]) -> None:
         counts = self.per.setdefault(rec.key.config, Counter())
@@ -74,6 +84,9 @@ class _Traces:
             self.warnings.append(f"{k.config} {k.task_id}: {exc}")
             return
         counts.update(interventions(events))
+        k_n = self.acted.get(k.config, (0, 0))
+        hit = any(e.get("event") in ACT_EVENTS for e in events)
+        self.acted[k.config] = (k_n[0] + hit, k_n[1] + 1)
         if rec.error is not None or not rec.correct:
             self.failed.append((k, events))
         name = f"traces/{len(self.pages):04d}-{_safe(k.config)}-{_safe(k.task_id)}-s{k.seed}.html"
@@ -143,9 +156,14 @@ def _sections(
     prune: Sequence[Path],
     monitor: Sequence[Path],
 ) -> list[Section]:
-    """The report's sections, in order; the optional ones only when they have something."""
+    """The report's sections, in order (the verdict first); the optional ones only when they
+    have something."""
     many_models = len({r.key.model for r in records}) > 1
-    sections = [summary_section(summarize(records, baseline=baseline, order=order), baseline)]
+    acted = traces.acted
+    sections = [verdict_section(records, baseline, order, acted)]
+    paired = paired_section(records, baseline, order, acted)
+    sections += [summary_section(summarize(records, baseline=baseline, order=order), baseline)]
+    sections += [paired] if paired is not None else []
     sections += [
         kinds_section(records, many_models),
         interventions_section(traces.per),

@@ -116,8 +116,9 @@ def interventions_section(per: Mapping[str, Counter[tuple[str, str]]]) -> Sectio
     total = sum(sum(c.values()) for c in per.values())
     s = Section(
         "Interventions",
-        "Verdicts other than approve, read from the runs' traces; "
-        "the trigger is the plug-in (and the supervisor's filter context).",
+        "What the plug-ins did, read from the runs' traces: a rule of the rule tier by what it "
+        "did (purified, masked, loop refused, budget), any other verdict but approve by the "
+        "plug-in that gave it (and the supervisor's filter context) and its action.",
     )
     if total == 0:
         s.text += " No plug-in intervened in these results."

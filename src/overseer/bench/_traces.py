@@ -69,16 +69,33 @@ def acted_counts(
     return out
 
 
+#: what each rule of the rule tier did, as the report names it
+RULE_ACTIONS = {
+    "purification": "purified",
+    "masking": "masked",
+    "loop_breaker": "loop refused",
+    "budget": "budget",
+}
+
+
 def interventions(events: Iterable[Mapping[str, Any]]) -> Counter[Intervention]:
-    """(trigger, action) counts of the verdicts a run's plug-ins gave (approvals are not
-    written). The trigger is the plug-in that gave it, with the SupervisorAgent's filter
-    context (error, excessive, inefficient, synthesis) when one flagged the same step."""
+    """(trigger, action) counts of what a run's plug-ins did (approvals are not written). A
+    rule of the rule tier is named by what it did (purified, masked, loop refused, budget),
+    its trigger `PLUGIN rules`; the verdict a rule gave (its note is the rule) is that same
+    action, not counted twice. Any other verdict is the plug-in that gave it, with the
+    SupervisorAgent's filter context (error, excessive, inefficient, synthesis) when one
+    flagged the same step, and the verdict's action."""
     context: dict[tuple[Any, Any, Any], str] = {}
     out: Counter[Intervention] = Counter()
     for e in events:
         where = (e.get("agent"), e.get("round"), e.get("step"))
         if e.get("event") == "supervision" and e.get("context"):
             context[where] = str(e["context"])
+        elif e.get("event") == "rule":
+            rule = str(e.get("rule", "?"))
+            out[(f"{e.get('by', '?')} rules", RULE_ACTIONS.get(rule, rule))] += 1
+        elif e.get("event") == "verdict" and e.get("note") in RULE_ACTIONS:
+            continue
         elif e.get("event") == "verdict":
             by = str(e.get("by", "?"))
             ctx = context.get(where)

@@ -1,7 +1,7 @@
 """The parts of a report other layers compose pages from: summary rows and the errors table,
-the baseline and the paired comparisons, the accuracy-vs-tokens plot, where a stored result's
-trace is, a result's key, its JSON form (the evidence exports) and its provenance (the
-evidence pages and `overseer report` are built on these)."""
+the baseline and the paired comparisons, the verdict sentences, the accuracy-vs-tokens plot,
+where a stored result's trace is, a result's key, its JSON form and row check (the evidence
+exports) and its provenance (the evidence pages and `overseer report` are built on these)."""
 
 from overseer.bench._export import ROW_SCHEMA, check_row, record_from_json, record_json
 from overseer.bench._plots import accuracy_tokens
@@ -17,6 +17,7 @@ from overseer.bench._report import (
 )
 from overseer.bench._store import ResultKey
 from overseer.bench._traces import acted_counts, find_trace, load_events, trace_acted, trace_roots
+from overseer.bench._verdict import verdict_lines
 
 __all__ = [
     "ROW_SCHEMA",
@@ -38,4 +39,5 @@ __all__ = [
     "record_json",
     "trace_acted",
     "trace_roots",
+    "verdict_lines",
 ]

@@ -1,4 +1,5 @@
 """The text and JSON of a result store's comparison (`overseer bench`, `overseer report`): the
+verdict (one sentence per configuration against the baseline, provenance and date), the
 summary per configuration, then each configuration paired with the baseline."""
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ def _baseline(records: Sequence[ResultRecord], configs: Sequence[str], baseline:
 def report_doc(
     records: Sequence[ResultRecord], configs: Sequence[str], baseline: str | None
 ) -> dict[str, Any]:
-    """JSON-ready: `rows` (summary per configuration), `baseline` and `paired` (one object per
-    configuration, suite and model: the fields of `overseer.bench.stats.Paired`, NaN as null)."""
+    """JSON-ready: `verdict` (its sentences, then the provenance-and-date line), `rows`
+    (summary per configuration), `baseline` and `paired` (one object per configuration, suite
+    and model: the fields of `overseer.bench.stats.Paired`, NaN as null)."""
     from overseer.bench import summarize
-    from overseer.bench.reports import paired_groups
+    from overseer.bench.reports import paired_groups, verdict_lines
 
     base = _baseline(records, configs, baseline)
     rows = [asdict(r) for r in summarize(records, baseline=base, order=configs)]
@@ -37,7 +39,8 @@ def report_doc(
         if base
         else []
     )
-    return {"rows": rows, "baseline": base, "paired": paired}
+    verdict = verdict_lines(records, base, configs, acted_on(records))
+    return {"verdict": verdict, "rows": rows, "baseline": base, "paired": paired}
 
 
 def print_report(
@@ -46,20 +49,22 @@ def print_report(
     configs: Sequence[str],
     baseline: str | None,
 ) -> None:
-    """The summary table, then the paired table when there is something to pair."""
+    """The verdict, the summary table, then the paired table when there is something to pair."""
     from overseer.bench import summarize, summary_table
-    from overseer.bench.reports import paired_groups, paired_view
+    from overseer.bench.reports import paired_groups, paired_view, verdict_lines
 
     base = _baseline(records, configs, baseline)
     rows = summarize(records, baseline=base, order=configs)
     if not rows:
         console.print("no stored results match")
         return
+    acted = acted_on(records)
+    for line in verdict_lines(records, base, configs, acted):
+        console.print(f"verdict: {line}", soft_wrap=True)
     console.print(summary_table(rows, baseline=base))
     paired = paired_groups(records, base, configs) if base else []
     if paired:
         console.print(paired_view(paired, base or ""))
-    acted = acted_on(records)
     if acted:
         console.print(
             "acted on (tasks whose run trace holds a plug-in's verdict, a rule or a rollback): "
