@@ -9,8 +9,10 @@ compute is elsewhere), and "cpu-bound" burns `latency` seconds of CPU per call (
 llama.cpp model: only more cores can overlap it, so Ray workers beyond this machine's cores
 gain nothing). asyncio runs `workers` episodes at once;
 Ray runs `workers` actors, one episode each at a time. "ratio to linear" is episodes/s over
-workers / latency (one model call per episode). The Ray overhead per episode is measured with
-an instant model. All times start when the workers are ready (start-up is shown apart).
+workers / latency (one model call per episode: the scripted model answers in the closed-answer
+JSON the direct solver asks for, so nothing is re-asked; "calls/episode" checks it, and every
+episode must be right). The Ray overhead per episode is measured with an instant model. All
+times start when the workers are ready (start-up is shown apart).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import argparse
 import asyncio
 import functools
 import os
+import re
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -38,6 +41,13 @@ from overseer.models import Model, ScriptedModel
 from overseer.tasks import Task
 
 
+def answer(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The closed answer the direct solver's schema asks for: {"reasoning", "answer"}, the sum
+    of the two numbers of "What is a+b?"."""
+    a, b = map(int, re.findall(r"\d+", messages[-1]["content"])[-2:])
+    return {"reasoning": "add the two numbers", "answer": a + b}
+
+
 class BlockingModel(ScriptedModel):
     """The scripted model whose async call blocks its process, like in-process inference."""
 
@@ -49,7 +59,7 @@ class CPUBoundModel(ScriptedModel):
     """The scripted model whose every call burns `burn_s` seconds of this thread's CPU."""
 
     def __init__(self, burn_s: float) -> None:
-        super().__init__(lambda msgs: "The answer is 4")
+        super().__init__(answer)
         self.burn_s = burn_s
 
     async def acomplete(self, *args: Any, **kwargs: Any) -> Any:
@@ -66,7 +76,7 @@ def fixed_latency_model(latency_s: float, kind: str) -> Model:
     if kind == "cpu-bound":
         return CPUBoundModel(latency_s)
     cls = BlockingModel if kind == "in-process" else ScriptedModel
-    return cls(lambda msgs: "The answer is 4", latency_s=latency_s)
+    return cls(answer, latency_s=latency_s)
 
 
 def tasks(n: int) -> list[Task]:
@@ -80,6 +90,12 @@ class Timed:
     inner: Any
     ready_at: float = 0.0
 
+    @property
+    def workers(self) -> int:
+        """The inner backend's workers: the runner keeps workers x concurrency episodes going,
+        so a wrapper that hid this would run Ray one episode at a time."""
+        return 1 if self.inner == "asyncio" else int(self.inner.workers)
+
     @asynccontextmanager
     async def open(self, *args: Any) -> AsyncIterator[Any]:
         opener = asyncio_episodes if self.inner == "asyncio" else self.inner.open
@@ -88,8 +104,12 @@ class Timed:
             yield episode
 
 
-def timed_run(n: int, load: functools.partial, workers: int, backend: str) -> tuple[float, float]:
-    """Seconds to start the workers, and to run `n` direct episodes into a fresh store."""
+def timed_run(
+    n: int, load: functools.partial, workers: int, backend: str
+) -> tuple[float, float, float]:
+    """Seconds to start the workers, to run `n` direct episodes into a fresh store, and the
+    model calls per episode (1: answered in the expected format, nothing re-asked);
+    RuntimeError when an episode errs or answers wrong."""
     chosen = bench_configs().resolve(["direct"])
     runner = Timed("asyncio")
     if backend == "ray":
@@ -102,24 +122,27 @@ def timed_run(n: int, load: functools.partial, workers: int, backend: str) -> tu
                            concurrency=1 if backend == "ray" else workers, backend=runner)
         )  # fmt: skip
         end = time.perf_counter()
-    if (s.ran, s.errors) != (n, 0):
-        raise RuntimeError(f"{backend} x{workers}: {s}")
-    return runner.ready_at - start, end - runner.ready_at
+        recs = list(st.records())
+    if (s.ran, s.errors) != (n, 0) or not all(r.correct for r in recs):
+        raise RuntimeError(f"{backend} x{workers}: {s}, {sum(r.correct for r in recs)} right")
+    calls = sum(int(r.extra.get("attempts", 0)) for r in recs) / n  # type: ignore[call-overload]
+    return runner.ready_at - start, end - runner.ready_at, calls
 
 
 def scaling_table(episodes: int, latency: float, workers: list[int]) -> Table:
     cores = len(os.sched_getaffinity(0))
     t = Table(title=f"{episodes} episodes, one {latency:.2f} s model call each, {cores} cores")
-    for col in ("model", "backend", "workers", "seconds", "episodes/s", "ratio to linear"):
+    cols = ("model", "backend", "workers", "seconds", "episodes/s", "ratio to linear", "calls/ep")
+    for col in cols:
         t.add_column(col, justify="left" if col in ("model", "backend") else "right")
     for kind in KINDS:
         load = functools.partial(fixed_latency_model, latency, kind)
         for backend in ("asyncio", "ray"):
             for w in workers:
-                _, took = timed_run(episodes, load, w, backend)  # start-up is paid once a run
+                _, took, calls = timed_run(episodes, load, w, backend)  # start-up apart
                 eps = episodes / took
-                t.add_row(kind, backend, str(w),
-                          f"{took:.2f}", f"{eps:.2f}", f"{eps / (w / latency):.2f}")  # fmt: skip
+                t.add_row(kind, backend, str(w), f"{took:.2f}", f"{eps:.2f}",
+                          f"{eps / (w / latency):.2f}", f"{calls:.2f}")  # fmt: skip
     return t
 
 
@@ -128,7 +151,7 @@ def overhead_lines(episodes: int) -> list[str]:
     load = functools.partial(fixed_latency_model, 0.0, "server")
     out = []
     for backend in ("asyncio", "ray"):
-        start, took = timed_run(episodes, load, 1, backend)
+        start, took, _ = timed_run(episodes, load, 1, backend)
         per = 1000 * took / episodes
         out.append(f"{backend}: workers ready in {start:.2f} s, then {per:.1f} ms per episode")
     return out
