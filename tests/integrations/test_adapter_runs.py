@@ -85,8 +85,9 @@ def test_refusals_in_a_row_close_the_tools_and_the_model_answers(
     # two calls ran, the next two were refused, then one request without tools: the answer
     assert runs == ["42", "42"] and out.guard.stats["blocked"] == 2
     assert [bool(r.get("tools")) for r in srv.requests] == [True] * 4 + [False]
-    last_tool = messages_text(srv.requests[-1], "tool")[-1]
-    assert last_tool.endswith(CLOSED_NOTE)
+    closing = messages_text(srv.requests[-1], "user")[-1]  # its own user turn, last
+    assert closing.startswith(CLOSED_NOTE) and closing.endswith("Is job 42 done?")
+    assert not any(CLOSED_NOTE in t for t in messages_text(srv.requests[-1], "tool"))
     assert out.answer == "job 42: still pending"
     assert _run_end(tmp_path)["stop_reason"] == "done"
 

@@ -23,11 +23,18 @@ from overseer.supervise.rules import RuleSettings
 PAGE = "Tinbel Observatory. The aperture is 240 cm. " + "Menu | Home | Shop | Login. " * 2000
 
 
+def reply(g: Guard, agent: str = "a") -> None:
+    """A model reply of `agent` booked: the tool calls after it are a new reply's."""
+    g.book(agent, prompt_tokens=10, completion_tokens=2)
+
+
 def test_repeated_tool_call_is_blocked_per_agent() -> None:
     g = Guard(GuardSettings(rules=RuleSettings(loop_limit=2)))
     g.start_run("find the aperture")
     assert g.before_tool("a", "fetch", {"url": "x"}) is None
+    reply(g)
     assert g.before_tool("a", "fetch", '{"url": "x"}') is None  # same action as JSON text
+    reply(g)
     note = g.before_tool("a", "fetch", {"url": "x"})
     assert note and "fetch" in note
     # another agent, or another call, is not blocked
@@ -152,6 +159,7 @@ def test_rule_firings_are_traced(tmp_path: Path) -> None:
     g = Guard(GuardSettings(rules=RuleSettings(loop_limit=1)), trace_dir=tmp_path, run_name="r")
     g.start_run("aperture?")
     g.before_tool("a", "fetch", {})
+    reply(g)
     g.before_tool("a", "fetch", {})
     g.after_tool("a", "fetch", {}, PAGE)
     g.end_run()
@@ -161,13 +169,34 @@ def test_rule_firings_are_traced(tmp_path: Path) -> None:
     assert rules[1]["before_chars"] == len(PAGE) > rules[1]["after_chars"]
 
 
-def test_parallel_tool_calls_are_counted_once_each() -> None:
+def test_identical_calls_of_one_reply_are_one_action() -> None:
     g = Guard(GuardSettings(rules=RuleSettings(loop_limit=3)))
     g.start_run("t")
     notes: list[str | None] = []
 
     def call() -> None:
         notes.append(g.before_tool("a", "fetch", {"url": "x"}))
+
+    threads = [threading.Thread(target=call) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(n is None for n in notes) == 1 and g.stats["actions"] == 1
+    assert g.stats["same_reply"] == 7 and g.stats["blocked"] == 0  # no refusal counted
+    assert g.refusals_acted("a") is None
+
+
+def test_parallel_tool_calls_of_several_replies_are_counted_once_each() -> None:
+    g = Guard(GuardSettings(rules=RuleSettings(loop_limit=3)))
+    g.start_run("t")
+    notes: list[str | None] = []
+    lock = threading.Lock()
+
+    def call() -> None:
+        with lock:  # one call per reply
+            reply(g)
+            notes.append(g.before_tool("a", "fetch", {"url": "x"}))
 
     threads = [threading.Thread(target=call) for _ in range(8)]
     for t in threads:
@@ -181,8 +210,10 @@ def test_refusals_in_a_row_are_counted_per_agent_and_reset_by_a_run_call() -> No
     g = Guard(GuardSettings(rules=RuleSettings(loop_limit=1), answer_after_refusals=2))
     g.start_run("t")
     assert g.before_tool("a", "fetch", {"url": "x"}) is None
+    reply(g)
     assert g.before_tool("a", "fetch", {"url": "x"}) is not None
     assert g.refusals_acted("a") is None  # one refusal: not yet
+    reply(g)
     assert g.before_tool("a", "fetch", {"url": "x"}) is not None
     assert g.refusals_acted("a") == "answer" and g.refusals_acted("b") is None
     g.check_budget("a")  # "answer" closes the tools, it does not stop the run
@@ -195,9 +226,10 @@ def test_refusals_in_a_row_stop_the_run_at_the_next_model_call() -> None:
     g.start_run("t")
     for _ in range(3):
         g.before_tool("a", "fetch", {})
+        reply(g)
     with pytest.raises(RunStopped, match="a: 2 tool calls in a row were refused") as info:
         g.check_budget("a")
-    assert info.value.stop_reason == "refusals" and g.stop_reason == "refusals"
+    assert info.value.stop_reason == "refusals" and g.get().stop_reason == "refusals"
     g.check_budget("b")  # another agent may go on
 
 

@@ -238,9 +238,9 @@ def test_llm_supervisor_rewrites_what_the_rules_leave(loopback: Start) -> None:
 
 
 def test_a_refused_repeat_says_the_truth_and_quotes_no_raw_page(loopback: Start) -> None:
-    """Issue 32, item 1: the page fetched twice (purified both times), a third fetch refused:
-    the note says its output is still in view (the later copy; the older one is masked as a
-    repeat) and quotes the purified extract, not the raw page."""
+    """Issues 32 and 39: the page fetched twice (purified both times), a third fetch refused:
+    the note points to its output, still in view (the later copy; the older one is masked as a
+    repeat), and quotes no page text at all (a small model copied quoted filler)."""
     call = ToolCall("fetch_page", {"url": "https://wiki.local/Tinbel"})
     srv = loopback(scripted([Reply(calls=(call,))] * 3 + [Reply("240 cm")]))
     mw = OverseerMiddleware(GuardSettings(rules=RuleSettings(loop_limit=2)))
@@ -249,8 +249,7 @@ def test_a_refused_repeat_says_the_truth_and_quotes_no_raw_page(loopback: Start)
     tools = messages_text(srv.requests[3], "tool")
     refusal = tools[-1]
     assert refusal.startswith("[overseer] Not run again") and "ran twice" in refusal
-    assert "also in your context above" in refusal and PAGE_FACT in refusal
-    assert len(refusal) < 3000 < len(PAGE)  # the extract, not the 40,000-char page
+    assert "shown above" in refusal and PAGE_FACT not in refusal and len(refusal) < 400
     assert "hidden here: the same" in tools[0]  # the older copy masked as a repeat ...
     assert PAGE_FACT in tools[1] and len(tools[1]) < 3000  # ... the purified one kept
     assert mw.stats["rules"]["loop_breaker"] == 1

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import TypedDict, TypeVar
 
 from overseer.integrations._guard import (
-    CLOSED_NOTE,
+    AmbiguousRunError,
     BudgetExceeded,
     Guard,
+    GuardRun,
     GuardSettings,
     RunStopped,
     ToolRecord,
@@ -18,23 +19,27 @@ from overseer.integrations._guard import (
     model_label,
     run_sync,
 )
+from overseer.integrations._parts import closed_turn
 from overseer.models import Model
 
 __all__ = [
-    "CLOSED_NOTE",
+    "AmbiguousRunError",
     "BudgetExceeded",
     "Guard",
     "GuardOptions",
+    "GuardRun",
     "GuardSettings",
     "RunStopped",
     "ToolRecord",
     "args_text",
+    "closed_turn",
     "guarded_run",
     "make_guard",
     "masked_texts",
     "missing_extra",
     "model_label",
     "run_sync",
+    "stop_reason_of",
 ]
 
 T = TypeVar("T")
@@ -76,25 +81,37 @@ async def guarded_run(
     answer: Callable[[T], str],
     model: str = "",
 ) -> T:
-    """Run a framework's whole run as one guard run: its trace ends with the answer, or with
-    stop reason `budget` / `refusals` / `error` when the run raised (raised on)."""
-    guard.start_run(task, model=model)
+    """Run a framework's whole run as one guard run, current in the caller's task (its hooks
+    find it there): its trace ends with the answer, or with stop reason `budget` /
+    `refusals` / the exception's own (`stop_reason_of`) when the run raised (raised on)."""
+    r = guard.start_run(task, model=model)
     try:
         result = await run()
-    except BudgetExceeded as exc:
-        guard.end_run(stop_reason="budget", error=str(exc))
+    except BaseException as exc:
+        why = getattr(exc, "stop_reason", None) or stop_reason_of(exc)
+        guard.end_run(stop_reason=why, error=f"{type(exc).__name__}: {exc}", run=r)
         raise
-    except RunStopped as exc:
-        guard.end_run(stop_reason=exc.stop_reason, error=str(exc))
-        raise
-    except Exception as exc:
-        guard.end_run(stop_reason="error", error=f"{type(exc).__name__}: {exc}")
-        raise
-    guard.end_run(answer(result))
+    guard.end_run(answer(result), run=r)
     return result
 
 
-def masked_texts(guard: Guard, agent: str, records: Sequence[ToolRecord]) -> dict[int, str]:
+#: exception class names of the frameworks -> the stop reason of the run they ended
+_STOPS = {
+    "BudgetExceeded": "budget",
+    "GraphRecursionError": "recursion_limit",
+    "MaxTurnsExceeded": "max_turns",
+    "UsageLimitExceeded": "usage_limit",
+    "CancelledError": "cancelled",
+    "KeyboardInterrupt": "interrupted",
+}
+
+
+def stop_reason_of(exc: BaseException) -> str:
+    """The stop reason a framework's exception gives the run it ended (`error` by default)."""
+    return next((v for k, v in _STOPS.items() if type(exc).__name__ == k), "error")
+
+
+def masked_texts(run: GuardRun, agent: str, records: Sequence[ToolRecord]) -> dict[int, str]:
     """Index in `records` -> the stub the model reads instead, for the records masking hid."""
-    shown = guard.model_input(agent, records)
+    shown = run.model_input(agent, records)
     return {k: s for k, (rec, s) in enumerate(zip(records, shown, strict=True)) if s != rec.text}

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from overseer.models import Completion, Model, ModelError, Request, Usage
+from overseer.runtime.steps import CLOSED_NOTE, closing_turn
 
 __all__ = [
     "CLOSED_NOTE",
@@ -20,6 +21,7 @@ __all__ = [
     "RunStopped",
     "StepBook",
     "args_text",
+    "closed_turn",
     "model_label",
     "run_sync",
 ]
@@ -28,11 +30,13 @@ T = TypeVar("T")
 #: after `answer_after_refusals` refused tool calls in a row: "answer" closes the agent's tools
 #: for its next model call (as the runtime's agent does), "stop" ends the run
 OnRefusals = Literal["answer", "stop"]
-#: what the model reads after its tool output once its tools are closed
-CLOSED_NOTE = (
-    "\n\n[overseer] Your tool calls were refused and the tools are now closed: a tool call "
-    "cannot run. Reply in plain words with your final answer to the question."
-)
+
+
+#: the user turn a model reads once its tools are closed: the runtime's wording, the question
+#: restated (`closing_turn`), never appended to a tool output (a small model copied it)
+def closed_turn(task: str) -> str:
+    """The user turn that closes an agent's tools in a framework run, restating `task`."""
+    return closing_turn(CLOSED_NOTE, task)
 
 
 class RunStopped(RuntimeError):

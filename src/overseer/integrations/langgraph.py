@@ -13,10 +13,14 @@ Hooks used and what overseer does there (the engine is `integrations._guard.Guar
 - `wrap_model_call`: before each model call the team budget is checked and older tool outputs
   are masked in the model's input; after it, the call is booked in the ledger under the
   agent's name with the tokens LangChain reports (`AIMessage.usage_metadata`).
-- `before_agent` / `after_agent`: start and end a guard run (trace `run_start`/`run_end`).
+- `before_agent` / `after_agent`: start and end a guard run (trace `run_start`/`run_end`):
+  one run per invocation, kept in the graph state (`overseer_run`), so one middleware on a
+  compiled graph serves concurrent invocations, each with its own books. A run the graph
+  ends by raising (its `recursion_limit`, an error) is closed by `invoke`/`ainvoke` of this
+  module (`guarded_invoke`) with the exception's stop reason.
 - After `GuardSettings.answer_after_refusals` refused calls in a row, the next model call is
-  made without tools and with a note to answer (`on_refusals="answer"`), or the run ends with
-  a final message and stop reason `refusals` (`"stop"`).
+  made without tools, with a user turn that restates the question (`on_refusals="answer"`),
+  or the run ends with a final message and stop reason `refusals` (`"stop"`).
 
 What these hooks cannot do:
 
@@ -38,15 +42,22 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from overseer.integrations import _adapter as ad
-from overseer.integrations._adapter import BudgetExceeded, Guard, GuardSettings, RunStopped
+from overseer.integrations._adapter import (
+    BudgetExceeded,
+    Guard,
+    GuardRun,
+    GuardSettings,
+    RunStopped,
+)
 from overseer.models import Model
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-    from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+    from langchain.agents.middleware.types import AgentState, PrivateStateAttr
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from langgraph.types import Command
 except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -79,15 +90,19 @@ def _plain(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     return [{"role": _role(m), "content": _text(m.content)} for m in messages]
 
 
-def _closed(messages: list[Any]) -> list[Any]:
-    """The messages with the closing note after the last tool output (tools are closed)."""
-    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].type == "tool"), None)
-    if last is None:
-        return messages
-    out = list(messages)
-    text = _text(messages[last].content) + ad.CLOSED_NOTE
-    out[last] = messages[last].model_copy(update={"content": text})
-    return out
+def _closed(messages: list[Any], task: str) -> list[Any]:
+    """The messages with a user turn closing the tools and restating the question."""
+    return [*messages, HumanMessage(content=ad.closed_turn(task))]
+
+
+class OverseerState(AgentState[Any]):
+    """The agent state with the id of this invocation's guard run (private to overseer)."""
+
+    overseer_run: NotRequired[Annotated[str, PrivateStateAttr]]
+
+
+def _run_id(state: Any) -> str | None:
+    return state.get("overseer_run") if isinstance(state, dict) else None
 
 
 def _task(messages: Sequence[BaseMessage]) -> str:
@@ -104,6 +119,8 @@ class OverseerMiddleware(AgentMiddleware):
     middleware makes its own from `settings`, `supervisor_model` and `trace_dir`, and starts a
     run at every `invoke`.
     """
+
+    state_schema = OverseerState
 
     def __init__(
         self,
@@ -142,7 +159,11 @@ class OverseerMiddleware(AgentMiddleware):
 
     # -- run lifecycle -------------------------------------------------------------------
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        if self.owns_guard or self.guard.runs == 0:
+        """A new guard run for this invocation, its id kept in the graph state (a shared
+        guard: the caller's run, started with `guard.start_run`, else the first one)."""
+        if self.owns_guard:
+            return {"overseer_run": self.guard.open(_task(state["messages"])).id}
+        if self.guard.runs == 0:
             self.guard.start_run(_task(state["messages"]))
         return None
 
@@ -152,8 +173,12 @@ class OverseerMiddleware(AgentMiddleware):
     def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         if self.owns_guard:
             last = state["messages"][-1] if state["messages"] else None
-            self.guard.end_run(_text(last.content) if last is not None else "")
+            answer = _text(last.content) if last is not None else ""
+            self.guard.end_run(answer, run=_run_id(state) or "")
         return None
+
+    def _run(self, state: Any) -> GuardRun:
+        return self.guard.get(_run_id(state))
 
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.after_agent(state, runtime)
@@ -163,20 +188,22 @@ class OverseerMiddleware(AgentMiddleware):
         """Budget check and masking, the tools closed after refusals in a row; an AIMessage
         when the run must end instead of calling (a spent budget, or `on_refusals="stop"`)."""
         who = self._who(request.messages)
+        run = self._run(request.state)
         try:
-            self.guard.check_budget(who)
+            run.check_budget(who)
         except BudgetExceeded as exc:
             if self.on_budget == "raise":
                 raise
             return request, AIMessage(content=f"[overseer] stopped: {exc}")
         except RunStopped as exc:
             return request, AIMessage(content=f"[overseer] stopped: {exc.detail}")
-        messages = self._masked(request.messages)
-        if self.guard.refusals_acted(who) == "answer":
-            return request.override(messages=_closed(messages), tools=[], tool_choice=None), None
+        messages = self._masked(run, request.messages)
+        if run.refusals_acted(who) == "answer":
+            closed = _closed(messages, run.task)
+            return request.override(messages=closed, tools=[], tool_choice=None), None
         return request.override(messages=messages), None
 
-    def _masked(self, messages: list[Any]) -> list[Any]:
+    def _masked(self, run: GuardRun, messages: list[Any]) -> list[Any]:
         """The messages with older tool outputs replaced by one-line stubs."""
         calls = {c["id"]: c for m in messages if isinstance(m, AIMessage) for c in m.tool_calls}
         where = [i for i, m in enumerate(messages) if isinstance(m, ToolMessage)]
@@ -189,7 +216,7 @@ class OverseerMiddleware(AgentMiddleware):
             records.append(
                 ad.ToolRecord(name, ad.args_text(call.get("args")), _text(messages[i].content))
             )
-        shown = self.guard.model_input(self._who(messages), records)
+        shown = run.model_input(self._who(messages), records)
         out = list(messages)
         for i, rec, text in zip(where, records, shown, strict=True):
             if text != rec.text:
@@ -205,7 +232,7 @@ class OverseerMiddleware(AgentMiddleware):
         asked = getattr(request.model, "model_name", None) or getattr(request.model, "model", None)
         details = usage.get("input_token_details") if usage is not None else None
         try:
-            self.guard.book(
+            self._run(request.state).book(
                 self.agent or ai.name or "agent",
                 prompt_tokens=int(usage["input_tokens"]) if usage else 0,
                 completion_tokens=int(usage["output_tokens"]) if usage else 0,
@@ -214,7 +241,7 @@ class OverseerMiddleware(AgentMiddleware):
                     str(asked or meta.get("model_name") or meta.get("model") or "")
                 ),
                 latency_s=time.monotonic() - started,
-                messages=_plain(request.messages) if self.guard.trace is not None else (),
+                messages=_plain(request.messages),
                 output=_text(ai.content),
                 reported=usage is not None,
             )
@@ -253,7 +280,7 @@ class OverseerMiddleware(AgentMiddleware):
 
     def _blocked(self, request: ToolCallRequest) -> ToolMessage | None:
         agent, tool, args, call_id = self._call(request)
-        note = self.guard.before_tool(agent, tool, args)
+        note = self._run(request.state).before_tool(agent, tool, args)
         if note is None:
             return None
         return ToolMessage(content=note, tool_call_id=call_id, name=tool)
@@ -273,7 +300,9 @@ class OverseerMiddleware(AgentMiddleware):
             return result
         agent, tool, args, _ = self._call(request)
         text = _text(result.content)
-        shown = self.guard.after_tool(agent, tool, args, text, error=self._error(result))
+        shown = self._run(request.state).after_tool(
+            agent, tool, args, text, error=self._error(result)
+        )
         return result if shown == text else result.model_copy(update={"content": shown})
 
     async def awrap_tool_call(
@@ -289,5 +318,7 @@ class OverseerMiddleware(AgentMiddleware):
             return result
         agent, tool, args, _ = self._call(request)
         text = _text(result.content)
-        shown = await self.guard.aafter_tool(agent, tool, args, text, error=self._error(result))
+        shown = await self._run(request.state).aafter_tool(
+            agent, tool, args, text, error=self._error(result)
+        )
         return result if shown == text else result.model_copy(update={"content": shown})

@@ -322,26 +322,26 @@ class Overseer:
     def _mask(self, data: CallModelData[Any]) -> ModelInputData:
         """The model input with older tool outputs replaced by one-line stubs."""
         items: list[Any] = list(data.model_data.input)
-        if self.guard.runs == 0:
-            self.guard.start_run(_task(items))
+        run = self.guard.get() if self.guard.runs else self.guard.start_run(_task(items))
+        closed = run.refusals_acted(data.agent.name) == "answer"
         calls = {_get(i, "call_id"): i for i in items if _get(i, "type") == "function_call"}
         where = [k for k, i in enumerate(items) if _get(i, "type") == "function_call_output"]
         if not where:
             return data.model_data
-        records = []
+        records: list[ad.ToolRecord] = []
         for k in where:
             call = calls.get(_get(items[k], "call_id"))
             name = str(_get(call, "name") or "tool") if call is not None else "tool"
             args = ad.args_text(_get(call, "arguments")) if call is not None else ""
             records.append(ad.ToolRecord(name, args, _text(_get(items[k], "output"))))
         shown = {n: r.text for n, r in enumerate(records)}
-        shown |= ad.masked_texts(self.guard, data.agent.name, records)
-        if self.guard.refusals_acted(data.agent.name) == "answer":
-            shown[len(records) - 1] += ad.CLOSED_NOTE  # the tools are closed: answer now
+        shown |= ad.masked_texts(run, data.agent.name, records)
         for n, text in shown.items():
             if text == records[n].text:
                 continue
             item = items[where[n]]
             plain = dict(item) if isinstance(item, Mapping) else item.model_dump(exclude_unset=True)
             items[where[n]] = {**plain, "output": text}
+        if closed:  # the tools are closed: a user turn restating the question
+            items.append({"role": "user", "content": ad.closed_turn(run.task)})
         return ModelInputData(input=items, instructions=data.model_data.instructions)

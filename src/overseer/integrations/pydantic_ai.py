@@ -134,7 +134,7 @@ class OverseerCapability(AbstractCapability[Any]):
             text = f"[overseer] stopped: {exc.detail}"
             raise SkipModelRequest(pm.ModelResponse(parts=[pm.TextPart(text)])) from exc
         masked = self._masked(who, request_context.messages)
-        traced = _plain(masked) if self.guard.trace is not None else []
+        traced = _plain(masked)
         self._started[ctx.run_id or ""] = (time.monotonic(), traced)
         return dataclasses.replace(request_context, messages=masked)
 
@@ -164,9 +164,8 @@ class OverseerCapability(AbstractCapability[Any]):
             call = calls.get(part.tool_call_id)
             args = ad.args_text(call.args_as_dict()) if call is not None else ""
             records.append(ad.ToolRecord(part.tool_name, args, part.model_response_str()))
-        shown = ad.masked_texts(self.guard, who, records)
-        if self.guard.refusals_acted(who) == "answer":  # the tools are closed: answer now
-            shown[len(records) - 1] = shown.get(len(records) - 1, records[-1].text) + ad.CLOSED_NOTE
+        run = self.guard.get()
+        shown = ad.masked_texts(run, who, records)
         out = list(messages)
         for n, text in shown.items():
             i, j = where[n]
@@ -175,6 +174,9 @@ class OverseerCapability(AbstractCapability[Any]):
             parts = list(msg.parts)
             parts[j] = dataclasses.replace(cast("pm.ToolReturnPart[Any]", part), content=text)
             out[i] = dataclasses.replace(msg, parts=parts)
+        if run.refusals_acted(who) == "answer" and isinstance(out[-1], pm.ModelRequest):
+            closing = pm.UserPromptPart(ad.closed_turn(run.task))  # the question, restated
+            out[-1] = dataclasses.replace(out[-1], parts=[*out[-1].parts, closing])
         return out
 
     async def prepare_tools(

@@ -11,6 +11,7 @@ honour is refused when the bus is built, never ignored at run time.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -231,6 +232,8 @@ class Bus:
         self.verification = Verification(verifier, verify_tokens, seed)
         #: one record per rollback applied: round, agent, by, reason, messages removed
         self.rolled_back: list[dict[str, Any]] = []
+        #: agent -> its tool calls refused in a row (`before_tool`); a call that runs resets it
+        self.refused: Counter[str] = Counter()
 
     @property
     def rollbacks(self) -> int:
@@ -242,6 +245,8 @@ class Bus:
         run = self.run
         run.interactions.append(i)
         run.trace.record("interaction", interaction_fields(i))
+        if i.kind != "message":
+            self.refused[i.agent] = 0
         if ask:  # the chain's `judge`, without a coroutine of its own
             for s in self.chain.asks:
                 if i.kind in s.kinds:
@@ -288,10 +293,12 @@ class Bus:
                     f"{v.by}: before_tool may return replace or guide with a text, got {v.action!r}"
                 )
             blocked = replace(i, observation=text, meta={**i.meta, "blocked_by": v.by})
+            self.refused[i.agent] += 1
             self.run.interactions.append(blocked)
             self.run.trace.event("interaction", **interaction_fields(blocked))
             self._record(v, agent=i.agent, round=i.round, step=i.step)
             return text
+        self.refused[i.agent] = 0
         return None
 
     def view(self, agent: str, records: Sequence[ToolRecord]) -> list[str]:
@@ -370,15 +377,18 @@ class Bus:
             f"{v.by}: on_round_end may return rollback or replace_team, got {v.action!r}"
         )
 
-    def start(self, team_dump: Mapping[str, Any] | None = None) -> None:
+    def start(
+        self, team_dump: Mapping[str, Any] | None = None, *, model: str | None = None
+    ) -> None:
         """Write the run's first trace event: query, team (`team_dump`: the team's
-        `model_dump()` when the host keeps it), model and plug-ins."""
+        `model_dump()` when the host keeps it), model (`model`: the agents' own, when it is
+        not the run's) and plug-ins."""
         run = self.run
         run.trace.event(
             "run_start",
             query=run.query,
-            team=team_dump or run.team.model_dump(),
-            model=run.model.name,
+            team=team_dump if team_dump is not None else run.team.model_dump(),
+            model=run.model.name if model is None else model,
             supervisors=[s.name for s in self.chain.supervisors],
         )
 

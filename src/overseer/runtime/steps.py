@@ -2,7 +2,15 @@
 `Interaction`: the ReAct agent and its context, tool records, the interaction kinds, step
 observers (live progress), the bus's verifier type and the default answer extractor."""
 
-from overseer.runtime._agent import Agent, AgentContext, AgentStepError
+from overseer.runtime._agent import (
+    CLOSED_NOTE,
+    COPIED_NOTE,
+    Agent,
+    AgentContext,
+    AgentStepError,
+    closing_turn,
+    copies_note,
+)
 from overseer.runtime._bus import Verifier
 from overseer.runtime._executor import last_line
 from overseer.runtime._interaction import ALL_KINDS, InteractionKind, ToolRecord
@@ -10,6 +18,8 @@ from overseer.runtime._observer import StepObserver, StepReport
 
 __all__ = [
     "ALL_KINDS",
+    "CLOSED_NOTE",
+    "COPIED_NOTE",
     "Agent",
     "AgentContext",
     "AgentStepError",
@@ -18,5 +28,7 @@ __all__ = [
     "StepReport",
     "ToolRecord",
     "Verifier",
+    "closing_turn",
+    "copies_note",
     "last_line",
 ]

@@ -69,6 +69,9 @@ class SupervisorAgent(BaseSupervisor):
     ranks passages for extractive purification.
     """
 
+    #: what its verdicts may do: a host that honours these (a framework guard) can carry it
+    actions = frozenset({"approve", "guide", "replace", "verify"})
+
     def __init__(
         self,
         model: Model | None = None,
@@ -89,8 +92,9 @@ class SupervisorAgent(BaseSupervisor):
         """The state of `run` (history, caps, rules, stats), made at its first step."""
         return self._state(run).core
 
-    def _trace_rules(self, run: Run) -> None:
-        """One `rule` event per firing not yet written."""
+    def trace_rules(self, run: Run) -> None:
+        """One `rule` event per firing not yet written (a host that charges the rule tier
+        itself, e.g. a framework guard booking a model call, calls it after)."""
         st = self._state(run)
         if st.core.rules is None:
             return
@@ -106,7 +110,7 @@ class SupervisorAgent(BaseSupervisor):
         step = step_of(interaction, run)
         blocked = core.rules.charge(step.agent, step.subtask, interaction.usage.total_tokens)
         blocked = core.rules.before_action(step) if blocked is None else blocked
-        self._trace_rules(run)
+        self.trace_rules(run)
         if blocked is None:
             return None
         return Replace(
@@ -121,7 +125,7 @@ class SupervisorAgent(BaseSupervisor):
         if core.rules is None or not core.rules.settings.masking:
             return None
         texts = core.rules.mask(records, agent=agent, subtask=f"round {run.round}")
-        self._trace_rules(run)
+        self.trace_rules(run)
         return texts
 
     async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
@@ -138,7 +142,7 @@ class SupervisorAgent(BaseSupervisor):
             model=model,
             role=interaction.role,
         )
-        self._trace_rules(run)
+        self.trace_rules(run)
         if r.trigger is not None:
             run.trace.event(
                 "supervision",

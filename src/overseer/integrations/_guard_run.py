@@ -1,0 +1,291 @@
+"""One framework invocation under overseer: its run, bus, ledger, trace and refusal counts.
+
+A `Guard` (one per attachment: a middleware, an `Overseer`, a capability, a smolagents
+supervisor) opens one `GuardRun` per invocation of the framework's agent, so concurrent
+invocations never share books, notes or questions. The run's steps go through the runtime's
+`Bus` with the guard's plug-in (the SupervisorAgent: the rule tier, and the LLM tier when a
+supervisor model is given), so refusals, purifications and the supervisor's verdicts are
+recorded and applied where a team's are. The GuardRun is the bus's host: a framework's own
+loop cannot be rolled back or re-staffed from here, so it honours guide, replace and verify.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from overseer.integrations._parts import (
+    NO_MODEL,
+    OnRefusals,
+    RunStopped,
+    StepBook,
+    args_text,
+    model_label,
+    run_sync,
+)
+from overseer.models import Completion, Usage
+from overseer.runtime import Budget, Interaction, TeamSpec
+from overseer.runtime.books import BudgetExceeded, open_run
+from overseer.runtime.bus import Bus, UnsupportedVerdictError
+from overseer.runtime.verdicts import ReplaceAgent, ReplaceTeam, Rollback
+from overseer.supervise.filters import Step, normalize_action
+from overseer.supervise.rules import RuleTier, ToolRecord
+
+if TYPE_CHECKING:
+    from overseer.integrations._guard import Guard
+    from overseer.runtime import Run
+
+T = TypeVar("T")
+Args = str | Mapping[str, Any]  # a tool call's arguments: JSON text or a mapping
+
+#: what the model reads for a call identical to one before it in the same reply: the calls of
+#: one reply are one action (8 identical calls were 7 refusals, each quoting the page)
+SAME_REPLY_NOTE = (
+    "[overseer] Not run: the same call as the one before it in this reply; its output is "
+    "the observation of that call."
+)
+
+
+def now(coro: Coroutine[Any, Any, T]) -> T:
+    """The value of a coroutine that finishes without waiting (the rule tier's hooks): run
+    from sync framework hooks without an event loop; one that waits is an error."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return cast("T", done.value)
+    coro.close()
+    raise RuntimeError("a guard hook waited where only the rule tier may run")
+
+
+async def _no_verifier(task: str, run: Run) -> str:
+    """A guard runs no verifier: the agent is asked to check it itself."""
+    return f"no verifier ran here: check this yourself before going on ({task})"
+
+
+class GuardRun:
+    """The books and bus of one invocation (see the module docstring). Thread-safe:
+    frameworks run tool calls in parallel threads."""
+
+    label = "guard"
+    honours: frozenset[str] = frozenset({"guide", "replace", "verify"})
+
+    def __init__(self, guard: Guard, task: str, *, model: str = "") -> None:
+        s = guard.settings
+        self.guard = guard
+        self.task = task
+        self.budget = Budget(max_tokens=s.budget_tokens, max_calls=s.budget_calls)
+        self.run = open_run(
+            task,
+            TeamSpec.placeholder(),
+            guard.supervisor_model or NO_MODEL,
+            trace_dir=guard.trace_dir,
+            budget=self.budget,
+        )
+        self.id, self.ledger, self.trace = self.run.id, self.run.ledger, self.run.trace
+        self.bus = Bus(self.run, guard.chain, host=self, verifier=_no_verifier)
+        self.counts: Counter[str] = Counter()
+        self.spent: dict[str, str] = {}  # agent -> why its own token budget is spent
+        self.stop_reason: str | None = None  # set when the guard ended the run itself
+        self.ended = False
+        self._lock = threading.RLock()
+        self._steps = StepBook()
+        self._reply: dict[str, set[str]] = {}  # agent -> actions called since its last reply
+        agents = [{"name": guard.run_name}] if guard.run_name else []
+        self.bus.start({"agents": agents}, model=model_label(model))
+
+    # -- the bus's host: nothing to roll back or re-staff in another framework's loop ------
+    def roll_back(self, v: Rollback) -> None:
+        raise UnsupportedVerdictError(f"{v.by}: a guard cannot roll a framework's run back")
+
+    def replace_agent(self, v: ReplaceAgent) -> None:
+        raise UnsupportedVerdictError(f"{v.by}: a guard cannot replace a framework's agent")
+
+    def replace_team(self, v: ReplaceTeam) -> None:
+        raise UnsupportedVerdictError(f"{v.by}: a guard cannot replace a framework's team")
+
+    @property
+    def rules(self) -> RuleTier:
+        """The rule tier's state in this run (the guard's plug-in keeps it on the run)."""
+        tier = self.guard.plugin.core(self.run).rules
+        assert tier is not None  # a guard's plug-in always has the rule tier
+        return tier
+
+    def _interaction(
+        self, agent: str, tool: str | None, args: str, observation: str, error: str | None
+    ) -> Interaction:
+        """A step of `agent` as the runtime's bus sees it, with the usage of its model calls
+        since its last step."""
+        return Interaction(
+            kind="tool" if tool is not None else "message",
+            agent=agent,
+            global_task=self.task,
+            local_task=self.task,
+            round=0,
+            step=self._steps.next(agent),
+            input=args,
+            observation=observation,
+            error=error,
+            tool=tool,
+            usage=self._steps.take_usage(agent),
+        )
+
+    # -- tools ---------------------------------------------------------------------------
+    def before_tool(self, agent: str, tool: str, args: Args) -> str | None:
+        """None: let the tool run; a text: return it to the model INSTEAD of running the tool
+        (the loop breaker, a spent step budget, or a call repeated within one reply)."""
+        with self._lock:
+            text = args_text(args)
+            action = normalize_action(Step(agent, self.task, "tool", tool=tool, args=text))
+            seen = self._reply.setdefault(agent, set())
+            if action in seen:
+                self.counts["same_reply"] += 1
+                return SAME_REPLY_NOTE
+            seen.add(action)
+            self.counts["actions"] += 1
+            i = Interaction(  # the call before it runs: its step and usage come with its output
+                kind="tool",
+                agent=agent,
+                global_task=self.task,
+                local_task=self.task,
+                round=0,
+                step=self._steps.count[agent],
+                input=text,
+                observation="",
+                tool=tool,
+            )
+            note = now(self.bus.before_tool(i))
+            if note is None:
+                return None
+            self._steps.next(agent)
+            self.counts["blocked"] += 1
+            return note
+
+    def refusals_acted(self, agent: str) -> OnRefusals | None:
+        """What `agent`'s refused calls in a row ask for before its next model call: "answer"
+        (its tools closed), "stop" (the run ends), or None (go on as usual)."""
+        n = self.guard.settings.answer_after_refusals
+        with self._lock:
+            if n == 0 or self.bus.refused[agent] < n:
+                return None
+            return self.guard.settings.on_refusals
+
+    def after_tool(
+        self, agent: str, tool: str, args: Args, output: str, *, error: str | None = None
+    ) -> str:
+        """The tool output the model should read, as the bus leaves it (purified by the rule
+        tier when over-long; the LLM supervisor's verdict where one is configured)."""
+        with self._lock:
+            i = self._interaction(agent, tool, args_text(args), output, error)
+            if self.guard.supervisor_model is None:
+                return now(self.bus.judge(i)).observation
+        return run_sync(self.bus.judge(i)).observation
+
+    async def aafter_tool(
+        self, agent: str, tool: str, args: Args, output: str, *, error: str | None = None
+    ) -> str:
+        """`after_tool` for async frameworks (the supervisor's model call is awaited)."""
+        with self._lock:
+            i = self._interaction(agent, tool, args_text(args), output, error)
+        return (await self.bus.judge(i)).observation
+
+    # -- model calls ---------------------------------------------------------------------
+    def model_input(self, agent: str, records: Sequence[ToolRecord]) -> list[str]:
+        """The texts to show for one agent's tool outputs (oldest first): older ones masked."""
+        with self._lock:
+            seen = self.rules.counts["masking"]
+            shown = self.bus.view(agent, records)
+            self.counts["masked"] += self.rules.counts["masking"] - seen
+            return shown
+
+    def check_budget(self, agent: str | None = None) -> None:
+        """Raise BudgetExceeded when the team (or `agent`, by its rule-tier token budget) may
+        not make another model call, and RunStopped when `agent`'s refusals in a row end the
+        run (`on_refusals="stop"`)."""
+        with self._lock:
+            if agent is not None and agent in self.spent:
+                raise BudgetExceeded("tokens", self.spent[agent])
+            self.ledger.check()
+            why = self.stop_for_refusals(agent) if agent is not None else None
+            if why is not None:
+                raise RunStopped("refusals", why)
+
+    def stop_for_refusals(self, agent: str) -> str | None:
+        """Why the run ends now (`on_refusals="stop"` and `agent`'s refusals in a row reached
+        the limit; the run's stop reason becomes `refusals`), else None."""
+        with self._lock:
+            if self.refusals_acted(agent) != "stop":
+                return None
+            self.stop_reason = "refusals"
+            return f"{agent}: {self.bus.refused[agent]} tool calls in a row were refused"
+
+    def book(
+        self,
+        agent: str,
+        *,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cached_tokens: int = 0,
+        model: str = "",
+        latency_s: float = 0.0,
+        messages: Sequence[Mapping[str, Any]] = (),
+        output: str = "",
+        reported: bool = True,
+    ) -> None:
+        """Book one framework model call of `agent` (`cached_tokens`: its prompt tokens read
+        from the server's prefix cache; `reported=False`: the framework gave no usage); raises
+        BudgetExceeded once the team's budget or the agent's rule-tier token budget is spent."""
+        with self._lock:
+            usage = Usage(prompt_tokens, completion_tokens, min(cached_tokens, prompt_tokens))
+            model = model_label(model)
+            self.ledger.book(agent, "agent", model, usage, latency_s)
+            self.counts["unreported_usage"] += not reported
+            self._steps.booked(agent, usage, output)
+            self._reply[agent] = set()  # a new reply: its calls are new actions
+            done = Completion(output, usage, latency_s, model=model, finish_reason="stop")
+            self.trace.model_call(agent, "agent", model, messages, done)
+            blocked = self.rules.charge(agent, self.task, usage.total_tokens)
+            self.guard.plugin.trace_rules(self.run)
+            if blocked is not None:
+                self.spent[agent] = blocked.note
+                raise BudgetExceeded("tokens", blocked.note)
+            cap = self.guard.settings.budget_tokens
+            if cap is not None and self.ledger.total.total_tokens > cap:
+                raise BudgetExceeded(
+                    "tokens", f"{self.ledger.total.total_tokens} tokens of {cap} (team)"
+                )
+
+    # -- the end -------------------------------------------------------------------------
+    def end(self, answer: str = "", *, stop_reason: str = "done", error: str | None = None) -> None:
+        """Close the run once: each agent's last model call not followed by a tool call is
+        recorded as its answer, then the bus writes `run_end` (the guard's own stop reason,
+        when it ended the run, replaces `done`) and closes the trace."""
+        with self._lock:
+            if self.ended:
+                return
+            self.ended = True
+            for agent in self._steps.open_agents():
+                out = self._steps.last_output.get(agent, "")
+                now(self.bus.judge(self._interaction(agent, None, out, out, None), ask=False))
+            if stop_reason == "done" and self.stop_reason is not None:
+                stop_reason = self.stop_reason
+            now(self.bus.finish(cast("Any", stop_reason), answer, error))
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """Rule firings, supervisor triggers/actions, tool actions, tokens and calls per agent."""
+        with self._lock:
+            tokens = {k: u.total_tokens for k, u in self.ledger.by_actor().items()}
+            core = self.guard.plugin.core(self.run)
+            return {
+                "run": self.id,
+                "rules": dict(self.rules.counts),
+                "supervisor": core.stats.as_dict() if self.guard.supervisor_model else None,
+                "actions": self.counts["actions"],
+                "blocked": self.counts["blocked"],
+                "same_reply": self.counts["same_reply"],
+                "unreported_usage": self.counts["unreported_usage"],
+                "tokens": tokens,
+                "calls": self.ledger.calls_by_actor(),
+            }

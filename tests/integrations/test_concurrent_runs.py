@@ -1,0 +1,154 @@
+"""Issue 38: one attached overseer serves concurrent invocations, one run each.
+
+Each framework's agent is built once with overseer attached once (one middleware on a compiled
+graph, one `Overseer`, one capability given when the agent is built); N invocations run at
+the same time, each asking about its own box. Every run must keep its own books: its trace's
+question, its ledger equal to the server's count of its own requests, its own refusal (the
+third identical call of each run is refused once, whatever the other runs did) and a
+`run_end`; no text of one run appears in another run's trace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from overseer.integrations._guard import GuardSettings
+from overseer.runtime import read_trace
+from overseer.supervise.rules import RuleSettings
+
+from .loopback import LoopbackServer, Reply, ToolCall, messages_text, prompt_tokens
+
+SETTINGS = GuardSettings(rules=RuleSettings(loop_limit=2), answer_after_refusals=0)
+FRAMEWORKS = ("langgraph", "openai-agents", "pydantic-ai")
+
+
+def read_box(box: str) -> str:
+    """Read the label of a storage box by its name."""
+    return f"Box {box} label. " + f"The code of {box} is {box[-2:]}7. " + "Shelf noise. " * 400
+
+
+def _box(body: Mapping[str, Any]) -> str:
+    first = next(t for t in messages_text(body, "user"))
+    m = re.search(r"box-\d+-x", first)
+    assert m is not None, first
+    return m.group(0)
+
+
+def box_script(body: Mapping[str, Any], n: int) -> Reply:
+    """Per request, by the question it carries: three identical reads, then the answer."""
+    box = _box(body)
+    if len(messages_text(body, "tool")) < 3:
+        return Reply(calls=(ToolCall("read_box", {"box": box}),))
+    return Reply(f"the code of {box} is {box[-4:-2]}7")
+
+
+def question(k: int) -> str:
+    return f"What is the code of box box-{k:02d}-x? Read its label with read_box."
+
+
+def _langgraph(srv: LoopbackServer, tmp: Path, n: int) -> None:
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+
+    from overseer.integrations.langgraph import OverseerMiddleware
+
+    chat = ChatOpenAI(model="scripted", base_url=srv.base_url, api_key="none", max_retries=0)
+    mw = OverseerMiddleware(SETTINGS, trace_dir=tmp)
+    agent = create_agent(chat, [tool(read_box)], middleware=[mw], name="researcher")
+    errors: list[BaseException] = []
+
+    def invoke(k: int) -> None:
+        try:
+            agent.invoke({"messages": [{"role": "user", "content": question(k)}]})
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=invoke, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def _openai_agents(srv: LoopbackServer, tmp: Path, n: int) -> None:
+    from agents import Agent, OpenAIChatCompletionsModel, RunConfig, function_tool
+    from openai import AsyncOpenAI
+
+    from overseer.integrations.openai_agents import Overseer
+
+    client = AsyncOpenAI(base_url=srv.base_url, api_key="none", max_retries=0)
+    agent = Agent(
+        name="researcher",
+        model=OpenAIChatCompletionsModel("scripted", client),
+        tools=[function_tool(read_box)],
+    )
+    ov = Overseer(SETTINGS, trace_dir=tmp)
+    config = RunConfig(tracing_disabled=True)
+
+    async def main() -> None:
+        await asyncio.gather(*(ov.run(agent, question(k), run_config=config) for k in range(n)))
+
+    asyncio.run(main())
+
+
+def _pydantic_ai(srv: LoopbackServer, tmp: Path, n: int) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from overseer.integrations.pydantic_ai import OverseerCapability
+
+    chat = OpenAIChatModel("scripted", provider=OpenAIProvider(base_url=srv.base_url, api_key="x"))
+    cap = OverseerCapability(SETTINGS, trace_dir=tmp)
+    agent = Agent(chat, name="researcher", tools=[read_box], capabilities=[cap])
+
+    async def main() -> None:
+        await asyncio.gather(*(agent.run(question(k)) for k in range(n)))
+
+    asyncio.run(main())
+
+
+RUNNERS = {"langgraph": _langgraph, "openai-agents": _openai_agents, "pydantic-ai": _pydantic_ai}
+
+
+def check_runs(srv: LoopbackServer, tmp: Path, n: int) -> None:
+    """One trace per invocation, each with its own question, books, refusal and end."""
+    server: dict[str, int] = {}
+    for body in srv.requests:
+        server[_box(body)] = server.get(_box(body), 0) + prompt_tokens(body)
+    traces = sorted(tmp.glob("*.jsonl"))
+    assert len(traces) == n
+    seen = set()
+    for path in traces:
+        events = list(read_trace(path, validate=True))
+        start = events[0]
+        assert start["event"] == "run_start"
+        box = re.search(r"box-\d+-x", start["query"]).group(0)  # type: ignore[union-attr]
+        seen.add(box)
+        others = set(re.findall(r"box-\d+-x", json.dumps(events))) - {box}
+        assert not others, f"{path.name}: text of other runs {others}"
+        end = events[-1]
+        assert end["event"] == "run_end" and end["stop_reason"] == "done"
+        assert end["usage"]["input_tokens"] == server[box], path.name
+        refusals = [e for e in events if e["event"] == "verdict" and e["by"] == "rules"]
+        loops = [e for e in refusals if e.get("note") == "loop_breaker"]
+        assert len(loops) == 1, path.name
+    assert seen == {f"box-{k:02d}-x" for k in range(n)}
+
+
+@pytest.mark.parametrize("n", [2, 20])
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_concurrent_invocations_keep_their_own_runs(tmp_path: Path, framework: str, n: int) -> None:
+    with LoopbackServer(box_script) as srv:
+        RUNNERS[framework](srv, tmp_path, n)
+        check_runs(srv, tmp_path, n)
