@@ -1,0 +1,22 @@
+"""The framework-neutral guard, for hosts of overseer's own (the proxy) and for callers who
+drive a framework by hand: one `Guard` per attachment, one `GuardRun` per invocation."""
+
+from overseer.integrations._guard import (
+    AmbiguousRunError,
+    BudgetExceeded,
+    Guard,
+    GuardRun,
+    GuardSettings,
+    RunStopped,
+    ToolRecord,
+)
+
+__all__ = [
+    "AmbiguousRunError",
+    "BudgetExceeded",
+    "Guard",
+    "GuardRun",
+    "GuardSettings",
+    "RunStopped",
+    "ToolRecord",
+]
