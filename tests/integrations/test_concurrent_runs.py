@@ -152,3 +152,73 @@ def test_concurrent_invocations_keep_their_own_runs(tmp_path: Path, framework: s
     with LoopbackServer(box_script) as srv:
         RUNNERS[framework](srv, tmp_path, n)
         check_runs(srv, tmp_path, n)
+
+
+def test_a_langgraph_run_ended_by_its_recursion_limit_has_its_run_end(tmp_path: Path) -> None:
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from langgraph.errors import GraphRecursionError
+
+    from overseer.integrations.langgraph import OverseerMiddleware
+
+    def forever(body: Mapping[str, Any], n: int) -> Reply:
+        return Reply(calls=(ToolCall("read_box", {"box": f"box-{n:02d}-x"}),))
+
+    with LoopbackServer(forever) as srv:
+        chat = ChatOpenAI(model="scripted", base_url=srv.base_url, api_key="none", max_retries=0)
+        mw = OverseerMiddleware(SETTINGS, trace_dir=tmp_path)
+        agent = create_agent(chat, [tool(read_box)], middleware=[mw], name="researcher")
+        for limit in (6, 7):  # the last step a tool call, then a model call
+            with pytest.raises(GraphRecursionError):
+                agent.invoke(
+                    {"messages": [{"role": "user", "content": "loop"}]}, {"recursion_limit": limit}
+                )
+    traces = sorted(tmp_path.glob("*.jsonl"))
+    assert len(traces) == 2
+    for path in traces:
+        end = list(read_trace(path, validate=True))[-1]
+        assert end["event"] == "run_end" and end["stop_reason"] == "recursion_limit"
+        assert "recursion limit" in end["error"]
+
+
+def _forever(body: Mapping[str, Any], n: int) -> Reply:
+    return Reply(calls=(ToolCall("read_box", {"box": f"box-{n:02d}-x"}),))
+
+
+def test_an_agents_sdk_run_ended_by_max_turns_has_its_run_end(tmp_path: Path) -> None:
+    from agents import Agent, MaxTurnsExceeded, OpenAIChatCompletionsModel, RunConfig, function_tool
+    from openai import AsyncOpenAI
+
+    from overseer.integrations.openai_agents import Overseer
+
+    with LoopbackServer(_forever) as srv:
+        client = AsyncOpenAI(base_url=srv.base_url, api_key="none", max_retries=0)
+        model = OpenAIChatCompletionsModel("scripted", client)
+        agent = Agent(name="researcher", model=model, tools=[function_tool(read_box)])
+        ov = Overseer(SETTINGS, trace_dir=tmp_path)
+        with pytest.raises(MaxTurnsExceeded):
+            ov.run_sync(agent, "loop", run_config=RunConfig(tracing_disabled=True), max_turns=2)
+    (path,) = tmp_path.glob("*.jsonl")
+    end = list(read_trace(path, validate=True))[-1]
+    assert end["event"] == "run_end" and end["stop_reason"] == "max_turns"
+
+
+def test_a_pydantic_ai_run_ended_by_its_usage_limit_has_its_run_end(tmp_path: Path) -> None:
+    from pydantic_ai import Agent, UsageLimits
+    from pydantic_ai.exceptions import UsageLimitExceeded
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from overseer.integrations.pydantic_ai import OverseerCapability
+
+    with LoopbackServer(_forever) as srv:
+        provider = OpenAIProvider(base_url=srv.base_url, api_key="x")
+        cap = OverseerCapability(SETTINGS, trace_dir=tmp_path)
+        agent = Agent(OpenAIChatModel("scripted", provider=provider), tools=[read_box],
+                      capabilities=[cap])  # fmt: skip
+        with pytest.raises(UsageLimitExceeded):
+            agent.run_sync("loop", usage_limits=UsageLimits(request_limit=2))
+    (path,) = tmp_path.glob("*.jsonl")
+    end = list(read_trace(path, validate=True))[-1]
+    assert end["event"] == "run_end" and end["stop_reason"] == "usage_limit"

@@ -15,9 +15,10 @@ Hooks used and what overseer does there (the engine is `integrations._guard.Guar
   agent's name with the tokens LangChain reports (`AIMessage.usage_metadata`).
 - `before_agent` / `after_agent`: start and end a guard run (trace `run_start`/`run_end`):
   one run per invocation, kept in the graph state (`overseer_run`), so one middleware on a
-  compiled graph serves concurrent invocations, each with its own books. A run the graph
-  ends by raising (its `recursion_limit`, an error) is closed by `invoke`/`ainvoke` of this
-  module (`guarded_invoke`) with the exception's stop reason.
+  compiled graph serves concurrent invocations, each with its own books. A run that reaches
+  the graph's `recursion_limit` (LangGraph then raises `GraphRecursionError` and
+  `after_agent` never runs) is closed by the hook of its last step, with stop reason
+  `recursion_limit`.
 - After `GuardSettings.answer_after_refusals` refused calls in a row, the next model call is
   made without tools, with a user turn that restates the question (`on_refusals="answer"`),
   or the run ends with a final message and stop reason `refusals` (`"stop"`).
@@ -58,6 +59,7 @@ try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
     from langchain.agents.middleware.types import AgentState, PrivateStateAttr
     from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+    from langgraph.config import get_config
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from langgraph.types import Command
 except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -103,6 +105,20 @@ class OverseerState(AgentState[Any]):
 
 def _run_id(state: Any) -> str | None:
     return state.get("overseer_run") if isinstance(state, dict) else None
+
+
+def _last_step() -> int | None:
+    """The recursion limit when the node running now is the graph's last allowed step (no
+    node can run after it: not even `after_agent`), else None."""
+    try:
+        config = get_config()
+    except RuntimeError:  # not inside a graph run
+        return None
+    step = (config.get("metadata") or {}).get("langgraph_step")
+    limit = config.get("recursion_limit")
+    if isinstance(step, int) and isinstance(limit, int) and step >= limit:
+        return limit
+    return None
 
 
 def _task(messages: Sequence[BaseMessage]) -> str:
@@ -179,6 +195,19 @@ class OverseerMiddleware(AgentMiddleware):
 
     def _run(self, state: Any) -> GuardRun:
         return self.guard.get(_run_id(state))
+
+    def _end_at_limit(self, state: Any, answer: str) -> None:
+        """Close this invocation's run when its node was the graph's last allowed step."""
+        limit = _last_step()
+        if limit is None or not self.owns_guard:
+            return
+        error = f"GraphRecursionError: recursion limit of {limit} reached"
+        self.guard.end_run(answer, stop_reason="recursion_limit", error=error, run=_run_id(state))
+
+    def _after_model(self, request: ModelRequest, response: ModelResponse, started: float) -> None:
+        self._book(request, response, started)
+        ai = next((m for m in response.result if isinstance(m, AIMessage)), None)
+        self._end_at_limit(request.state, _text(ai.content) if ai is not None else "")
 
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.after_agent(state, runtime)
@@ -258,7 +287,7 @@ class OverseerMiddleware(AgentMiddleware):
             return stop
         started = time.monotonic()
         response = handler(request)
-        self._book(request, response, started)
+        self._after_model(request, response, started)
         return response
 
     async def awrap_model_call(
@@ -269,7 +298,7 @@ class OverseerMiddleware(AgentMiddleware):
             return stop
         started = time.monotonic()
         response = await handler(request)
-        self._book(request, response, started)
+        self._after_model(request, response, started)
         return response
 
     # -- tool calls ----------------------------------------------------------------------
@@ -294,6 +323,7 @@ class OverseerMiddleware(AgentMiddleware):
     ) -> ToolResult:
         blocked = self._blocked(request)
         if blocked is not None:
+            self._end_at_limit(request.state, "")
             return blocked
         result = handler(request)
         if not isinstance(result, ToolMessage):
@@ -303,6 +333,7 @@ class OverseerMiddleware(AgentMiddleware):
         shown = self._run(request.state).after_tool(
             agent, tool, args, text, error=self._error(result)
         )
+        self._end_at_limit(request.state, "")
         return result if shown == text else result.model_copy(update={"content": shown})
 
     async def awrap_tool_call(
@@ -312,6 +343,7 @@ class OverseerMiddleware(AgentMiddleware):
     ) -> ToolResult:
         blocked = self._blocked(request)
         if blocked is not None:
+            self._end_at_limit(request.state, "")
             return blocked
         result = await handler(request)
         if not isinstance(result, ToolMessage):
@@ -321,4 +353,5 @@ class OverseerMiddleware(AgentMiddleware):
         shown = await self._run(request.state).aafter_tool(
             agent, tool, args, text, error=self._error(result)
         )
+        self._end_at_limit(request.state, "")
         return result if shown == text else result.model_copy(update={"content": shown})
