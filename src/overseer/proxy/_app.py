@@ -4,16 +4,26 @@ Starlette on uvicorn (`HttpServer`, the same stack as `overseer serve`); the ups
 through one pooled `httpx.AsyncClient`; a streamed reply is passed through chunk by chunk as it
 arrives (its usage read on the way). API keys (`Authorization`) go to the upstream unchanged
 and are never logged. Every reply carries `x-overseer-run`, `x-overseer-agent` and
-`x-overseer-overhead-ms` (the time spent in the proxy, the upstream's excluded).
+`x-overseer-overhead-ms` (the time spent in the proxy, the upstream's excluded) and
+`x-overseer-trace` (the id of the run's trace, for `overseer trace show`).
+
+`Proxy` serves in a thread of the calling process (one worker, run state in memory unless a
+Redis URL is given); `serve_workers` runs N uvicorn worker processes on one port, their run
+state in Redis (`worker_app` builds each worker's app from the parent's options).
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import contextlib
 import json
+import os
+import pickle
 import socket
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -23,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from overseer.models import Usage
+from overseer.models import Model, Usage
 from overseer.models.serve import (
     MAX_BODY_BYTES,
     Fault,
@@ -32,67 +42,112 @@ from overseer.models.serve import (
     read_body,
     read_json_object,
 )
-from overseer.proxy._runs import ProxyRun, ProxySettings, Runs, identify, text_of, usage_of
-from overseer.runtime.books import BudgetExceeded
+from overseer.proxy._runs import (
+    BudgetExceeded,
+    MemoryStore,
+    ProxyRun,
+    ProxySettings,
+    Runs,
+    RunStopped,
+    RunStore,
+    Who,
+    identify,
+    text_of,
+    usage_of,
+)
 
 _PASS = ("authorization", "content-type", "accept", "openai-organization", "openai-project")
 _CHAT = ("/v1/chat/completions", "/chat/completions")
 
 
-class Proxy:
-    """`overseer proxy`: an OpenAI-compatible server on `host`:`port` relaying to `upstream`
-    (its base URL, e.g. http://127.0.0.1:8080/v1), overseeing each run."""
+@dataclass(frozen=True)
+class ProxyOptions:
+    """Everything a proxy worker needs besides its socket (picklable: handed to worker
+    processes). `redis_url`: run state in Redis (None: in this process's memory);
+    `otlp_endpoint`: export the runs as OpenTelemetry spans (None: $OTEL_EXPORTER_OTLP_*
+    when set, else no export)."""
 
-    def __init__(
-        self,
-        upstream: str,
-        settings: ProxySettings | None = None,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        max_body_bytes: int = MAX_BODY_BYTES,
-    ) -> None:
-        self.upstream = upstream.rstrip("/")
-        self.settings = settings or ProxySettings()
-        self.runs = Runs(self.settings)
-        self.max_body_bytes = max_body_bytes
+    upstream: str
+    settings: ProxySettings = field(default_factory=ProxySettings)
+    max_body_bytes: int = MAX_BODY_BYTES
+    redis_url: str | None = None
+    otlp_endpoint: str | None = None
+    sweep_s: float | None = None  # how often idle runs are looked for (default: idle_s / 4)
+
+
+class ProxyApp:
+    """The proxy's ASGI app (`.app`) for one worker: routes, pooled upstream client, runs."""
+
+    def __init__(self, options: ProxyOptions, *, supervisor_model: Model | None = None) -> None:
+        self.options = options
+        self.upstream = options.upstream.rstrip("/")
+        self.settings = options.settings
+        self.supervisor_model = supervisor_model
+        self.max_body_bytes = options.max_body_bytes
+        self.runs: Runs | None = None
         self._client: httpx.AsyncClient | None = None
-        app = Starlette(
+        self.app = Starlette(
             routes=[
                 *(Route(p, self._chat, methods=["POST"]) for p in _CHAT),
+                Route("/overseer/health", self._health, methods=["GET"]),
                 Route("/{path:path}", self._pass, methods=["GET", "POST", "DELETE"]),
             ],
             exception_handlers={Fault: _fault},
             lifespan=self._lifespan,
         )
-        self._http = HttpServer(app, host, port)
 
-    @property
-    def base_url(self) -> str:
-        """The proxy's OpenAI-compatible endpoint (ends in /v1)."""
-        return self._http.url + "/v1"
+    def _store(self) -> RunStore:
+        if self.options.redis_url is None:
+            return MemoryStore()
+        from overseer.proxy._redis import RedisStore
 
-    def close(self) -> None:
-        """Stop listening, finish the replies in flight, end every run's trace."""
-        self._http.stop(flush_s=600)
-        self.runs.close()
+        return RedisStore(self.options.redis_url, idle_s=self.settings.idle_s)
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
         timeout = httpx.Timeout(600.0, connect=10.0)
         # TCP_NODELAY: httpx sends headers and body in two writes; with Nagle's algorithm the
-        # body waits for the upstream's delayed ACK (40 ms on Linux) on every request
+        # body could wait for the upstream's delayed ACK (40 ms on Linux)
         nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
         transport = httpx.AsyncHTTPTransport(limits=limits, socket_options=nodelay)
-        async with httpx.AsyncClient(timeout=timeout, transport=transport) as client:
-            self._client = client
-            yield
+        spans = _spans(self.options.otlp_endpoint)
+        store = self._store()
+        self.runs = Runs(
+            self.settings,
+            supervisor_model=self.supervisor_model,
+            store=store,
+            spans=spans.open if spans is not None else None,
+        )
+        sweeper = asyncio.create_task(self._sweep())
+        try:
+            async with httpx.AsyncClient(timeout=timeout, transport=transport) as client:
+                self._client = client
+                yield
+        finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+            await self.runs.close()  # every run's run_end, after the replies in flight
+            if spans is not None:
+                spans.shutdown()
+
+    async def _sweep(self) -> None:
+        every = self.options.sweep_s or max(0.05, self.settings.idle_s / 4)
+        while True:
+            await asyncio.sleep(every)
+            assert self.runs is not None
+            await self.runs.sweep()
 
     def _url(self, path: str) -> str:
         """The upstream URL of one of our paths (/v1/x -> UPSTREAM/x)."""
         tail = path.removeprefix("/v1")
         return self.upstream + tail
+
+    async def _health(self, request: Request) -> Response:
+        """This worker's process id and live runs (which worker served a connection)."""
+        live = len(self.runs._runs) if self.runs is not None else 0
+        return JSONResponse({"ok": True, "worker": os.getpid(), "runs": live})
 
     async def _chat(self, request: Request) -> Response:
         t0 = time.perf_counter()
@@ -103,15 +158,19 @@ class Proxy:
                 400, f"messages: expected a non-empty list of messages, got {messages!r:.80}"
             )
         who = identify(request.headers, body)
-        run = self.runs.get(who, body)
+        assert self.runs is not None and self._client is not None
+        run = await self.runs.get(who, body)
         try:
-            run.run.ledger.check()
-        except BudgetExceeded as exc:
+            await run.check(who.agent)
+        except (BudgetExceeded, RunStopped) as exc:
+            kind = "budget_exceeded" if isinstance(exc, BudgetExceeded) else "run_stopped"
             msg = f"run {who.run}: {exc}; expected no more calls from this run"
-            return JSONResponse(error_body(400, msg, "budget_exceeded"), 400, headers=_who(who))
+            return JSONResponse(error_body(400, msg, kind), 400, headers=_who(who, run))
         if self.settings.rules is not None:
-            body = dict(body, messages=run.apply(who.agent, messages))
-        assert self._client is not None
+            shown, answer = await run.apply(who.agent, messages)
+            body = dict(body, messages=shown)
+            if answer and body.get("tools"):  # its calls keep being refused: answer now
+                body["tool_choice"] = "none"
         headers = {h: v for h in _PASS if (v := request.headers.get(h))}
         sent = self._client.build_request(
             "POST", self._url(request.url.path), json=body, headers=headers
@@ -124,7 +183,7 @@ class Proxy:
             raise Fault(
                 502, f"upstream {self.upstream}: {type(exc).__name__}: {exc}", "server_error"
             ) from None
-        out_headers = _who(who) | {"x-overseer-overhead-ms": f"{overhead * 1000:.3f}"}
+        out_headers = _who(who, run) | {"x-overseer-overhead-ms": f"{overhead * 1000:.3f}"}
         kind = resp.headers.get("content-type", "application/json")
         model = str(body.get("model") or "")
         if "text/event-stream" in kind:
@@ -133,7 +192,7 @@ class Proxy:
         data = await resp.aread()
         await resp.aclose()
         if resp.status_code == 200:
-            _book_reply(data, run, who.agent, model, body["messages"], t1)
+            await _book_reply(data, run, who.agent, model, body["messages"], t1)
         return Response(data, resp.status_code, media_type=kind, headers=out_headers)
 
     async def _relay(
@@ -158,14 +217,9 @@ class Proxy:
                         text.append(text_of((c.get("delta") or {}).get("content")))
         finally:
             await resp.aclose()
-        run.book(
-            agent,
-            model,
-            usage or Usage(estimated=True),
-            time.perf_counter() - t1,
-            messages,
-            "".join(text),
-        )
+            latency = time.perf_counter() - t1
+            spent = usage or Usage(estimated=True)
+            await run.book(agent, model, spent, latency, messages, "".join(text))
 
     async def _pass(self, request: Request) -> Response:
         """Any other path (/v1/models, ...) to the upstream and back as it comes."""
@@ -191,7 +245,96 @@ class Proxy:
         )
 
 
-def _book_reply(
+class Proxy:
+    """`overseer proxy` in a thread of this process: an OpenAI-compatible server on
+    `host`:`port` relaying to `upstream` (its base URL, e.g. http://127.0.0.1:8080/v1),
+    overseeing each run."""
+
+    def __init__(
+        self,
+        upstream: str,
+        settings: ProxySettings | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        max_body_bytes: int = MAX_BODY_BYTES,
+        supervisor_model: Model | None = None,
+        redis_url: str | None = None,
+        otlp_endpoint: str | None = None,
+        sweep_s: float | None = None,
+    ) -> None:
+        options = ProxyOptions(
+            upstream,
+            settings or ProxySettings(),
+            max_body_bytes,
+            redis_url,
+            otlp_endpoint,
+            sweep_s,
+        )
+        self.face = ProxyApp(options, supervisor_model=supervisor_model)
+        self.upstream = self.face.upstream
+        self.settings = self.face.settings
+        self._http = HttpServer(self.face.app, host, port)
+
+    @property
+    def base_url(self) -> str:
+        """The proxy's OpenAI-compatible endpoint (ends in /v1)."""
+        return self._http.url + "/v1"
+
+    def close(self) -> None:
+        """Stop listening, finish the replies in flight, end every run's trace."""
+        self._http.stop(flush_s=600)
+
+
+_WORKER_ENV = "OVERSEER_PROXY_WORKER"
+
+
+def worker_app() -> Starlette:
+    """The app of one worker process of `serve_workers` (uvicorn's factory)."""
+    options = pickle.loads(base64.b64decode(os.environ[_WORKER_ENV]))
+    assert isinstance(options, ProxyOptions)
+    return ProxyApp(options).app
+
+
+def serve_workers(options: ProxyOptions, *, host: str, port: int, workers: int) -> None:
+    """Serve with `workers` uvicorn processes on one port until SIGINT/SIGTERM (each drains
+    its replies in flight and ends its runs); their run state in Redis, which is required."""
+    import uvicorn
+
+    from overseer.models._front import BACKLOG, _JsonErrorH11
+
+    if options.redis_url is None:
+        raise ValueError("proxy workers: expected a Redis URL for the runs' shared state")
+    os.environ[_WORKER_ENV] = base64.b64encode(pickle.dumps(options)).decode()
+    uvicorn.run(
+        "overseer.proxy._app:worker_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        http=_JsonErrorH11,
+        lifespan="on",
+        log_config=None,
+        log_level="error",
+        access_log=False,
+        timeout_keep_alive=30,
+        backlog=BACKLOG,
+    )
+
+
+def _spans(endpoint: str | None) -> Any:
+    """The OpenTelemetry span exporter of the runs, when an endpoint is given or set."""
+    if endpoint is None and not any(
+        os.environ.get(v)
+        for v in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+    ):
+        return None
+    from overseer.integrations.otel import otlp_spans
+
+    return otlp_spans(endpoint)
+
+
+async def _book_reply(
     data: bytes, run: ProxyRun, agent: str, model: str, messages: Any, t1: float
 ) -> None:
     """Book a relayed reply with the usage it reports (an estimate flag when none)."""
@@ -205,11 +348,11 @@ def _book_reply(
     choice = (reply.get("choices") or [{}])[0]
     text = text_of((choice.get("message") or {}).get("content"))
     latency = time.perf_counter() - t1
-    run.book(agent, str(reply.get("model") or model), usage, latency, messages, text)
+    await run.book(agent, str(reply.get("model") or model), usage, latency, messages, text)
 
 
-def _who(who: Any) -> dict[str, str]:
-    return {"x-overseer-run": who.run, "x-overseer-agent": who.agent}
+def _who(who: Who, run: ProxyRun) -> dict[str, str]:
+    return {"x-overseer-run": who.run, "x-overseer-agent": who.agent, "x-overseer-trace": run.id}
 
 
 async def _fault(request: Request, exc: Exception) -> Response:

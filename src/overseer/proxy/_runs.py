@@ -1,41 +1,62 @@
-"""Runs as the proxy sees them: who sent a request, and the rule tier applied to its messages.
+"""Runs as the proxy sees them: who sent a request, and the framework guard applied to it.
 
 A request belongs to a run and an agent, read in this order: the `X-Overseer-Run` and
 `X-Overseer-Agent` headers; the request's `metadata` (`overseer_run`, `overseer_agent`) and
 `user` (the run); else fingerprints: the run of the system prompt and the first user message,
-the agent of the system prompt. Each run has the rule tier's memory (loops, repeats), a ledger
-with the run's budget and a trace in the runtime's schema (`open_run`), so `overseer trace
-list/show` and `report` read it. A tool result is judged once, the first time a request
-carries it: a repeated action past the loop limit is refused AS THE TOOL RESULT (its content
-becomes the refusal note), an over-long output is purified; every request then shows the same
-texts, older outputs masked.
+the agent of the system prompt.
+
+Each run is one `GuardRun` of the proxy's `Guard` (`overseer.integrations.guard`), the engine
+every framework adapter uses: the runtime's bus with the SupervisorAgent plug-in (the rule tier,
+and the LLM tier with a supervisor model), a ledger with the run's budget, and a trace in the
+runtime's schema (`overseer trace list/show` and `report` read it). A tool result is judged
+once, the first time a request carries it: a repeated action past the loop limit is refused AS
+THE TOOL RESULT (its content becomes the refusal note), an over-long output is purified; every
+request then shows the same texts, older outputs masked.
+
+Run state lives in a `RunStore`: in memory for one worker; in Redis for several (`_redis`),
+where every worker keeps a replica of each run and catches up, under the run's lock, on the
+operations the others logged (judged tool results, masking, booked calls), so a run spread
+over workers has one ledger and one loop memory. The run's first worker writes its trace.
+A run ends after `idle_s` without requests, or at shutdown.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
-import json
-import threading
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from overseer.models import Completion, Model, Request, Usage
-from overseer.runtime import Budget, Run, TeamSpec
-from overseer.runtime.books import open_run
-from overseer.supervise import Step
-from overseer.supervise.rules import RuleFiring, RuleSettings, RuleTier, ToolRecord
+from overseer.integrations.guard import (
+    BudgetExceeded,
+    Guard,
+    GuardRun,
+    GuardSettings,
+    RunStopped,
+    ToolRecord,
+)
+from overseer.models import Model, Usage
+from overseer.runtime.books import TraceSink, trace_sinks
+from overseer.supervise import SupervisorSettings
+from overseer.supervise.rules import RuleSettings
 
-
-class _Upstream(Model):
-    """The run's model as the books name it: the upstream's, never called from here."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def _complete(self, request: Request) -> Completion:
-        raise NotImplementedError("the proxy's upstream is called over HTTP")
+__all__ = [
+    "BudgetExceeded",
+    "MemoryStore",
+    "ProxyRun",
+    "ProxySettings",
+    "RunStopped",
+    "RunStore",
+    "Runs",
+    "Who",
+    "identify",
+    "text_of",
+    "usage_of",
+]
 
 
 @dataclass(frozen=True)
@@ -76,144 +97,6 @@ def identify(headers: Mapping[str, str], body: Mapping[str, Any]) -> Who:
     return Who(str(run or f"run-{_fingerprint(system, first)}"), str(agent), source)
 
 
-@dataclass
-class ProxyRun:
-    """One run's rule tier, ledger and trace, and the tool results already judged."""
-
-    run: Run
-    rules: RuleTier
-    task: str
-    shown: dict[str, str] = field(default_factory=dict)  # tool_call_id -> text judged
-    counts: dict[str, int] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @property
-    def subtask(self) -> str:
-        return self.task[:200]
-
-    def _count(self, what: str) -> None:
-        self.counts[what] = self.counts.get(what, 0) + 1
-
-    def _fired(self, firing: RuleFiring | None) -> None:
-        if firing is not None:
-            self.run.trace.event("rule", by="proxy", **asdict(firing))
-
-    def apply(self, agent: str, messages: list[Any]) -> list[Any]:
-        """The messages as the model should read them: each tool result judged once (refused
-        when its action loops, purified when over-long), older outputs masked."""
-        calls: dict[str, tuple[str, str]] = {}
-        for m in messages:
-            for c in (m.get("tool_calls") or []) if isinstance(m, Mapping) else ():
-                fn = c.get("function") or {} if isinstance(c, Mapping) else {}
-                calls[str(c.get("id"))] = (str(fn.get("name", "")), str(fn.get("arguments", "")))
-        tools = [
-            i for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "tool"
-        ]
-        if not tools:
-            return messages
-        out = list(messages)
-        records: list[ToolRecord] = []
-        with self.lock:
-            for i in tools:
-                m = messages[i]
-                key = str(m.get("tool_call_id") or f"#{i}")
-                name, args = calls.get(key, ("", ""))
-                if key not in self.shown:
-                    self.shown[key] = self._judge(agent, name, args, text_of(m.get("content")))
-                records.append(ToolRecord(name, args, self.shown[key]))
-            seen = len(self.rules.firings)
-            texts = self.rules.mask(records, agent=agent, subtask=self.subtask)
-            for firing in self.rules.firings[seen:]:
-                self._count("masked")
-                self._fired(firing)
-        for i, text in zip(tools, texts, strict=True):
-            if text != text_of(messages[i].get("content")):
-                out[i] = dict(messages[i], content=text)
-        return out
-
-    def _judge(self, agent: str, tool: str, args: str, output: str) -> str:
-        step = Step(agent, self.subtask, "tool", tool=tool, args=args)
-        blocked = self.rules.before_action(step)
-        if blocked is not None:
-            self._count("refused")
-            self._fired(blocked.firing)
-            return blocked.note
-        done = Step(agent, self.subtask, "tool", tool=tool, args=args, observation=output)
-        text, firing = self.rules.after_observation(done, local_task=self.task)
-        if firing is not None:
-            self._count("purified")
-        self._fired(firing)
-        return text
-
-    def book(
-        self, agent: str, model: str, usage: Usage, latency_s: float, messages: Any, output: str
-    ) -> None:
-        """Book one model call the proxy relayed, and trace it."""
-        with self.lock:
-            self.run.ledger.book(agent, "agent", model, usage, latency_s)
-            done = Completion(output, usage, latency_s, model=model, finish_reason="stop")
-            self.run.trace.model_call(agent, "agent", model, messages, done)
-
-
-@dataclass(frozen=True)
-class ProxySettings:
-    """What the proxy enforces per run: the rule tier (None: relay only) and budgets."""
-
-    rules: RuleSettings | None = field(default_factory=RuleSettings)
-    budget_tokens: int | None = None
-    budget_calls: int | None = None
-    trace_dir: str | Path | None = "runs"
-
-
-class Runs:
-    """The runs of one proxy process, in memory (one worker)."""
-
-    def __init__(self, settings: ProxySettings) -> None:
-        self.settings = settings
-        self._runs: dict[str, ProxyRun] = {}
-        self._lock = threading.Lock()
-
-    def get(self, who: Who, body: Mapping[str, Any]) -> ProxyRun:
-        """The run `who` names, opened on its first request (task: its first user message)."""
-        with self._lock:
-            if who.run in self._runs:
-                return self._runs[who.run]
-            messages = [m for m in body.get("messages") or () if isinstance(m, Mapping)]
-            task = next(
-                (text_of(m.get("content")) for m in messages if m.get("role") == "user"), ""
-            )
-            s = self.settings
-            budget = Budget(max_tokens=s.budget_tokens, max_calls=s.budget_calls)
-            model = _Upstream(str(body.get("model") or ""))
-            run = open_run(
-                task,
-                TeamSpec.placeholder(),
-                model,
-                run_id=who.run,
-                trace_dir=s.trace_dir,
-                budget=budget,
-            )
-            run.trace.event(
-                "run_start",
-                query=task,
-                team={"agents": []},
-                model=model.name,
-                supervisors=["rules"] if s.rules is not None else [],
-            )
-            state = ProxyRun(run, RuleTier(s.rules or RuleSettings()), task)
-            self._runs[who.run] = state
-            return state
-
-    def close(self) -> None:
-        """End every run's trace (its totals in `run_end`)."""
-        with self._lock:
-            for state in self._runs.values():
-                ledger = state.run.ledger
-                state.run.trace.run_end("", "done", None, ledger.total, ledger.by_actor())
-                state.run.trace.close()
-            self._runs.clear()
-
-
 def usage_of(reply: Mapping[str, Any]) -> Usage | None:
     """The usage a reply (or the last chunk of a stream) reports, None when it has none."""
     u = reply.get("usage")
@@ -225,5 +108,254 @@ def usage_of(reply: Mapping[str, Any]) -> Usage | None:
     return Usage(prompt, int(u.get("completion_tokens") or 0), min(cached, prompt))
 
 
-def args_json(args: Any) -> str:
-    return args if isinstance(args, str) else json.dumps(args, sort_keys=True)
+@dataclass(frozen=True)
+class ProxySettings:
+    """What the proxy enforces per run: the rule tier (None: relay and book only), the LLM
+    supervisor's settings (used with a supervisor model), budgets, where traces go and how
+    long a run may stay idle before it ends."""
+
+    rules: RuleSettings | None = field(default_factory=RuleSettings)
+    supervisor: SupervisorSettings | None = None
+    budget_tokens: int | None = None
+    budget_calls: int | None = None
+    trace_dir: str | Path | None = "runs"
+    idle_s: float = 300.0
+
+    def __post_init__(self) -> None:
+        if not self.idle_s > 0:
+            raise ValueError(f"proxy idle_s: expected seconds > 0, got {self.idle_s!r}")
+
+    def guard(self) -> GuardSettings:
+        return GuardSettings(
+            rules=self.rules or RuleSettings(),
+            supervisor=self.supervisor,
+            budget_tokens=self.budget_tokens,
+            budget_calls=self.budget_calls,
+        )
+
+
+class RunStore(Protocol):
+    """Where the runs' shared state lives: a lock per run, its log of operations, its owner
+    (the worker that writes its trace) and the time of its last request."""
+
+    def lock(self, run: str) -> contextlib.AbstractAsyncContextManager[Any]: ...
+    async def claim(self, run: str) -> bool: ...
+    async def since(self, run: str, n: int) -> list[dict[str, Any]]: ...
+    async def append(self, run: str, ops: list[dict[str, Any]]) -> None: ...
+    async def last(self, run: str) -> float | None: ...
+    async def forget(self, run: str) -> None: ...
+    async def close(self) -> None: ...
+
+
+class MemoryStore:
+    """One worker's runs: this process is every run's only writer (nothing to replay)."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def lock(self, run: str) -> asyncio.Lock:
+        return self._locks.setdefault(run, asyncio.Lock())
+
+    async def claim(self, run: str) -> bool:
+        return True
+
+    async def since(self, run: str, n: int) -> list[dict[str, Any]]:
+        return []
+
+    async def append(self, run: str, ops: list[dict[str, Any]]) -> None:
+        return None
+
+    async def last(self, run: str) -> float | None:
+        return None
+
+    async def forget(self, run: str) -> None:
+        self._locks.pop(run, None)
+
+    async def close(self) -> None:
+        return None
+
+
+class ProxyRun:
+    """One run of the proxy: its `GuardRun` (this worker's replica of it), the tool results
+    already judged, and how many of the run's logged operations the replica has applied."""
+
+    def __init__(self, name: str, run: GuardRun, store: RunStore, *, owner: bool) -> None:
+        self.name = name
+        self.run = run
+        self.store = store
+        self.owner = owner  # writes the run's trace
+        self.shown: dict[str, str] = {}  # tool_call_id -> the text judged for it
+        self.applied = 0
+        self.seen = time.monotonic()
+
+    @property
+    def id(self) -> str:
+        """The run's trace id (`overseer trace show ID`)."""
+        return self.run.id
+
+    @contextlib.asynccontextmanager
+    async def _turn(self) -> AsyncIterator[list[dict[str, Any]]]:
+        """Hold the run's lock, caught up with the operations other workers logged; the
+        operations appended to the yielded list are logged at the end."""
+        async with self.store.lock(self.name):
+            for op in await self.store.since(self.name, self.applied):
+                await self._do(op)
+                self.applied += 1
+            mine: list[dict[str, Any]] = []
+            try:
+                yield mine
+            finally:
+                if mine:
+                    await self.store.append(self.name, mine)
+                    self.applied += len(mine)
+        self.seen = time.monotonic()
+
+    async def _do(self, op: dict[str, Any]) -> Any:
+        """Apply one operation to the replica (live or replayed: the same code)."""
+        kind, agent = op["op"], op["agent"]
+        if kind == "judge":
+            key, tool, args = op["id"], op["tool"], op["args"]
+            note = self.run.before_tool(agent, tool, args)
+            if note is None:
+                note = await self.run.aafter_tool(agent, tool, args, op["output"])
+            self.shown[key] = note
+            return note
+        if kind == "view":
+            return self.run.model_input(agent, [ToolRecord(*r) for r in op["records"]])
+        if kind == "book":
+            with contextlib.suppress(BudgetExceeded):  # booked; the next call is refused
+                self.run.book(agent, **op["call"])
+            return None
+        raise ValueError(f"proxy run {self.name}: unknown operation {kind!r}")
+
+    async def check(self, agent: str) -> None:
+        """Raise BudgetExceeded or RunStopped when `agent` may not make another call."""
+        async with self._turn():
+            self.run.check_budget(agent)
+
+    async def apply(self, agent: str, messages: list[Any]) -> tuple[list[Any], bool]:
+        """The messages as the model should read them (each tool result judged once: refused
+        when its action loops, purified when over-long; older outputs masked), and whether
+        the agent's refusals in a row ask for an answer without tools."""
+        calls: dict[str, tuple[str, str]] = {}
+        for m in messages:
+            for c in (m.get("tool_calls") or []) if isinstance(m, Mapping) else ():
+                fn = (c.get("function") or {}) if isinstance(c, Mapping) else {}
+                calls[str(c.get("id"))] = (str(fn.get("name", "")), str(fn.get("arguments", "")))
+        tools = [
+            i for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "tool"
+        ]
+        if not tools:
+            return messages, False
+        async with self._turn() as log:
+            records = []
+            for i in tools:
+                m = messages[i]
+                key = str(m.get("tool_call_id") or f"#{i}")
+                name, args = calls.get(key, ("", ""))
+                if key not in self.shown:
+                    op = dict(op="judge", agent=agent, id=key, tool=name, args=args)
+                    op["output"] = text_of(m.get("content"))
+                    await self._do(op)
+                    log.append(op)
+                records.append((name, args, self.shown[key]))
+            view = {"op": "view", "agent": agent, "records": records}
+            texts = await self._do(view)
+            log.append(view)
+            answer = self.run.refusals_acted(agent) == "answer"
+        out = list(messages)
+        for i, text in zip(tools, texts, strict=True):
+            if text != text_of(messages[i].get("content")):
+                out[i] = dict(messages[i], content=text)
+        return out, answer
+
+    async def book(
+        self, agent: str, model: str, usage: Usage, latency_s: float, messages: Any, output: str
+    ) -> None:
+        """Book one model call the proxy relayed (the trace gets it with its messages)."""
+        call = {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "cached_tokens": usage.cached_prompt_tokens,
+            "model": model,
+            "latency_s": latency_s,
+            "messages": messages,
+            "output": output,
+            "reported": not usage.estimated,
+        }
+        op = {"op": "book", "agent": agent, "call": call}
+        async with self._turn() as log:
+            await self._do(op)
+            log.append(op)
+
+    async def end(self) -> None:
+        """Catch up, then end the run (its trace's `run_end`, when this worker writes it)."""
+        async with self._turn():
+            self.run.guard.end_run(run=self.run)
+        if self.owner:
+            await self.store.forget(self.name)
+
+
+class Runs:
+    """The runs this worker serves, found by name, opened on their first request."""
+
+    def __init__(
+        self,
+        settings: ProxySettings,
+        *,
+        supervisor_model: Model | None = None,
+        store: RunStore | None = None,
+        spans: Callable[[str], TraceSink] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store: RunStore = store or MemoryStore()
+        s = settings.guard()
+        self.guard = Guard(s, supervisor_model=supervisor_model, trace_dir=settings.trace_dir)
+        # a replica of a run another worker traces writes no trace of its own
+        self.replica = Guard(s, supervisor_model=supervisor_model, trace_dir=None)
+        self.spans = spans
+        self._runs: dict[str, ProxyRun] = {}
+
+    async def get(self, who: Who, body: Mapping[str, Any]) -> ProxyRun:
+        """The run `who` names, opened here on its first request (task: its first user
+        message)."""
+        found = self._runs.get(who.run)
+        if found is not None:
+            return found
+        owner = await self.store.claim(who.run)
+        found = self._runs.get(who.run)  # opened while the claim was on its way
+        if found is not None:
+            return found
+        messages = [m for m in body.get("messages") or () if isinstance(m, Mapping)]
+        task = next((text_of(m.get("content")) for m in messages if m.get("role") == "user"), "")
+        model = str(body.get("model") or "")
+        guard = self.guard if owner else self.replica
+        if owner and self.spans is not None:
+            with trace_sinks(self.spans):
+                run = guard.open(task, model=model)
+        else:
+            run = guard.open(task, model=model)
+        state = ProxyRun(who.run, run, self.store, owner=owner)
+        self._runs[who.run] = state
+        return state
+
+    async def sweep(self) -> int:
+        """End the runs idle for `idle_s` (on every worker); how many ended here."""
+        now, ended = time.monotonic(), 0
+        for name, state in list(self._runs.items()):
+            if now - state.seen < self.settings.idle_s:
+                continue
+            last = await self.store.last(name)
+            if last is not None and time.time() - last < self.settings.idle_s:
+                continue  # another worker served it lately
+            self._runs.pop(name, None)
+            await state.end()
+            ended += 1
+        return ended
+
+    async def close(self) -> None:
+        """End every run (their traces' `run_end`, totals included), then the store."""
+        while self._runs:
+            _, state = self._runs.popitem()
+            await state.end()
+        await self.store.close()
