@@ -6,6 +6,11 @@ API keys passed through and never written to the trace."""
 from __future__ import annotations
 
 import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -63,13 +68,14 @@ def test_a_reply_is_relayed_and_booked_to_the_run_the_headers_name(
         assert r.headers["x-overseer-run"] == "r1"
         assert r.headers["x-overseer-agent"] == "researcher"
         assert float(r.headers["x-overseer-overhead-ms"]) >= 0
+        trace_id = r.headers["x-overseer-trace"]
         ((headers, _),) = upstream.requests
         assert headers["authorization"] == f"Bearer {KEY}"  # passed through
         stream = raw.chat.completions.create(model="mock", messages=ASK, stream=True)  # type: ignore[arg-type]
         assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == "ok"
     finally:
         proxy.close()
-    trace = (tmp_path / "r1.jsonl").read_text()
+    trace = (tmp_path / f"{trace_id}.jsonl").read_text()
     events = [json.loads(line) for line in trace.splitlines()]
     calls = [e for e in events if e["event"] == "model_call"]
     assert [c["gen_ai.agent.name"] for c in calls] == ["researcher", "researcher"]
@@ -136,3 +142,61 @@ def test_run_and_agent_come_from_headers_then_body_then_fingerprints() -> None:
     a, b = identify({}, body), identify({}, body)
     other = identify({}, {"messages": [ASK[0], {"role": "user", "content": "Find Y."}]})
     assert a == b and a.source == "fingerprint" and a.run != other.run and a.agent == other.agent
+
+
+def test_an_idle_run_ends_with_its_totals_and_a_new_request_opens_a_new_run(
+    upstream: MockUpstream, tmp_path: Path
+) -> None:
+    proxy = Proxy(upstream.base_url, ProxySettings(trace_dir=tmp_path, idle_s=0.2), sweep_s=0.05)
+    try:
+        client = _client(proxy, **{"X-Overseer-Run": "idle"})
+        first = client.chat.completions.with_raw_response.create(model="mock", messages=ASK)  # type: ignore[arg-type]
+        path = tmp_path / f"{first.headers['x-overseer-trace']}.jsonl"
+        for _ in range(400):  # the sweeper ends it once idle (a wait, not a timing claim)
+            if '"run_end"' in path.read_text():
+                break
+            threading.Event().wait(0.05)
+        events = [json.loads(line) for line in path.read_text().splitlines()]
+        assert events[-1]["event"] == "run_end" and events[-1]["usage"]["input_tokens"] == 11
+        again = client.chat.completions.with_raw_response.create(model="mock", messages=ASK)  # type: ignore[arg-type]
+        assert again.headers["x-overseer-trace"] != first.headers["x-overseer-trace"]
+    finally:
+        proxy.close()
+
+
+def test_the_cli_serves_until_sigterm_then_exits_0_with_every_trace_ended(
+    upstream: MockUpstream, tmp_path: Path
+) -> None:
+    port = _free_port()
+    cmd = [sys.executable, "-m", "overseer.cli", "proxy", "--upstream", upstream.base_url]
+    cmd += ["--port", str(port), "--trace-dir", str(tmp_path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert "overseer: proxy at" in proc.stdout.readline()
+        base = f"http://127.0.0.1:{port}/v1"
+        client = openai.OpenAI(base_url=base, api_key=KEY, max_retries=0)
+        reply = client.chat.completions.with_raw_response.create(model="mock", messages=ASK)  # type: ignore[arg-type]
+        trace = tmp_path / f"{reply.headers['x-overseer-trace']}.jsonl"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(60)
+    assert code == 0
+    text = trace.read_text()
+    assert text.splitlines()[-1].startswith("{") and '"run_end"' in text.splitlines()[-1]
+    assert KEY not in text
+    bad = subprocess.run(
+        [sys.executable, "-m", "overseer.proxy", "--upstream", "nope"],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == (
+        "overseer: error: --upstream: expected an http(s) base URL, got 'nope'"
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -17,6 +17,7 @@ from overseer.cli import (  # noqa: F401 (commands)
     _bench,
     _models,
     _monitor,
+    _proxy,
     _prune,
     _replay,
     _report,
