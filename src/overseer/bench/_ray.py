@@ -30,11 +30,15 @@ from overseer.bench._provenance import stamp
 from overseer.bench._ray_connect import (
     NODE_HINT,
     RayConnectError,
+    Target,
+    check_cpus,
     find_target,
     join,
     one_line,
     start_local,
+    usable_cores,
 )
+from overseer.bench._ray_watch import HeadWatch
 from overseer.bench._runner import EpisodeFn, budgeted_solver, solve_episode
 from overseer.bench._solvers import ConfigRegistry, Solver, SolverConfig
 from overseer.bench._store import ResultKey, ResultRecord
@@ -196,29 +200,54 @@ class RayBackend:
         concurrency: int,
         budget: Budget | None,
     ) -> AsyncIterator[EpisodeFn]:
-        """Start Ray (if needed) and the workers; the driver's `load_model` is not used."""
+        """Start Ray (if needed) and the workers; the driver's `load_model` is not used. The
+        workers must fit the cluster's CPUs (else one RayConnectError line, not a silent
+        wait), and a joined cluster's head is watched (`HeadWatch`) while the run goes on."""
         ray = _ray()
         with _stdout_to_stderr():
-            started = self._init(ray)
+            started, target = self._init(ray)
+            watch = HeadWatch(target).start() if started and target.address else None
             pool = _Pool(ray, self, [c.name for c in configs], concurrency, budget)
             try:
+                self._fits(ray, target)
                 await pool.start()
                 yield pool.solve
             finally:
+                if watch is not None:
+                    watch.stop()
                 pool.close()
                 if started:
                     ray.shutdown()
 
-    def _init(self, ray: Any) -> bool:
-        """Join the cluster or start local Ray; True if this call did (and so shuts it down)."""
+    @property
+    def cpus_needed(self) -> float:
+        """The CPUs the workers reserve together."""
+        return self.workers * self.cpus_per_worker
+
+    def _init(self, ray: Any) -> tuple[bool, Target]:
+        """Join the cluster or start local Ray: whether this call did (and so shuts it down),
+        and the target. Ray started here gets no more CPUs than this process's cores, so a
+        run never has more llama.cpp threads than cores: too many workers is one line."""
         if ray.is_initialized():
-            return False
+            return False, Target(None, "the Ray instance already initialised")
         target = find_target(self.address)
         if target.address is not None:
             join(ray, target)
         else:
-            start_local(ray, max(1, math.ceil(self.workers * self.cpus_per_worker)))
-        return True
+            cores = usable_cores()
+            check_cpus(self.cpus_needed, cores, "this machine (Ray started here)", *self._ask)
+            start_local(ray, max(1, math.ceil(self.cpus_needed)))
+        return True, target
+
+    @property
+    def _ask(self) -> tuple[int, float]:
+        return self.workers, self.cpus_per_worker
+
+    def _fits(self, ray: Any, target: Target) -> None:
+        """RayConnectError when the cluster has fewer CPUs than the workers reserve."""
+        have = float(ray.cluster_resources().get("CPU", 0.0))
+        where = f"the Ray cluster at {target.address}" if target.address else "the Ray instance"
+        check_cpus(self.cpus_needed, have, where, *self._ask)
 
 
 class _Pool:

@@ -1,17 +1,19 @@
 """How the Ray backend reaches Ray: the cluster a run joins, token auth, and one-line errors.
 
-The address is found the ways Ray documents: `--address` (host:port or ray://host:port), then
-`RAY_ADDRESS`, then the cluster the last `ray start --head` recorded in Ray's temp directory;
-with none of them, Ray starts on this machine for the run. A cluster that uses token auth is
-joined with the token Ray would use (`RAY_AUTH_TOKEN`, `RAY_AUTH_TOKEN_PATH` or
-`~/.ray/auth_token`), as `ray start --head` does. Every Ray-side failure becomes a
-`RayConnectError` whose message is one line.
+The address is found the ways Ray documents: `--address` (host:port, ray://host:port, `auto`
+for the recorded cluster, `local` to start Ray here), then `RAY_ADDRESS`, then the cluster the
+last `ray start --head` recorded in Ray's temp directory; with none of them, Ray starts on this
+machine for the run, with no more CPUs than the cores this process may use. A cluster that
+uses token auth is joined with the token Ray would use (`RAY_AUTH_TOKEN`,
+`RAY_AUTH_TOKEN_PATH` or `~/.ray/auth_token`), as `ray start --head` does. Every Ray-side
+failure becomes a `RayConnectError` whose message is one line.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import socket
 import sys
@@ -66,26 +68,40 @@ class Target:
 
 
 def find_target(explicit: str | None) -> Target:
-    """--address, else RAY_ADDRESS, else the cluster `ray start` recorded, else local Ray
-    ("local", as in Ray, starts Ray here whatever is recorded)."""
+    """--address, else RAY_ADDRESS, else the cluster `ray start` recorded, else local Ray.
+    As in Ray, "local" starts Ray here whatever is recorded and "auto" is the recorded
+    cluster (none recorded: a RayConnectError saying how to start one)."""
     env = os.environ.get("RAY_ADDRESS", "").strip()
     for given, source in ((explicit, "--address"), (env, "RAY_ADDRESS")):
         if given == "local":
             return Target(None, source)
+        if given == "auto":
+            found = _recorded()
+            if found is None:
+                raise RayConnectError(
+                    f"{source} auto: no Ray cluster is recorded on this machine; start one "
+                    "with `ray start --head`, or pass --address local to start Ray for this run"
+                )
+            return found
         if given:
             return Target(given, source)
+    return _recorded() or Target(None, "local")
+
+
+def _recorded() -> Target | None:
+    """The cluster the last `ray start --head` on this machine recorded, if any."""
     try:
         from ray._common.utils import get_ray_address_file
         from ray._private.utils import read_ray_address
     except ImportError:  # pragma: no cover - another Ray than the pinned one
-        return Target(None, "local")
+        return None
     recorded = read_ray_address()
-    if recorded:
-        return Target(recorded, f"the cluster `ray start` recorded in {get_ray_address_file(None)}")
-    return Target(None, "local")
+    if not recorded:
+        return None
+    return Target(recorded, f"the cluster `ray start` recorded in {get_ray_address_file(None)}")
 
 
-def _host_port(address: str) -> tuple[str, int]:
+def host_port(address: str) -> tuple[str, int]:
     rest = address.removeprefix("ray://")
     host, sep, port = rest.rpartition(":")
     if not sep or not host or not port.isdigit():
@@ -93,18 +109,47 @@ def _host_port(address: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+#: a client's HTTP/2 connection preface and an empty SETTINGS frame (RFC 9113, 3.4 and 6.5)
+_H2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+_SETTINGS = 0x04
+
+
 def check_reachable(target: Target, timeout_s: float = 5.0) -> None:
-    """Fail in seconds, not after Ray's minutes of retries, when nothing listens there."""
+    """Fail in seconds, not after Ray's minutes of retries, when nothing listens there or what
+    listens is not Ray: Ray's GCS and Ray Client speak gRPC, whose server answers an HTTP/2
+    preface with a SETTINGS frame; a web server or anything else does not."""
     assert target.address is not None
-    host, port = _host_port(target.address)
+    host, port = host_port(target.address)
+    where = f"Ray cluster at {target.address} (from {target.source})"
     try:
-        socket.create_connection((host, port), timeout=timeout_s).close()
+        with socket.create_connection((host, port), timeout=timeout_s) as conn:
+            conn.sendall(_H2_HELLO)
+            head = _read(conn, 9)
     except OSError as exc:
         raise RayConnectError(
-            f"Ray cluster at {target.address} (from {target.source}): cannot connect "
-            f"({exc.strerror or exc}); is its head running (`ray start --head`)?"
+            f"{where}: cannot connect ({exc.strerror or exc}); is its head running "
+            "(`ray start --head`)?"
             + ("" if target.source in ("--address", "RAY_ADDRESS") else STALE_HINT)
         ) from None
+    if len(head) < 9 or head[3] != _SETTINGS:
+        got = repr(head[:16]) if head else "no reply"
+        raise RayConnectError(
+            f"{where}: something listens there but does not answer as Ray does (no gRPC "
+            f"reply; got {got}); expected the head's GCS port (HOST:6379) or Ray Client's "
+            "(ray://HOST:10001)"
+        )
+
+
+def _read(conn: socket.socket, n: int) -> bytes:
+    """Up to `n` bytes, fewer if the peer closes or stays silent past the socket's time-out."""
+    got = b""
+    with contextlib.suppress(TimeoutError, OSError):
+        while len(got) < n:
+            chunk = conn.recv(n - len(got))
+            if not chunk:
+                break
+            got += chunk
+    return got
 
 
 def use_token_if_present() -> None:
@@ -192,12 +237,34 @@ def join(ray: Any, target: Target) -> None:
     )
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - no affinity on this platform
+        return os.cpu_count() or 1
+
+
+def check_cpus(need: float, have: float, where: str, workers: int, cpus: float) -> None:
+    """RayConnectError when `workers` actors of `cpus` CPUs each (`need` in all) cannot all
+    be placed where there are `have` CPUs: Ray would wait for them forever, silently."""
+    if need <= have + 1e-9:
+        return
+    fit = max(0, math.floor(have / cpus + 1e-9))
+    raise RayConnectError(
+        f"--workers {workers} x --worker-cpus {cpus:g} needs {need:g} CPUs; {where} has "
+        f"{have:g}: use --workers {fit} or fewer, or a smaller --worker-cpus"
+    )
+
+
 def start_local(ray: Any, num_cpus: int) -> None:
-    """Start Ray on this machine for one run: `num_cpus` CPUs, no dashboard, no usage stats."""
+    """Start Ray on this machine for one run: `num_cpus` CPUs, no dashboard, no usage stats,
+    whatever cluster is recorded or named in RAY_ADDRESS (address "local")."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     try:
         with _no_token_notice():
             ray.init(
+                address="local",
                 num_cpus=num_cpus,
                 include_dashboard=False,
                 log_to_driver=False,
