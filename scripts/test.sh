@@ -26,6 +26,13 @@ if ! command -v chromium >/dev/null 2>&1; then
   $SUDO apt-get install -y --no-install-recommends chromium \
     || { $SUDO apt-get update && $SUDO apt-get install -y --no-install-recommends chromium; }
 fi
+# The proxy's Redis test (tests/proxy/test_redis.py) starts Debian's redis-server itself.
+if ! command -v redis-server >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  echo "test.sh: installing Debian's redis-server (the proxy's workers test starts one)"
+  R=""; [ "$(id -u)" -ne 0 ] && R="sudo"
+  $R apt-get install -y --no-install-recommends redis-server \
+    || { $R apt-get update && $R apt-get install -y --no-install-recommends redis-server; }
+fi
 .venv/bin/ruff check src tests benchmarks scripts examples
 .venv/bin/ruff format --check src tests benchmarks scripts examples
 .venv/bin/mypy
