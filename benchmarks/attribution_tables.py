@@ -141,8 +141,8 @@ def transfer_table() -> str:
     ]
     for train, test in (("alg", "hand"), ("hand", "alg")):
         m = LearnedScorer("logreg", seed=0)
-        m.fit(load_whowhen(train))  # type: ignore[arg-type]
-        logs = load_whowhen(test)  # type: ignore[arg-type]
+        m.fit(load_whowhen(train))
+        logs = load_whowhen(test)
         got = [asyncio.run(m.attribute(t)) for t in logs]
         ka = sum(a.agent_correct(t) for a, t in zip(got, logs, strict=True))
         ks = sum(a.step_correct(t) for a, t in zip(got, logs, strict=True))
@@ -168,7 +168,7 @@ def window_table(window: int = 8192, tokenizer: str = "qwen2.5-coder-0.5b") -> s
     out = ["| split | logs | fit in one prompt | chunked | chunks (median, max) | steps clipped "
            "(logs) |", "|---" * 6 + "|"]  # fmt: skip
     for split in ("alg", "hand"):
-        logs = load_whowhen(split)  # type: ignore[arg-type]
+        logs = load_whowhen(split)
         chunks, clipped = [], []
         for t in logs:
             notes: Counter[str] = Counter()
@@ -264,7 +264,7 @@ def study_tables(seeds: list[int]) -> str:
     from overseer.traces.learned import LearnedScorer
     from overseer.traces.study import FROZEN_SEED, cv_outcomes, frozen_ids
 
-    logs = {s: load_whowhen(s) for s in SPLITS}  # type: ignore[arg-type]
+    logs = {s: load_whowhen(s) for s in SPLITS}
     scorer = LearnedScorer("logreg", seed=0)  # one feature cache for every seed
     per_seed = {s: {k: cv_outcomes(scorer, logs[s], k) for k in seeds} for s in SPLITS}
     out = ["#### The learned scorer over fold seeds (5 folds by log)", "",

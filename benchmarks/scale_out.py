@@ -125,7 +125,7 @@ def timed_run(
         recs = list(st.records())
     if (s.ran, s.errors) != (n, 0) or not all(r.correct for r in recs):
         raise RuntimeError(f"{backend} x{workers}: {s}, {sum(r.correct for r in recs)} right")
-    calls = sum(int(r.extra.get("attempts", 0)) for r in recs) / n  # type: ignore[call-overload]
+    calls = sum(int(r.extra.get("attempts", 0)) for r in recs) / n
     return runner.ready_at - start, end - runner.ready_at, calls
 
 
