@@ -331,6 +331,11 @@ class RuleTier:
         self._purified.add(out)
         return out, self._fire(RuleFiring("purification", *key, detail, len(text), len(out)))
 
+    def _is_extract(self, text: str) -> bool:
+        """Whether `text` is a purified extract, as the host showed it (the bus may have
+        written its note after it): masking keeps those, the only copy of what was kept."""
+        return text in self._purified or any(text.startswith(p) for p in self._purified)
+
     def mask(
         self, observations: Sequence[ToolRecord], *, agent: str = "", subtask: str = ""
     ) -> list[str]:
@@ -356,7 +361,7 @@ class RuleTier:
             occurrence[rec] += 1
             later[rec.text] -= 1
             repeat = later[rec.text] > 0
-            old = i < cut and rec.text not in self._purified and i not in kept.values()
+            old = i < cut and not self._is_extract(rec.text) and i not in kept.values()
             stub = mask_stub(rec, repeated=repeat)
             if not (repeat or old) or len(stub) >= len(rec.text):  # keep, or nothing to save
                 out.append(rec.text)
