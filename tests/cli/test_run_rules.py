@@ -1,0 +1,99 @@
+"""`overseer run --rules` (issue 38, item 3): the rule tier on the bus of any run, alone or
+with --supervise (mode rules+llm) or --monitor; the result says what oversaw the run and what
+acted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from overseer.cli import main
+from overseer.models import ScriptedModel
+
+LOOP = {"thought": "again", "action": "python", "args": {"code": "print(1)"}}
+
+
+def _run(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    *flags: str,
+) -> tuple[int, str]:
+    """`overseer run` on a scripted model that repeats one tool call until it is stopped."""
+    model = ScriptedModel(lambda messages: LOOP)
+    monkeypatch.setattr("overseer.models.load_model", lambda *a, **kw: model)
+    argv = ["run", "Loop.", "--agents", "1", "--rounds", "1", "--tools", "python"]
+    code = main([*argv, *flags, "--no-progress", "--trace-dir", str(tmp_path), "--allow-errors"])
+    return code, capsys.readouterr().out
+
+
+def test_rules_alone_breaks_the_loop_and_says_so(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    code, out = _run(capsys, monkeypatch, tmp_path, "--rules", "--json")
+    doc = json.loads(out)["oversight"]
+    assert code == 0 and doc["overseers"] == ["supervision (rules)"]
+    (name, stats), *_ = doc["stats"].items()
+    assert stats["rules"].get("loop_breaker", 0) >= 1
+    acted = sum(sum(a.values()) for a in doc["acted"].values())
+    assert acted >= 1 and name in doc["acted"]
+
+
+def test_without_flags_nothing_oversees_the_run(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    code, out = _run(capsys, monkeypatch, tmp_path)
+    assert code == 0
+    assert "oversaw the run: nothing (no plug-in on the bus)" in out
+    assert "acted:" not in out
+
+
+def test_rules_text_output_names_the_firings(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    code, out = _run(capsys, monkeypatch, tmp_path, "--rules")
+    assert code == 0 and "oversaw the run: supervision (rules)" in out
+    acted = next(line for line in out.splitlines() if line.startswith("acted: "))
+    assert not acted.startswith("acted: 0 ")
+    assert "loop_breaker" in out
+
+
+def test_rules_with_supervise_is_mode_rules_llm(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from overseer.experiments import registry
+
+    asked: list[tuple[Any, ...]] = []
+    real = registry.plugin
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        asked.append(args)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(registry, "plugin", spy)
+    code, out = _run(capsys, monkeypatch, tmp_path, "--rules", "--supervise", "--json")
+    assert code == 0 and ("supervise", "rules+llm") in asked
+    assert json.loads(out)["oversight"]["overseers"] == ["supervision (rules+llm)"]
+
+
+def test_filter_preset_needs_a_supervisor_and_supervisor_model_needs_the_llm(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code = main(["run", "hi", "--filter-preset", "gaia", "--trace-dir", str(tmp_path)])
+    assert code == 2 and "--filter-preset: needs --supervise or --rules" in capsys.readouterr().err
+    code = main(["run", "hi", "--rules", "--supervisor-model", "x", "--trace-dir", str(tmp_path)])
+    assert code == 2 and "needs --supervise" in capsys.readouterr().err
+
+
+@pytest.mark.e2e
+def test_rules_on_the_embedded_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Plumbing on the real SmolLM2: the run ends and its output names the rule tier."""
+    argv = ["run", "What is 2+2?", "--model", "smollm2-135m", "--agents", "1", "--rounds", "1"]
+    code = main([*argv, "--rules", "--no-progress", "--trace-dir", str(tmp_path), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code in (0, 1)
+    assert doc["oversight"]["overseers"] == ["supervision (rules)"]
+    assert set(doc["oversight"]["stats"]) <= {"supervisor"}
