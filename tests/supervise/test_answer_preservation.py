@@ -12,14 +12,15 @@
 
 from __future__ import annotations
 
+import itertools
 import json
-import re
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from overseer.bench._workloads import workload_team
 from overseer.models import ScriptedModel
 from overseer.runtime import Executor
 from overseer.runtime.steps import CLOSED_NOTE, copies_note
@@ -87,8 +88,6 @@ async def test_every_intervention_keeps_the_gold_row_in_view(suite: str, tmp_pat
             by_actor={"researcher": _researcher(task.meta["url"], task.meta["depth"])},
         )
         env = task.meta["environment"]()
-        from overseer.bench._workloads import workload_team
-
         team, _ = workload_team(task)
         rules = SupervisorAgent(None, mode_settings("rules"))
         await Executor(
@@ -96,7 +95,7 @@ async def test_every_intervention_keeps_the_gold_row_in_view(suite: str, tmp_pat
         ).run(team, task.prompt)
         asks = [c["messages"] for c in model.calls if c.get("actor") == "researcher"]
         seen = False
-        for before, after in zip(asks, asks[1:], strict=False):
+        for before, after in itertools.pairwise(asks):
             seen = seen or gold in json.dumps(before)
             if seen:
                 checked += 1
@@ -113,4 +112,3 @@ def test_overseer_s_own_words_are_no_answer() -> None:
     assert copies_note("[overseer] Not run again", [refusal])
     assert not copies_note("377", [refusal, CLOSED_NOTE])
     assert not copies_note("The museum opened in 2010.", [refusal, CLOSED_NOTE])
-    assert re.search(r"\?$", "x?") is not None
