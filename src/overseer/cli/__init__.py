@@ -42,6 +42,28 @@ _BAD_INPUT = (
 )
 
 
+def _first_sentence(doc: str) -> str:
+    """The first sentence of a docstring on one line (its own line breaks dropped)."""
+    text = " ".join(doc.split())
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
+
+
+def _short_helps(typer_app: typer.Typer) -> None:
+    """Every command listed in `--help` by its first sentence on one line: the listing keeps
+    a docstring's line breaks, which left ragged lines."""
+    for info in typer_app.registered_commands:
+        doc = info.help or (info.callback.__doc__ if info.callback else None)
+        if info.short_help is None and doc:
+            info.short_help = _first_sentence(doc)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _short_helps(group.typer_instance)
+
+
+_short_helps(app)
+
+
 def _bad_input_types() -> tuple[type[BaseException], ...]:
     found: list[type[BaseException]] = [InputError, PathError]
     for module, name in _BAD_INPUT:

@@ -65,12 +65,15 @@ _BACKEND_TYPES: dict[str, Any] = {
     "address": Annotated[
         str | None,
         typer.Option(
-            help="Ray cluster: HOST:6379 or ray://HOST:10001 (default: $RAY_ADDRESS, else the "
-            "cluster `ray start` recorded, else Ray started here)."
+            help="Ray cluster: HOST:6379, ray://HOST:10001, auto (the cluster `ray start` "
+            "recorded) or local (start Ray here); default: $RAY_ADDRESS, else auto, else local."
         ),
     ],
     "workers": Annotated[int, typer.Option(help="Ray worker actors (--backend ray).")],
-    "worker_cpus": Annotated[float, typer.Option(help="CPUs Ray reserves per worker actor.")],
+    "worker_cpus": Annotated[
+        float,
+        typer.Option(help="CPUs Ray reserves per worker actor (all workers must fit the cores)."),
+    ],
     "threads": Annotated[
         int | None,
         typer.Option(help="llama.cpp threads per Ray worker (default: its --worker-cpus)."),
