@@ -201,7 +201,9 @@ def load_wordproblems(size: int = WORDPROBLEMS_SIZE, seed: int = WORDPROBLEMS_SE
 
 
 def load_travel_suite() -> list[Task]:
-    """AgentDojo's travel tasks (they bring their own tools; see `tasks.travel`)."""
+    """AgentDojo's travel tasks (they bring their own tools; see `tasks.travel`). Imported
+    when asked for, since the travel tools load the runtime; `travel` imports no loader, so
+    this is not an import loop."""
     from overseer.tasks.travel import load_travel_all
 
     return load_travel_all()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from overseer.tasks._splitting import pick_split
 from overseer.tasks._types import Task
 from overseer.tasks.travel._shim import TravelDataError, load_travel_suite
 from overseer.tasks.travel.env import (
@@ -55,9 +56,7 @@ def load_travel_all() -> list[Task]:
 
 def load_travel(split: str = "test", *, seed: int = 0, limit: int | None = None) -> list[Task]:
     """The travel user tasks of a seeded split (same as `load_suite("travel", ...)`)."""
-    from overseer.tasks._split import load_suite
-
-    return load_suite("travel", split=split, seed=seed, limit=limit)  # type: ignore[arg-type]
+    return pick_split(load_travel_all, split=split, seed=seed, limit=limit)
 
 
 __all__ = [
