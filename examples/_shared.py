@@ -257,7 +257,7 @@ def report(title: str, without: Outcome, with_: Outcome, acted: dict[str, int]) 
     print(f"question: {QUESTION}  (right answer: 240 cm)")
     for name, o in (("without overseer", without), ("with overseer", with_)):
         tools = ", ".join(f"{k} {v}" for k, v in sorted(o.tools.items())) or "none"
-        said = repr(o.answer[:100]) if o.answer else f"none ({o.note or 'no answer'})"
+        said = repr(o.answer[:100]) if o.answer else f"none ({(o.note or 'no answer')[:120]})"
         print(
             f"  {name:17} {o.calls:2} model calls, {o.tokens:7,} tokens "
             f"(prompt {o.prompt_tokens:,}); tools run: {tools}"

@@ -19,7 +19,7 @@ from agents import (
     Runner,
     function_tool,
 )
-from agents.exceptions import MaxTurnsExceeded
+from agents.exceptions import AgentsException, MaxTurnsExceeded
 from openai import AsyncOpenAI
 
 from overseer.integrations.openai_agents import Overseer
@@ -43,6 +43,8 @@ def run(base_url: str, model: str, max_calls: int, page: str, overseer: Overseer
             return outcome(count, tools, result.final_output)
         except MaxTurnsExceeded:
             return outcome(count, tools, None, f"stopped at {max_calls} turns")
+        except AgentsException as exc:  # e.g. a reply the SDK cannot use
+            return outcome(count, tools, None, f"the SDK stopped: {exc}")
 
 
 def main() -> None:

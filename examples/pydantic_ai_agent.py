@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from _shared import QUESTION, TokenCount, Tools, ensure_server, noisy_page, options, outcome, report
 from pydantic_ai import Agent
-from pydantic_ai.exceptions import UsageLimitExceeded
+from pydantic_ai.exceptions import AgentRunError, UsageLimitExceeded
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.usage import UsageLimits
@@ -38,6 +38,8 @@ def run(base_url: str, model: str, max_calls: int, page: str, capabilities: list
             return outcome(count, tools, result.output)
         except UsageLimitExceeded:
             return outcome(count, tools, None, f"stopped at {max_calls} requests")
+        except AgentRunError as exc:  # e.g. an empty reply, retried, then given up
+            return outcome(count, tools, None, f"pydantic-ai stopped: {exc}")
 
 
 def main() -> None:
