@@ -275,6 +275,9 @@ class Proxy:
         self.upstream = self.face.upstream
         self.settings = self.face.settings
         self._http = HttpServer(self.face.app, host, port)
+        for server in self._http.server.servers:  # accepted sockets inherit it (see _nodelay)
+            for sock in server.sockets:
+                _nodelay(sock)
 
     @property
     def base_url(self) -> str:
@@ -300,13 +303,14 @@ def serve_workers(options: ProxyOptions, *, host: str, port: int, workers: int) 
     """Serve with `workers` uvicorn processes on one port until SIGINT/SIGTERM (each drains
     its replies in flight and ends its runs); their run state in Redis, which is required."""
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     from overseer.models._front import BACKLOG, _JsonErrorH11
 
     if options.redis_url is None:
         raise ValueError("proxy workers: expected a Redis URL for the runs' shared state")
     os.environ[_WORKER_ENV] = base64.b64encode(pickle.dumps(options)).decode()
-    uvicorn.run(
+    config = uvicorn.Config(
         "overseer.proxy._app:worker_app",
         factory=True,
         host=host,
@@ -320,6 +324,24 @@ def serve_workers(options: ProxyOptions, *, host: str, port: int, workers: int) 
         timeout_keep_alive=30,
         backlog=BACKLOG,
     )
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    _nodelay(sock)
+    sock.bind((host, port))
+    sock.listen(BACKLOG)
+    sock.set_inheritable(True)
+    Multiprocess(config, sockets=[sock]).run()
+
+
+def _nodelay(sock: Any) -> None:
+    """TCP_NODELAY on a listening socket, inherited by the connections it accepts (Linux).
+    asyncio sets it on a connection only when its socket says IPPROTO_TCP, which a socket
+    made with protocol 0 (HttpServer's, uvicorn's bind_socket) does not: without it, Nagle's
+    algorithm holds a reply's body behind its headers until the client's delayed ACK, 40 ms
+    on Linux, on every request (the 45 ms of docs/evidence/proxy.md's first measurement)."""
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 def _spans(endpoint: str | None) -> Any:
