@@ -4,15 +4,20 @@ received as one value."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from overseer.cli._hints import MODEL_HELP
+from overseer.cli._app import InputError
+from overseer.cli._hints import MODEL_HELP, model_name
 from overseer.cli._names import ENVS
 from overseer.cli._options import option_group
+
+if TYPE_CHECKING:
+    from overseer.experiments.monitor import EnvSetup
+    from overseer.tasks import Task
 
 R = TypeVar("R")
 Env = Annotated[str, typer.Option(help=f"{', '.join(ENVS[:-1])} or {ENVS[-1]}.")]
@@ -72,3 +77,33 @@ def game_options(names: tuple[str, ...]) -> Callable[[Callable[..., R]], Callabl
     GameOpts) after them; the command receives all of them as one `game: GameOpts` argument.
     """
     return option_group("game", GameOpts, _GAME_TYPES, _GAME_LEAD, names)
+
+
+def env_of(game: GameOpts) -> tuple[EnvSetup, GameOpts]:
+    """The game's environment, and the options with the model resolved (`model_name`)."""
+    from overseer.experiments.monitor import env_setup
+
+    env = game.env
+    if env not in ENVS:
+        raise InputError(f"--env: expected one of {', '.join(ENVS)}, got {env!r}")
+    if game.coders is not None and env != "codegen":
+        raise InputError(f"--coders: a codegen option, not for {env}")
+    if env in ("codegen", "govsim") and (game.suspects is not None or game.attributes is not None):
+        raise InputError(f"--suspects/--attributes: WhoDunitEnv options, not for {env}")
+    try:
+        shape = {k: getattr(game, k) for k in GAME_SHAPE}  # the game's size options, by name
+        setup = env_setup(env, trace_dir=game.trace_dir, **shape)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    return setup, replace(game, model=model_name(game.model))
+
+
+def first_games(tasks: list[Task], n: int | None, what: str) -> list[Task]:
+    """The first `n` games of a split (None: all); out of range is one line naming `what`."""
+    if n is None:
+        return tasks
+    if n < 1:
+        raise InputError(f"{what}: expected >= 1 (leave it out for all games), got {n}")
+    if n > len(tasks):
+        raise InputError(f"{what}: the split has {len(tasks)} games, asked for {n}")
+    return tasks[:n]

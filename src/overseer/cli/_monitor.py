@@ -15,9 +15,7 @@ from overseer.cli import _game_options as g
 from overseer.cli import _options as o
 from overseer.cli._app import InputError, Interrupted, app, csv_list
 from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
-from overseer.cli._hints import model_name
 from overseer.cli._monitor_out import print_line, print_outcomes, print_selection
-from overseer.cli._names import ENVS
 from overseer.cli._options import option_group
 
 if TYPE_CHECKING:
@@ -67,25 +65,6 @@ def _play_command(name: str) -> Callable[[Callable[..., None]], Callable[..., No
     return decorate
 
 
-def _setup(game: g.GameOpts) -> tuple[EnvSetup, g.GameOpts]:
-    """The game's environment, and the options with the model resolved (`model_name`)."""
-    from overseer.experiments.monitor import env_setup
-
-    env = game.env
-    if env not in ENVS:
-        raise InputError(f"--env: expected one of {', '.join(ENVS)}, got {env!r}")
-    if game.coders is not None and env != "codegen":
-        raise InputError(f"--coders: a codegen option, not for {env}")
-    if env in ("codegen", "govsim") and (game.suspects is not None or game.attributes is not None):
-        raise InputError(f"--suspects/--attributes: WhoDunitEnv options, not for {env}")
-    try:
-        shape = {k: getattr(game, k) for k in g.GAME_SHAPE}  # the game's size options, by name
-        setup = env_setup(env, trace_dir=game.trace_dir, **shape)
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
-    return setup, replace(game, model=model_name(game.model))
-
-
 @contextmanager
 def _kept(store: Path) -> Iterator[None]:
     """Ctrl-C while games run: say that the finished games are in the store."""
@@ -93,16 +72,6 @@ def _kept(store: Path) -> Iterator[None]:
         yield
     except KeyboardInterrupt:
         raise Interrupted(note=f"finished games are kept in {store}; rerun to resume") from None
-
-
-def _limit(tasks: list, n: int | None, what: str) -> list:
-    if n is None:
-        return tasks
-    if n < 1:
-        raise InputError(f"{what}: expected >= 1 (leave it out for all games), got {n}")
-    if n > len(tasks):
-        raise InputError(f"{what}: the split has {len(tasks)} games, asked for {n}")
-    return tasks[:n]
 
 
 def _run(
@@ -150,10 +119,10 @@ def collect_cmd(
     Budgets apply to each game."""
     from overseer.experiments.monitor import configs_factory
 
-    setup, game = _setup(play.game)
+    setup, game = g.env_of(play.game)
     play = replace(play, game=game)
-    tasks = _limit(setup.games("train"), games, "--games")
-    tasks += _limit(setup.games("validation"), val_games, "--val-games")
+    tasks = g.first_games(setup.games("train"), games, "--games")
+    tasks += g.first_games(setup.games("validation"), val_games, "--val-games")
     _run(setup, configs_factory(setup), tasks, play)
     print_outcomes(setup, str(game.model), play.store, ["collect"])
 
@@ -172,7 +141,7 @@ def train_cmd(
         train_from_store,
     )
 
-    setup, game = _setup(game)
+    setup, game = g.env_of(game)
     model = str(game.model)
     if not store.is_file():
         raise InputError(f"--store: no result store at {store}; run `overseer monitor collect`")
@@ -198,7 +167,7 @@ def eval_cmd(
     from overseer.experiments.monitor import configs_factory, default_monitor_path
     from overseer.monitor import MonitorSet
 
-    setup, game = _setup(play.game)
+    setup, game = g.env_of(play.game)
     play = replace(play, game=game)
     model = str(game.model)
     try:
@@ -217,7 +186,7 @@ def eval_cmd(
         factory = configs_factory(setup, ms, path, cap_list)
     except ValueError as exc:
         raise InputError(f"--monitor {exc}") from None
-    tasks = _limit(setup.games("test"), games, "--games")
+    tasks = g.first_games(setup.games("test"), games, "--games")
     _run(setup, factory, tasks, play)
     names = [c.name for c in factory()]  # the configurations `factory` builds on Ray workers too
     print_outcomes(setup, model, play.store, names, ids={t.id for t in tasks})

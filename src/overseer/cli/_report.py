@@ -1,6 +1,6 @@
 """The files `overseer report` writes (--out DIR, --csv, --jsonl), its provenance checks and
-lines (--mix), an evidence page recomputed from its export (--from-export), and
-`overseer trace html`."""
+lines (--mix); an evidence page recomputed from its export (--from-export) is in
+`_report_export`."""
 
 from __future__ import annotations
 
@@ -14,8 +14,24 @@ import typer
 from rich.console import Console
 
 from overseer.cli._app import InputError
-from overseer.cli._trace import trace_app
+from overseer.cli._report_export import print_export, provenance_rows
 from overseer.errors import PathError, path_error
+
+__all__ = [
+    "CsvOut",
+    "FromExport",
+    "JsonlOut",
+    "Mix",
+    "MonitorFiles",
+    "OutDir",
+    "Outputs",
+    "PruneFiles",
+    "print_export",
+    "print_provenance",
+    "provenance_rows",
+    "refuse_mixed",
+    "write_outputs",
+]
 
 if TYPE_CHECKING:
     from overseer.bench import ResultRecord, ResultStore
@@ -123,31 +139,6 @@ def write_outputs(
         err.print(f"warning: {w}")
 
 
-@trace_app.command("html")
-def trace_html_cmd(
-    file: Annotated[Path, typer.Argument(help="A trace .jsonl file.")],
-    out: Annotated[
-        Path | None, typer.Option(help="The page to write (default: FILE.html).")
-    ] = None,
-) -> None:
-    """Write a run trace as an HTML page: team graph, each agent's messages, verdicts and
-    rollbacks highlighted."""
-    from overseer.bench.pages import trace_html
-    from overseer.runtime import read_trace
-
-    if not file.is_file():
-        raise InputError(f"trace file {file}: not found")
-    try:
-        events = list(read_trace(file))
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
-    if not events:
-        raise InputError(f"trace file {file}: no events")
-    target = out or file.with_suffix(".html")
-    target.write_text(trace_html(events, title=file.stem), encoding="utf-8")
-    Console(highlight=False, markup=False, soft_wrap=True).print(f"trace page: {target}")
-
-
 FromExport = Annotated[
     Path | None,
     typer.Option(
@@ -163,45 +154,6 @@ Mix = Annotated[
         help="Pair results made by different commits or model files (refused otherwise).",
     ),
 ]
-
-
-def print_export(path: Path, json_out: bool) -> None:
-    """The tables and the Reading of an evidence page, recomputed from its export."""
-    from overseer.cli import _io
-    from overseer.evidence.export import read_export
-    from overseer.evidence.reading import reading_lines
-    from overseer.evidence.tables import page_tables, records_of
-
-    try:
-        data, meta = read_export(path)
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
-    lines = [*page_tables(data), *reading_lines(data)]
-    prov = provenance_rows(records_of(data))
-    if json_out:
-        _io.emit_json(
-            {
-                "export": str(path),
-                "claim": data.claim,
-                "meta": meta,
-                "markdown": "\n".join(lines),
-                "provenance": prov,
-            }
-        )
-        return
-    out = Console(highlight=False, markup=False, soft_wrap=True)
-    out.print("\n".join(lines))
-    out.print("provenance:")
-    for p in prov:
-        out.print(f"  {p['text']} ({p['results']} results)")
-
-
-def provenance_rows(records: Sequence[ResultRecord]) -> list[dict[str, object]]:
-    """The distinct provenance stamps of the records, how many carry each, and a line."""
-    from overseer.bench.reports import describe_provenance, distinct_provenance
-
-    seen = distinct_provenance(r.provenance for r in records)
-    return [{**p, "results": n, "text": describe_provenance(p)} for p, n in seen]
 
 
 def refuse_mixed(records: Sequence[ResultRecord]) -> None:

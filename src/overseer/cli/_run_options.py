@@ -19,28 +19,6 @@ if TYPE_CHECKING:
     from overseer.runtime import TeamSpec
 
 
-def task_of(ref: str, split: str) -> Any:
-    """`suite:N` (N-th task of the split) or `suite:ID` (a task id)."""
-    from overseer.tasks import load_suite
-
-    suite, sep, which = ref.partition(":")
-    if not sep or not which:
-        raise InputError(f"--task: expected SUITE:INDEX or SUITE:TASK_ID, got {ref!r}")
-    try:
-        tasks = load_suite(suite, split=split)  # type: ignore[arg-type]
-    except ValueError as exc:
-        raise InputError(f"--task: {exc}") from None
-    if which.isdigit():
-        i = int(which)
-        if i >= len(tasks):
-            raise InputError(f"--task: {suite} {split} has {len(tasks)} tasks, index {i} is out")
-        return tasks[i]
-    for t in tasks:
-        if t.id == which:
-            return t
-    raise InputError(f"--task: no task with id {which!r} in {suite} {split}")
-
-
 @dataclass(frozen=True)
 class ShapeOpts:
     """The team of `overseer run`: a preset (with size and rounds) or a spec file, its caps,

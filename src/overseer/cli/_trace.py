@@ -41,3 +41,28 @@ def trace_show(
         raise unreadable(f"trace file {file}", exc) from None
     if not events:
         raise InputError(f"trace file {file}: empty; expected a JSON Lines run trace")
+
+
+@trace_app.command("html")
+def trace_html_cmd(
+    file: Annotated[Path, typer.Argument(help="A trace .jsonl file.")],
+    out: Annotated[
+        Path | None, typer.Option(help="The page to write (default: FILE.html).")
+    ] = None,
+) -> None:
+    """Write a run trace as an HTML page: team graph, each agent's messages, verdicts and
+    rollbacks highlighted."""
+    from overseer.bench.pages import trace_html
+    from overseer.runtime import read_trace
+
+    if not file.is_file():
+        raise InputError(f"trace file {file}: not found")
+    try:
+        events = list(read_trace(file))
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if not events:
+        raise InputError(f"trace file {file}: no events")
+    target = out or file.with_suffix(".html")
+    target.write_text(trace_html(events, title=file.stem), encoding="utf-8")
+    out_console().print(f"trace page: {target}")
