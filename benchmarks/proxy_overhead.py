@@ -3,14 +3,14 @@
 A mock OpenAI-compatible upstream (starlette on uvicorn, a canned reply or a canned stream of
 5 chunks) and the proxy each run in a process of their own on 127.0.0.1; the client (httpx,
 asyncio) sends `--n` chat requests per configuration at concurrency 1, 50 and 200, straight to
-the upstream and through the proxy (rule tier on and off), streaming and not. Added latency is
-the proxy's percentile minus the direct percentile at the same concurrency and mode; requests
-per second are the proxy's. Errors are counted, never retried.
+the upstream, through `overseer proxy` (rule tier on and off) and through LiteLLM's proxy
+(`litellm --config`, the same mock as its only model) when `litellm[proxy]` is installed,
+streaming and not. Added latency is a target's percentile minus the direct percentile at the
+same concurrency and mode; requests per second are the target's. Errors are counted, never
+retried. LiteLLM is never a dependency of overseer: install it into the venv for this script only.
 
-    .venv/bin/python benchmarks/proxy_overhead.py --n 400
+    .venv/bin/pip install 'litellm[proxy]'     # optional: the LiteLLM rows
     taskset -c 0 .venv/bin/python benchmarks/proxy_overhead.py --n 200   # all on one core
-
-LiteLLM's proxy (`litellm[proxy]`) is not in this run: see docs/evidence/proxy.md.
 """
 
 from __future__ import annotations
@@ -19,10 +19,13 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -63,10 +66,22 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+LITELLM = """model_list:
+  - model_name: mock
+    litellm_params: {{model: openai/mock, api_base: "{upstream}", api_key: sk-mock}}
+litellm_settings: {{telemetry: false, drop_params: true}}
+general_settings: {{master_key: "{key}"}}
+"""
+#: every target gets this key (LiteLLM checks it as its master key; the others pass it on)
+KEY = "sk-bench-" + os.urandom(16).hex()
+AUTH = f"Bearer {KEY}"
+
+
 def _wait(url: str) -> None:
-    for _ in range(600):
+    for _ in range(1200):
         try:
-            httpx.post(url, json={"messages": ASK}, timeout=2)
+            body = {"model": "mock", "messages": ASK}
+            httpx.post(url, json=body, headers={"Authorization": f"Bearer {KEY}"}, timeout=2)
             return
         except httpx.HTTPError:
             time.sleep(0.05)
@@ -74,8 +89,8 @@ def _wait(url: str) -> None:
 
 
 def _start(args: list[str]) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen(args, stdout=subprocess.DEVNULL, env=env)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "LITELLM_LOG": "ERROR"}
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
 
 
 async def _load(url: str, n: int, conc: int, stream: bool) -> tuple[list[float], int, float]:
@@ -92,7 +107,10 @@ async def _load(url: str, n: int, conc: int, stream: bool) -> tuple[list[float],
             async with sem:
                 t = time.perf_counter()
                 try:
-                    headers = {"X-Overseer-Run": f"bench-{i % 50}"}
+                    headers = {
+                        "X-Overseer-Run": f"bench-{i % 50}",
+                        "Authorization": f"Bearer {KEY}",
+                    }
                     async with client.stream("POST", url, json=body, headers=headers) as r:
                         async for _ in r.aiter_raw():
                             pass
@@ -122,14 +140,24 @@ def main() -> None:
     up, on, off = _free_port(), _free_port(), _free_port()
     procs = [_start([sys.executable, "-c", MOCK, str(up)])]
     upstream = f"http://127.0.0.1:{up}/v1"
-    proxy = [sys.executable, "-m", "overseer.proxy", "--upstream", upstream, "--trace-dir", ""]
+    proxy = [sys.executable, "-m", "overseer.cli", "proxy", "--upstream", upstream]
+    proxy += ["--trace-dir", ""]
     procs.append(_start([*proxy, "--port", str(on)]))
     procs.append(_start([*proxy, "--port", str(off), "--no-rules"]))
     targets = {
         "direct": f"{upstream}/chat/completions",
-        "rules on": f"http://127.0.0.1:{on}/v1/chat/completions",
-        "rules off": f"http://127.0.0.1:{off}/v1/chat/completions",
+        "overseer rules on": f"http://127.0.0.1:{on}/v1/chat/completions",
+        "overseer rules off": f"http://127.0.0.1:{off}/v1/chat/completions",
     }
+    litellm = shutil.which("litellm", path=os.path.dirname(sys.executable))
+    if litellm is not None:
+        lport = _free_port()
+        cfg = Path(tempfile.mkdtemp()) / "litellm.yaml"
+        cfg.write_text(LITELLM.format(upstream=upstream, key=KEY))
+        procs.append(_start([litellm, "--config", str(cfg), "--port", str(lport)]))
+        targets["litellm"] = f"http://127.0.0.1:{lport}/v1/chat/completions"
+    else:
+        print("litellm not installed: no LiteLLM rows", file=sys.stderr)
     rows: list[dict[str, Any]] = []
     try:
         for url in targets.values():
