@@ -53,7 +53,7 @@ def test_one_sentence_per_configuration_then_provenance_and_date() -> None:
         "team+rules vs team on s (m, 10 pairs): 0.50x the net tokens (95% CI"
     )
     assert "accuracy -20.0 points (95% CI " in sentence and "McNemar p = 0.62" in sentence
-    assert "1 wins, 3 losses, 6 ties" in sentence and "acted on 6 of 10 runs" in sentence
+    assert "1 win, 3 losses, 6 ties" in sentence and "acted on 6 of 10 runs" in sentence
     assert made.startswith("Made 2026-11-26 (UTC) by commit abc1234, ") and "(20 results)" in made
     no_base = verdict_lines(records(), None, [], {})
     assert no_base[0] == "No verdict: no baseline."

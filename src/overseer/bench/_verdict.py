@@ -29,8 +29,13 @@ def _accuracy(p: Paired) -> str:
     return (
         f"accuracy {100 * p.diff:+.1f} points (95% CI {100 * lo:+.1f} to {100 * hi:+.1f}; "
         f"{100 * p.acc_config:.1f}% vs {100 * p.acc_baseline:.1f}%, McNemar p = "
-        f"{p.mcnemar_p:.2g}; {p.wins} wins, {p.losses} losses, {p.ties} ties)"
+        f"{p.mcnemar_p:.2g}; {_count(p.wins, 'win')}, {_count(p.losses, 'loss')}, "
+        f"{_count(p.ties, 'tie')})"
     )
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}es" if word.endswith("s") else f"{n} {word}s"
 
 
 def _acted(config: str, acted: Mapping[str, tuple[int, int]]) -> str:
