@@ -200,11 +200,14 @@ class TokenCount:
                 ctype = resp.getheader("Content-Type") or "application/json"
                 if self.path.endswith("/chat/completions") and resp.status == 200:
                     relay._book(body, ctype.startswith("text/event-stream"))
-                self.send_response(resp.status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.send_response(resp.status)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting
+                    pass
 
         return Handler
 

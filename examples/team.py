@@ -58,7 +58,9 @@ class FunctionTool:
 def run(base_url: str, model_name: str, max_calls: int, page: str, overseer: bool):
     tools = Tools(page)
     with TokenCount(base_url) as count, tempfile.TemporaryDirectory() as traces:
-        model = load_model(f"openai:{model_name}", base_url=count.base_url, api_key="none")
+        model = load_model(
+            f"openai:{model_name}", base_url=count.base_url, api_key="none", timeout_s=900
+        )  # a small local server on a busy core can take minutes for a long prompt
         executor = Executor(
             model,
             tools={
