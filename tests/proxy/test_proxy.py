@@ -22,7 +22,10 @@ from overseer.proxy import Proxy, ProxySettings, identify
 
 from .mock_upstream import MockUpstream
 
-ASK = [{"role": "system", "content": "You research."}, {"role": "user", "content": "Find X."}]
+ASK: list[Any] = [
+    {"role": "system", "content": "You research."},
+    {"role": "user", "content": "Find X."},
+]
 KEY = "sk-secret-never-logged"
 
 
@@ -63,7 +66,7 @@ def test_a_reply_is_relayed_and_booked_to_the_run_the_headers_name(
     proxy = _proxy(upstream, tmp_path)
     try:
         raw = _client(proxy, **{"X-Overseer-Run": "r1", "X-Overseer-Agent": "researcher"})
-        r = raw.chat.completions.with_raw_response.create(model="mock", messages=ASK)  # type: ignore[arg-type]
+        r = raw.chat.completions.with_raw_response.create(model="mock", messages=ASK)
         assert r.parse().choices[0].message.content == "ok"
         assert r.headers["x-overseer-run"] == "r1"
         assert r.headers["x-overseer-agent"] == "researcher"
@@ -71,7 +74,7 @@ def test_a_reply_is_relayed_and_booked_to_the_run_the_headers_name(
         trace_id = r.headers["x-overseer-trace"]
         ((headers, _),) = upstream.requests
         assert headers["authorization"] == f"Bearer {KEY}"  # passed through
-        stream = raw.chat.completions.create(model="mock", messages=ASK, stream=True)  # type: ignore[arg-type]
+        stream = raw.chat.completions.create(model="mock", messages=ASK, stream=True)
         assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == "ok"
     finally:
         proxy.close()
@@ -150,7 +153,7 @@ def test_an_idle_run_ends_with_its_totals_and_a_new_request_opens_a_new_run(
     proxy = Proxy(upstream.base_url, ProxySettings(trace_dir=tmp_path, idle_s=0.2), sweep_s=0.05)
     try:
         client = _client(proxy, **{"X-Overseer-Run": "idle"})
-        first = client.chat.completions.with_raw_response.create(model="mock", messages=ASK)  # type: ignore[arg-type]
+        first = client.chat.completions.with_raw_response.create(model="mock", messages=ASK)
         path = tmp_path / f"{first.headers['x-overseer-trace']}.jsonl"
         for _ in range(400):  # the sweeper ends it once idle (a wait, not a timing claim)
             if '"run_end"' in path.read_text():
@@ -158,7 +161,7 @@ def test_an_idle_run_ends_with_its_totals_and_a_new_request_opens_a_new_run(
             threading.Event().wait(0.05)
         events = [json.loads(line) for line in path.read_text().splitlines()]
         assert events[-1]["event"] == "run_end" and events[-1]["usage"]["input_tokens"] == 11
-        again = client.chat.completions.with_raw_response.create(model="mock", messages=ASK)  # type: ignore[arg-type]
+        again = client.chat.completions.with_raw_response.create(model="mock", messages=ASK)
         assert again.headers["x-overseer-trace"] != first.headers["x-overseer-trace"]
     finally:
         proxy.close()
@@ -176,7 +179,7 @@ def test_the_cli_serves_until_sigterm_then_exits_0_with_every_trace_ended(
         assert "overseer: proxy at" in proc.stdout.readline()
         base = f"http://127.0.0.1:{port}/v1"
         client = openai.OpenAI(base_url=base, api_key=KEY, max_retries=0)
-        reply = client.chat.completions.with_raw_response.create(model="mock", messages=ASK)  # type: ignore[arg-type]
+        reply = client.chat.completions.with_raw_response.create(model="mock", messages=ASK)
         trace = tmp_path / f"{reply.headers['x-overseer-trace']}.jsonl"
     finally:
         proc.send_signal(signal.SIGTERM)
