@@ -111,14 +111,16 @@ class Timed(OverseerSupervisor):
         finally:
             self.spent += time.perf_counter() - start
 
-    def run_started(self, agent: Any, max_steps: int | None) -> None:
+    def run_started(self, agent: Any, max_steps: int | None, task: str = "") -> None:
         start = time.perf_counter()
-        super().run_started(agent, max_steps)
+        super().run_started(agent, max_steps, task)
         self.spent += time.perf_counter() - start
 
-    def run_ended(self, agent: Any) -> None:
+    def run_ended(
+        self, agent: Any, error: BaseException | None = None, answer: object = None
+    ) -> None:
         start = time.perf_counter()
-        super().run_ended(agent)
+        super().run_ended(agent, error, answer)
         self.spent += time.perf_counter() - start
 
 

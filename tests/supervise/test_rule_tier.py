@@ -37,7 +37,7 @@ def agent_then_answer(calls: list[dict[str, Any]]):
     def reply(messages: list) -> object:
         if is_supervisor(messages):
             raise AssertionError("the supervisor model should not be asked")
-        seen.append(messages[-1]["content"])
+        seen.append("\n".join(m["content"] for m in messages[-2:]))  # a closing turn may be last
         n = len(seen)
         if n <= len(calls):
             return {"thought": "look", "action": "lookup", "args": calls[n - 1]}
@@ -61,7 +61,7 @@ async def test_loop_breaker_refuses_the_third_identical_call_without_an_llm(
     ).run(solo(["lookup"]), "How tall is the tower?")
     assert tool.calls == 2 and res.answer == "330"
     assert "Try again later." in seen[2]  # the earlier output is still in view, so ...
-    assert "Not run again" in seen[3] and "in your context above" in seen[3]  # ... not quoted
+    assert "Not run again" in seen[3] and "shown above" in seen[3]  # ... pointed to, not quoted
     assert [e["rule"] for e in rule_events(res)] == ["loop_breaker"]
     assert stats_of(res)["rules"] == {"loop_breaker": 1}
     assert res.plugin_stats["supervisor"]["rules"] == {"loop_breaker": 1}

@@ -18,10 +18,13 @@ several live runs and no handle the hook is refused (`AmbiguousRunError`), never
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from overseer.integrations._guard_run import Args, GuardRun
 from overseer.integrations._parts import (
@@ -37,6 +40,7 @@ from overseer.models import Model
 from overseer.runtime import Ledger
 from overseer.runtime.books import BudgetExceeded, Trace
 from overseer.runtime.bus import SupervisorChain
+from overseer.runtime.steps import Verifier
 from overseer.supervise import SupervisorAgent, SupervisorSettings
 from overseer.supervise.rules import RuleSettings, ToolRecord
 
@@ -104,16 +108,24 @@ class Guard:
         supervisor_model: Model | None = None,
         trace_dir: str | Path | None = None,
         run_name: str = "",
+        plugin_settings: SupervisorSettings | None = None,
+        verifier: Verifier | None = None,
+        embed: Callable[[list[str]], np.ndarray] | None = None,
     ) -> None:
+        """`plugin_settings`: the SupervisorAgent's own (a mode's, as smolagents takes them),
+        instead of those `settings` imply; `verifier`: what answers a verify verdict (None:
+        the agent is told to check it itself); `embed`: vectors for purification."""
         self.settings = settings or GuardSettings()
         if self.settings.supervisor is not None and supervisor_model is None:
             raise ValueError("guard supervisor: settings given but no supervisor_model")
         self.supervisor_model = supervisor_model
         llm = supervisor_model is not None
+        self.verifier = verifier
         self.plugin = SupervisorAgent(
             supervisor_model,
-            self.settings.plugin_settings(llm),
+            plugin_settings or self.settings.plugin_settings(llm),
             name="supervisor" if llm else "rules",
+            embed=embed,
         )
         self.chain = SupervisorChain([self.plugin])
         self.run_name = run_name  # the agent a single-agent adapter guards (trace `team`)

@@ -30,6 +30,7 @@ from overseer.runtime import Budget, Interaction, TeamSpec
 from overseer.runtime.books import BudgetExceeded, open_run
 from overseer.runtime.bus import Bus, UnsupportedVerdictError
 from overseer.runtime.verdicts import ReplaceAgent, ReplaceTeam, Rollback
+from overseer.supervise import SupervisorCore
 from overseer.supervise.filters import Step, normalize_action
 from overseer.supervise.rules import RuleTier, ToolRecord
 
@@ -84,7 +85,7 @@ class GuardRun:
             budget=self.budget,
         )
         self.id, self.ledger, self.trace = self.run.id, self.run.ledger, self.run.trace
-        self.bus = Bus(self.run, guard.chain, host=self, verifier=_no_verifier)
+        self.bus = Bus(self.run, guard.chain, host=self, verifier=guard.verifier or _no_verifier)
         self.counts: Counter[str] = Counter()
         self.spent: dict[str, str] = {}  # agent -> why its own token budget is spent
         self.stop_reason: str | None = None  # set when the guard ended the run itself
@@ -106,14 +107,25 @@ class GuardRun:
         raise UnsupportedVerdictError(f"{v.by}: a guard cannot replace a framework's team")
 
     @property
-    def rules(self) -> RuleTier:
-        """The rule tier's state in this run (the guard's plug-in keeps it on the run)."""
-        tier = self.guard.plugin.core(self.run).rules
-        assert tier is not None  # a guard's plug-in always has the rule tier
-        return tier
+    def core(self) -> SupervisorCore:
+        """The guard's plug-in state in this run: history, caps, stats, the rule tier."""
+        return self.guard.plugin.core(self.run)
+
+    @property
+    def rules(self) -> RuleTier | None:
+        """The rule tier's state in this run (None: the plug-in runs without it)."""
+        return self.core.rules
 
     def _interaction(
-        self, agent: str, tool: str | None, args: str, observation: str, error: str | None
+        self,
+        agent: str,
+        tool: str | None,
+        args: str,
+        observation: str,
+        error: str | None,
+        *,
+        thought: str = "",
+        local_task: str | None = None,
     ) -> Interaction:
         """A step of `agent` as the runtime's bus sees it, with the usage of its model calls
         since its last step."""
@@ -121,7 +133,8 @@ class GuardRun:
             kind="tool" if tool is not None else "message",
             agent=agent,
             global_task=self.task,
-            local_task=self.task,
+            local_task=self.task if local_task is None else local_task,
+            thought=thought,
             round=0,
             step=self._steps.next(agent),
             input=args,
@@ -162,6 +175,12 @@ class GuardRun:
             self.counts["blocked"] += 1
             return note
 
+    def new_reply(self, agent: str) -> None:
+        """`agent`'s next tool calls belong to a new model reply (a host that books no model
+        call per reply, e.g. smolagents' step callback, says so here)."""
+        with self._lock:
+            self._reply[agent] = set()
+
     def refusals_acted(self, agent: str) -> OnRefusals | None:
         """What `agent`'s refused calls in a row ask for before its next model call: "answer"
         (its tools closed), "stop" (the run ends), or None (go on as usual)."""
@@ -172,12 +191,20 @@ class GuardRun:
             return self.guard.settings.on_refusals
 
     def after_tool(
-        self, agent: str, tool: str, args: Args, output: str, *, error: str | None = None
+        self,
+        agent: str,
+        tool: str | None,
+        args: Args,
+        output: str,
+        *,
+        error: str | None = None,
+        **step: str,
     ) -> str:
         """The tool output the model should read, as the bus leaves it (purified by the rule
-        tier when over-long; the LLM supervisor's verdict where one is configured)."""
+        tier when over-long; the LLM supervisor's verdict where one is configured). `step`:
+        the step's `thought` and `local_task`, where the framework has them."""
         with self._lock:
-            i = self._interaction(agent, tool, args_text(args), output, error)
+            i = self._interaction(agent, tool, args_text(args), output, error, **step)
             if self.guard.supervisor_model is None:
                 return now(self.bus.judge(i)).observation
         return run_sync(self.bus.judge(i)).observation
@@ -194,9 +221,10 @@ class GuardRun:
     def model_input(self, agent: str, records: Sequence[ToolRecord]) -> list[str]:
         """The texts to show for one agent's tool outputs (oldest first): older ones masked."""
         with self._lock:
-            seen = self.rules.counts["masking"]
+            rules = self.rules
+            seen = rules.counts["masking"] if rules is not None else 0
             shown = self.bus.view(agent, records)
-            self.counts["masked"] += self.rules.counts["masking"] - seen
+            self.counts["masked"] += (rules.counts["masking"] if rules is not None else 0) - seen
             return shown
 
     def check_budget(self, agent: str | None = None) -> None:
@@ -245,7 +273,8 @@ class GuardRun:
             self._reply[agent] = set()  # a new reply: its calls are new actions
             done = Completion(output, usage, latency_s, model=model, finish_reason="stop")
             self.trace.model_call(agent, "agent", model, messages, done)
-            blocked = self.rules.charge(agent, self.task, usage.total_tokens)
+            rules = self.rules
+            blocked = rules.charge(agent, self.task, usage.total_tokens) if rules else None
             self.guard.plugin.trace_rules(self.run)
             if blocked is not None:
                 self.spent[agent] = blocked.note
@@ -277,10 +306,10 @@ class GuardRun:
         """Rule firings, supervisor triggers/actions, tool actions, tokens and calls per agent."""
         with self._lock:
             tokens = {k: u.total_tokens for k, u in self.ledger.by_actor().items()}
-            core = self.guard.plugin.core(self.run)
+            core = self.core
             return {
                 "run": self.id,
-                "rules": dict(self.rules.counts),
+                "rules": dict(core.stats.rules),
                 "supervisor": core.stats.as_dict() if self.guard.supervisor_model else None,
                 "actions": self.counts["actions"],
                 "blocked": self.counts["blocked"],

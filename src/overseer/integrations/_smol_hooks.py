@@ -24,9 +24,11 @@ class Gate(Protocol):
 
     def gate(self, agent: Any, tool: str, args: str, code: str) -> str | None: ...
 
-    def run_started(self, agent: Any, max_steps: int | None) -> None: ...
+    def run_started(self, agent: Any, max_steps: int | None, task: str = "") -> None: ...
 
-    def run_ended(self, agent: Any) -> None: ...
+    def run_ended(
+        self, agent: Any, error: BaseException | None = None, answer: object = None
+    ) -> None: ...
 
 
 _MARK = "_overseer_hooked"
@@ -87,15 +89,15 @@ def _wrap_run(agent: Any, gate: Gate) -> None:
     original: Callable[..., Any] = agent.run
 
     def run(task: str, *args: Any, **kwargs: Any) -> Any:
-        gate.run_started(agent, kwargs.get("max_steps"))
+        gate.run_started(agent, kwargs.get("max_steps"), task)
         try:
             out = original(task, *args, **kwargs)
-        except BaseException:
-            gate.run_ended(agent)
+        except BaseException as exc:
+            gate.run_ended(agent, exc)
             raise
         if isinstance(out, Iterator):  # stream=True: the run happens while it is read
             return _ending(out, agent, gate)
-        gate.run_ended(agent)
+        gate.run_ended(agent, None, out)
         return out
 
     agent.run = run
@@ -104,5 +106,7 @@ def _wrap_run(agent: Any, gate: Gate) -> None:
 def _ending(steps: Iterator[Any], agent: Any, gate: Gate) -> Generator[Any, None, None]:
     try:
         yield from steps
-    finally:
-        gate.run_ended(agent)
+    except BaseException as exc:
+        gate.run_ended(agent, exc)
+        raise
+    gate.run_ended(agent)

@@ -103,12 +103,6 @@ def book_tokens(memory_step: ActionStep, used: Usage, agent: Any, callback: obje
         monitor.total_output_token_count += used.completion_tokens
 
 
-def own_tokens(memory_step: ActionStep) -> int:
-    """The agent's own model tokens of a step (before the supervisor's are added)."""
-    u = memory_step.token_usage
-    return (u.input_tokens + u.output_tokens) if u is not None else 0
-
-
 def mask_memory(
     rules: RuleTier,
     agent: Any,

@@ -1,14 +1,18 @@
-"""SupervisorAgent for smolagents: a step callback plus hooks before each tool call.
+"""SupervisorAgent for smolagents: a thin adapter over the framework guard.
 
 Modes as in `overseer.supervise.modes`: `llm` (the seed: the LLM-free filter, then the
 supervisor model), `rules` (the rule tier alone, no model needed), `rules+llm` (rules first,
-the model only on what they cannot settle). The rule tier acts where smolagents lets it:
-the loop breaker and the step budget before a tool runs (wrapped `execute_tool_call` /
-`python_executor`), extractive purification and the supervisor's decision in the step
-callback (smolagents calls it before the next prompt is built from memory, so editing
-`step.observations` changes what the agent reads next), masking on the agent's older steps.
-The supervisor's tokens are added to the step's `token_usage` and, once, to smolagents'
-monitor. History, caps, rule counts and usage are per top-level run.
+the model only on what they cannot settle). Each top-level run of the agent is a run of the
+guard (`overseer.integrations.guard`): its own id, ledger, trace (`trace_dir`) and
+OpenTelemetry spans, its steps judged by the runtime's bus with the SupervisorAgent plug-in,
+as for a team. Where smolagents lets it act: the loop breaker and the step budget before a
+tool runs (wrapped `execute_tool_call` / `python_executor`), purification and the
+supervisor's decision in the step callback (smolagents calls it before the next prompt is
+built from memory, so editing `step.observations` changes what the agent reads next),
+masking on the agent's older steps. The supervisor's tokens are added to the step's
+`token_usage` and, once, to smolagents' monitor. A smolagents agent holds one run's memory,
+so a second run of the same agent started while one is under way is refused
+(`ConcurrentRunError`), never merged: attach one supervisor per agent instance.
 
     sup = OverseerSupervisor(mode="rules")  # or OverseerSupervisor(model, mode="rules+llm")
     sup.attach(manager)  # the manager and, recursively, its managed agents
@@ -16,12 +20,12 @@ monitor. History, caps, rule counts and usage are per top-level run.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,30 +38,24 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "overseer.integrations.smolagents needs smolagents: pip install 'overseer[smolagents]'"
     ) from exc
 
-from overseer.integrations._parts import NO_MODEL, OnRefusals, run_sync
+from overseer.integrations._adapter import stop_reason_of
+from overseer.integrations._guard import BudgetExceeded, Guard, GuardRun, GuardSettings
+from overseer.integrations._parts import OnRefusals
 from overseer.integrations._smol_hooks import hooked, install
 from overseer.integrations._smol_steps import (
     book_tokens,
     mask_memory,
-    own_tokens,
     step_from_smolagents,
     unexecuted,
 )
 from overseer.models import Model, Usage
-from overseer.runtime.bus import observation_after
-from overseer.runtime.verdicts import Approve, Verify
-from overseer.supervise import (
-    Review,
-    Step,
-    SupervisorCore,
-    SupervisorSettings,
-    preset,
-    verdict_of,
-)
+from overseer.runtime import Run
+from overseer.supervise import Step, SupervisorCore, SupervisorSettings, preset
 from overseer.supervise.modes import mode_settings
-from overseer.supervise.rules import RuleSettings, ToolRecord
+from overseer.supervise.rules import RuleSettings
 
 __all__ = [
+    "ConcurrentRunError",
     "OverseerSupervisor",
     "QuestionVerifier",
     "SmolagentsSupervisionLog",
@@ -83,6 +81,10 @@ class SmolagentsSupervisionLog:
     note: str = ""
 
 
+class ConcurrentRunError(RuntimeError):
+    """A second run of an agent began while its first was under way (one memory, one run)."""
+
+
 class OverseerSupervisor:
     """A smolagents step callback running the SupervisorAgent (rules and/or LLM) on each step.
 
@@ -90,7 +92,8 @@ class OverseerSupervisor:
     caps and window (the mode decides `rules` and `llm`); `rules`: the rule tier's switches;
     `filter_preset`: the filter's thresholds by name (e.g. "gaia"); `verifier`: question ->
     answer, else `run_verification` is never offered; `embed`: texts -> vectors for
-    extractive purification (None: TF-IDF). Register with `attach(agent)`.
+    extractive purification (None: TF-IDF); `trace_dir`: each run's JSONL trace. Register
+    with `attach(agent)`.
 
     After `answer_after_refusals` refused steps of one agent in a row (a refused repeat, or
     the same unparsable reply again), `on_refusals="answer"` moves the agent to smolagents'
@@ -110,6 +113,7 @@ class OverseerSupervisor:
         embed: Callable[[list[str]], np.ndarray] | None = None,
         answer_after_refusals: int = 2,
         on_refusals: OnRefusals = "answer",
+        trace_dir: str | Path | None = None,
     ) -> None:
         if answer_after_refusals < 0 or on_refusals not in ("answer", "stop"):
             raise ValueError(
@@ -130,57 +134,87 @@ class OverseerSupervisor:
         self.mode = mode
         self.model = model
         self.verifier = verifier
-        self.embed = embed
+
+        async def verify(task: str, run: Run) -> str:
+            assert verifier is not None  # (without one, verification is never offered)
+            return verifier(task)
+
+        self.guard = Guard(
+            GuardSettings(rules=self.settings.rules or RuleSettings(), answer_after_refusals=0),
+            supervisor_model=model if self.settings.llm else None,
+            trace_dir=trace_dir,
+            plugin_settings=self.settings,
+            verifier=verify if verifier is not None else None,
+            embed=embed,
+        )
         self.runs = 0
         self._lock = threading.RLock()
         self._depth = 0  # nested runs in progress (a managed agent's run inside its manager's)
-        self._open = False  # a run's state is in use (reset before the next top-level run)
         self._root: Any = None
-        self._runner: asyncio.Runner | None = None  # one event loop per top-level run
+        self._run: GuardRun | None = None
         self.reset()
 
     # -- per-run state -------------------------------------------------------------------
     def reset(self) -> None:
-        """Forget the last run: history, caps, rule state, stats, log and usage."""
+        """Forget the last run (its guard run is closed): log, usage and step books."""
         with self._lock:
-            self.core = SupervisorCore(self.settings, embed=self.embed)
+            if self._run is not None and not self._run.ended:
+                self._run.end(stop_reason="superseded")
+            self._run = None
             self.usage = Usage()
             self.log: list[SmolagentsSupervisionLog] = []
             self._done: set[int] = set()  # ids of steps reviewed (a callback registered twice)
             self._blocked: set[tuple[int, int]] = set()  # (agent id, step) with a refused call
-            self._originals: dict[int, ToolRecord] = {}  # step id -> its unmasked record
+            self._originals: dict[int, Any] = {}  # step id -> its unmasked record
             self._logged = 0  # rule firings already in `log`
             self._refused: Counter[int] = Counter()  # agent id -> refused steps in a row
             self._max_steps: dict[int, int] = {}  # agent id -> its run's step limit
+            self._steps_seen: dict[int, int] = {}  # agent id -> step number of its last call
             self.escalations = 0  # refusals in a row acted on (answer or stop)
 
-    def run_started(self, agent: Any, max_steps: int | None) -> None:
-        """A hooked agent's `run` began: a new top-level run resets the per-run state."""
+    @property
+    def run(self) -> GuardRun:
+        """The guard run of the current top-level run (opened at its first use)."""
         with self._lock:
+            if self._run is None:
+                self._run = self.guard.open(self._global_task(self._root))
+            return self._run
+
+    @property
+    def core(self) -> SupervisorCore:
+        """The SupervisorAgent's state in this run: history, caps, stats, rule tier."""
+        return self.run.core
+
+    def run_started(self, agent: Any, max_steps: int | None, task: str = "") -> None:
+        """A hooked agent's `run` began: a new top-level run opens a new guard run; the same
+        agent started again while its run is under way is refused."""
+        with self._lock:
+            if self._depth and agent is self._root:
+                raise ConcurrentRunError(
+                    f"OverseerSupervisor: agent {getattr(agent, 'name', None) or 'agent'!r} "
+                    "is already running under this supervisor (one smolagents agent holds one "
+                    "run's memory); attach a supervisor to each agent instance that runs at once"
+                )
             if self._depth == 0:
                 self.reset()
                 self.runs += 1
-                self._root, self._open = agent, True
+                self._root = agent
+                self._run = self.guard.open(task or self._global_task(agent))
             self._depth += 1
             self._max_steps[id(agent)] = int(max_steps or getattr(agent, "max_steps", 0) or 0)
 
-    def run_ended(self, agent: Any) -> None:
+    def run_ended(
+        self, agent: Any, error: BaseException | None = None, answer: object = None
+    ) -> None:
+        """A hooked agent's `run` ended; the top-level one closes its guard run (`run_end`
+        with the final answer, or the error's stop reason)."""
         with self._lock:
             self._depth = max(0, self._depth - 1)
-            self._open = self._depth > 0
-            if not self._open and self._runner is not None:
-                self._runner.close()
-                self._runner = None
-
-    def _loop(self) -> asyncio.Runner | None:
-        """The run's event loop for reviews (none in a thread that runs one already)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            if self._runner is None:
-                self._runner = asyncio.Runner()
-            return self._runner
-        return None
+            if self._depth or self._run is None:
+                return
+            why = "done" if error is None else stop_reason_of(error)
+            text = "" if answer is None else str(getattr(answer, "output", answer))
+            self._run.end(text, stop_reason=why, error=None if error is None else str(error))
 
     # -- registration --------------------------------------------------------------------
     def attach(self, agent: Any) -> Any:
@@ -201,11 +235,11 @@ class OverseerSupervisor:
 
     def _adopt_late(self, agent: Any) -> None:
         """An agent registered through `step_callbacks=[sup]`: hook it from now on. Its first
-        run began unhooked, so a state left by an earlier run is dropped here."""
-        if self._depth == 0 and not self._open:
+        run began unhooked: it is this run (its depth counted once, ended by nothing)."""
+        if self._depth == 0:
             self.reset()
             self.runs += 1
-            self._root, self._open = agent, True
+            self._root = agent
         self._adopt(agent)
 
     @staticmethod
@@ -221,19 +255,21 @@ class OverseerSupervisor:
     # -- before a tool runs --------------------------------------------------------------
     def gate(self, agent: Any, tool: str, args: str, code: str) -> str | None:
         """The rule tier's refusal of a call (a repeat, a spent budget), before it runs."""
-        rules = self.core.rules
-        if rules is None:
+        if self.settings.rules is None:
             return None
         with self._lock:
-            name, _, subtask = self._where(agent)
-            step = Step(name, subtask, "tool", tool=tool, args=args, code=code)
-            blocked = rules.before_action(step)
+            name = self._where(agent)[0]
+            run = self.run
             number = int(getattr(agent, "step_number", 0))
+            if self._steps_seen.get(id(agent)) != number:  # a new step: a new model reply
+                self._steps_seen[id(agent)] = number
+                run.new_reply(name)
+            note = run.before_tool(name, tool, args or code)
             self._log_firings(number)
-            if blocked is None:
+            if note is None:
                 return None
             self._blocked.add((id(agent), number))
-            return blocked.note
+            return note
 
     # -- after a step --------------------------------------------------------------------
     def __call__(self, memory_step: ActionStep, agent: Any = None) -> None:
@@ -257,28 +293,53 @@ class OverseerSupervisor:
     def _step(self, memory_step: ActionStep, agent: Any) -> None:
         name, local, subtask = self._where(agent)
         n = memory_step.step_number
-        step = step_from_smolagents(memory_step, name, subtask)
-        self._charge(memory_step, name, subtask)
+        step = step_from_smolagents(memory_step, name, local)
+        self._charge(memory_step, name)
         refused = (id(agent), n) in self._blocked
         if not refused:
             if unexecuted(memory_step):
                 refused = self._count_unexecuted(memory_step, step)
-            review = run_sync(
-                self.core.review(
-                    step,
-                    global_task=self._global_task(agent),
-                    local_task=local,
-                    model=self.model or NO_MODEL,
-                ),
-                self._loop(),
-            )
-            self._log_firings(n)
-            self._apply(review, memory_step, name, agent)
-        if self.core.rules is not None and agent is not None:
-            mask_memory(self.core.rules, agent, memory_step, name, subtask, self._originals)
+            self._judge(memory_step, step, name, agent)
+        rules = self.run.rules
+        if rules is not None and agent is not None:
+            mask_memory(rules, agent, memory_step, name, subtask, self._originals)
         self._log_firings(n)
         if agent is not None:
             self._escalate(agent, name, n, refused)
+
+    def _judge(self, memory_step: ActionStep, step: Step, name: str, agent: Any) -> None:
+        """The step through the run's bus: what the agent reads next is what the bus leaves."""
+        run = self.run
+        spent = run.ledger.by_kind().get("supervisor", Usage())
+        shown = run.after_tool(
+            name,
+            step.tool,
+            step.args or step.code,
+            step.observation,
+            error=step.error,
+            thought=step.thought,
+            local_task=step.subtask,
+        )
+        if shown != step.observation:
+            memory_step.observations = shown
+        used = run.ledger.by_kind().get("supervisor", Usage())
+        used = Usage(used.prompt_tokens - spent.prompt_tokens,
+                     used.completion_tokens - spent.completion_tokens)  # fmt: skip
+        self.usage = self.usage + used
+        book_tokens(memory_step, used, agent, self)
+        review = self.guard.plugin.last_review(run.run)
+        if review is not None and review.trigger is not None:
+            d = review.decision
+            self.log.append(
+                SmolagentsSupervisionLog(
+                    agent=name,
+                    step=memory_step.step_number,
+                    context=review.trigger.context,
+                    reason=review.trigger.reason,
+                    action=d.action if d else None,
+                    note=review.note or (d.fallback if d else ""),
+                )
+            )
 
     def _escalate(self, agent: Any, name: str, number: int, refused: bool) -> None:
         """Count the agent's refused steps in a row; at `answer_after_refusals` of them, end
@@ -299,21 +360,29 @@ class OverseerSupervisor:
             limit = self._max_steps.get(key) or int(getattr(agent, "max_steps", 0) or 0)
             agent.step_number = max(agent.step_number, limit)
 
-    def _charge(self, memory_step: ActionStep, name: str, subtask: str) -> None:
-        """Book the agent's own tokens; the step that spends its budget tells it to answer."""
-        rules = self.core.rules
-        if rules is None:
-            return
-        fired = rules.counts["budget"]
-        blocked = rules.charge(name, subtask, own_tokens(memory_step))
-        if blocked is not None and rules.counts["budget"] > fired:
-            memory_step.observations = f"{memory_step.observations or ''}\n\n{blocked.note}".strip()
+    def _charge(self, memory_step: ActionStep, name: str) -> None:
+        """Book the agent's own tokens in the run's ledger; the step that spends its rule-tier
+        budget tells it to answer."""
+        u = memory_step.token_usage
+        rules = self.run.rules
+        fired = rules.counts["budget"] if rules is not None else 0
+        try:
+            self.run.book(
+                name,
+                prompt_tokens=u.input_tokens if u else 0,
+                completion_tokens=u.output_tokens if u else 0,
+                reported=u is not None,
+            )
+        except BudgetExceeded:
+            if rules is not None and rules.counts["budget"] > fired:
+                obs = memory_step.observations or ""
+                memory_step.observations = f"{obs}\n\n{self.run.spent.get(name, '')}".strip()
 
     def _count_unexecuted(self, memory_step: ActionStep, step: Step) -> bool:
         """A reply smolagents could not parse never reached a tool: the loop breaker counts it
         here, and at the repeat it refuses it tells the agent to write something else (True:
         refused)."""
-        rules = self.core.rules
+        rules = self.run.rules
         if rules is None:
             return False
         blocked = rules.before_action(replace(step, observation=""))
@@ -326,41 +395,16 @@ class OverseerSupervisor:
         return blocked is not None
 
     def _log_firings(self, step_number: int) -> None:
-        rules = self.core.rules
+        rules = self.run.rules
         if rules is None:
             return
+        self.guard.plugin.trace_rules(self.run.run)
         for f in rules.firings[self._logged :]:
             self.log.append(
                 SmolagentsSupervisionLog(f.agent, step_number, "rule", f.detail, f.rule)
             )
             log.info("overseer rule %s (%s): %s", f.rule, f.agent, f.detail)
         self._logged = len(rules.firings)
-
-    def _apply(self, r: Review, memory_step: ActionStep, agent: str, agent_obj: Any) -> None:
-        if r.trigger is None:
-            return
-        d = r.decision
-        self.log.append(
-            SmolagentsSupervisionLog(
-                agent=agent,
-                step=memory_step.step_number,
-                context=r.trigger.context,
-                reason=r.trigger.reason,
-                action=d.action if d else None,
-                note=r.note or (d.fallback if d else ""),
-            )
-        )
-        if d is not None:
-            self.usage = self.usage + d.usage
-            book_tokens(memory_step, d.usage, agent_obj, self)
-        # the review's verdict, as on the bus, in the bus's words
-        v = verdict_of(r, "supervisor")
-        obs = memory_step.observations or ""
-        if isinstance(v, Verify):
-            if self.verifier is not None:  # (without one, verification is never offered)
-                memory_step.observations = observation_after(v, obs, self.verifier(v.task))
-        elif not isinstance(v, Approve):
-            memory_step.observations = observation_after(v, obs)
 
     @property
     def stats(self) -> dict[str, object]:
@@ -370,4 +414,5 @@ class OverseerSupervisor:
         out["supervisor_tokens"] = self.usage.prompt_tokens + self.usage.completion_tokens
         out["mode"] = self.mode
         out["escalations"] = self.escalations
+        out["run"] = self.run.id
         return out

@@ -55,6 +55,7 @@ class _RunState:
 
     core: SupervisorCore
     written: int = 0
+    last: Review | None = None  # the review of the run's latest judged step
 
 
 class SupervisorAgent(BaseSupervisor):
@@ -92,6 +93,11 @@ class SupervisorAgent(BaseSupervisor):
         """The state of `run` (history, caps, rules, stats), made at its first step."""
         return self._state(run).core
 
+    def last_review(self, run: Run) -> Review | None:
+        """The review of `run`'s latest step this plug-in judged (a host that reports each
+        decision, e.g. the smolagents adapter's log, reads it after the bus applied it)."""
+        return self._state(run).last if run.has_state(self) else None
+
     def trace_rules(self, run: Run) -> None:
         """One `rule` event per firing not yet written (a host that charges the rule tier
         itself, e.g. a framework guard booking a model call, calls it after)."""
@@ -108,8 +114,8 @@ class SupervisorAgent(BaseSupervisor):
         if core.rules is None:
             return None
         step = step_of(interaction, run)
-        blocked = core.rules.charge(step.agent, step.subtask, interaction.usage.total_tokens)
-        blocked = core.rules.before_action(step) if blocked is None else blocked
+        core.rules.charge(step.agent, step.subtask, interaction.usage.total_tokens)
+        blocked = core.rules.before_action(step)  # a spent budget refuses here, counted
         self.trace_rules(run)
         if blocked is None:
             return None
@@ -143,6 +149,7 @@ class SupervisorAgent(BaseSupervisor):
             role=interaction.role,
         )
         self.trace_rules(run)
+        self._state(run).last = r
         if r.trigger is not None:
             run.trace.event(
                 "supervision",

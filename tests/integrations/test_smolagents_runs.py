@@ -1,0 +1,59 @@
+"""Issue 38: smolagents on the one core. Each top-level run of an agent under an
+`OverseerSupervisor` is a guard run with its own trace, ledger and run_end; the bus writes
+its verdicts; a second run of the same agent started while one is under way is refused."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from overseer.integrations.smolagents import ConcurrentRunError, OverseerSupervisor
+from overseer.runtime import read_trace
+from overseer.supervise.rules import RuleSettings
+
+from .test_smolagents_rules import tool_agent
+
+
+def test_each_run_has_its_own_trace_ledger_and_run_end(tmp_path: Path) -> None:
+    sup = OverseerSupervisor(mode="rules", rules=RuleSettings(loop_limit=2), trace_dir=tmp_path)
+    runs = []
+    for q in ("How tall is the tower?", "How old is the bridge?"):
+        replies: list[Any] = [("fetch", {"url": "https://x/a"})] * 3
+        agent = sup.attach(tool_agent([*replies, ("final_answer", {"answer": "312"})], 6))
+        assert agent.run(q) == "312"
+        runs.append(sup.stats["run"])
+    traces = sorted(tmp_path.glob("*.jsonl"))
+    assert len(traces) == 2 and len(set(runs)) == 2
+    for path in traces:
+        events = list(read_trace(path, validate=True))
+        assert events[0]["event"] == "run_start" and events[-1]["event"] == "run_end"
+        assert events[-1]["stop_reason"] == "done" and events[-1]["answer"] == "312"
+        verdicts = [e for e in events if e["event"] == "verdict"]
+        assert [v["note"] for v in verdicts] == ["loop_breaker"]  # written by the bus
+        assert events[-1]["usage"]["input_tokens"] > 0  # the agent's own calls are booked
+
+
+def test_a_second_run_of_a_running_agent_is_refused(tmp_path: Path) -> None:
+    sup = OverseerSupervisor(mode="rules", trace_dir=tmp_path)
+    started, release = threading.Event(), threading.Event()
+    agent = sup.attach(tool_agent([("final_answer", {"answer": "1"})], 3))
+    inner = agent.step_callbacks
+
+    def slow(step: Any, agent: Any = None) -> None:
+        started.set()
+        release.wait(10)
+
+    from smolagents.memory import ActionStep
+
+    inner.register(ActionStep, slow)
+    t = threading.Thread(target=agent.run, args=("first",))
+    t.start()
+    assert started.wait(10)
+    with pytest.raises(ConcurrentRunError, match="already running"):
+        agent.run("second")
+    release.set()
+    t.join()
+    assert len(list(tmp_path.glob("*.jsonl"))) == 1  # the refused run opened none
