@@ -66,7 +66,17 @@ def test_bench_on_a_full_store_is_one_line_exit_2(
     reply = json.dumps({"thought": "t", "action": "answer", "answer": "1"})
     monkeypatch.setattr("overseer.models.load_model", lambda *a, **k: ScriptedModel(reply))
     monkeypatch.setattr(runner, "Claims", _capped)
-    argv = ["bench", "--suite", "gsm8k-sample", "--configs", "direct", "--limit", "3"]
+    argv = [
+        "bench",
+        "--model",
+        "smollm2-135m",
+        "--suite",
+        "gsm8k-sample",
+        "--configs",
+        "direct",
+        "--limit",
+        "3",
+    ]
     code = main([*argv, "--model", "smollm2-135m", "--store", str(path), "--no-progress"])
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if ln.startswith("overseer:")]

@@ -78,6 +78,8 @@ def test_report_of_a_real_bench_run_loads_every_image_in_chromium(
     code = main(
         [
             "bench",
+            "--model",
+            "smollm2-135m",
             "--suite",
             "mmlu-sample",
             "--configs",

@@ -221,8 +221,8 @@ CLI_BENCH = textwrap.dedent(
     from overseer.models import ScriptedModel
     model = ScriptedModel(lambda m: "The answer is 42", latency_s={latency})
     overseer.models.load_model = lambda *a, **kw: model
-    sys.exit(main(["bench", "--suite", "gsm8k-sample", "--limit", "30", "--store", {path!r},
-                   "--no-progress"]))
+    sys.exit(main(["bench", "--model", "smollm2-135m", "--suite", "gsm8k-sample",
+                   "--limit", "30", "--store", {path!r}, "--no-progress"]))
     """
 )
 

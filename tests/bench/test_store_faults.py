@@ -84,8 +84,8 @@ def test_store_under_a_file_and_store_that_is_a_directory(
         ResultStore(tmp_path)
     assert isinstance(StoreError("x"), PathError) and isinstance(StoreError("x"), OSError)
     err = one_line_error(
-        capsys, "bench", "--suite", "gsm8k-sample", "--configs", "direct", "--limit", "1",
-        "--store", str(tmp_path / "afile" / "r.sqlite"), "--no-progress",
+        capsys, "bench", "--model", "smollm2-135m", "--suite", "gsm8k-sample", "--configs",
+        "direct", "--limit", "1", "--store", str(tmp_path / "afile" / "r.sqlite"), "--no-progress",
     )  # fmt: skip
     assert "afile: exists and is not a directory" in err
 
@@ -128,8 +128,8 @@ def test_really_readonly_store_can_be_reported_but_not_written(readonly_dir: Pat
     assert report.returncode == 0, report.stderr
     assert "model error: boom" in report.stdout and "direct" in report.stdout
     bench = subprocess.run(
-        [*as_nobody, "-c", code, "bench", "--suite", "gsm8k-sample", "--configs", "direct",
-         "--limit", "1", "--store", str(path), "--no-progress"],
+        [*as_nobody, "-c", code, "bench", "--model", "smollm2-135m", "--suite", "gsm8k-sample",
+         "--configs", "direct", "--limit", "1", "--store", str(path), "--no-progress"],
         capture_output=True, text=True, env=env, timeout=120,
     )  # fmt: skip
     assert bench.returncode == 2

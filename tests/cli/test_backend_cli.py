@@ -15,7 +15,7 @@ from overseer.bench.backends import RayBackend
 from overseer.cli import main
 
 COMMANDS = {
-    "bench": ["bench", "--suite", "gsm8k-sample"],
+    "bench": ["bench", "--model", "smollm2-135m", "--suite", "gsm8k-sample"],
     "collect": ["monitor", "collect"],
     "eval": ["monitor", "eval"],
     "prune": ["prune", "--suite", "mmlu-sample"],
@@ -76,7 +76,7 @@ def test_bench_runs_episodes_on_ray_workers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     seen = capture(monkeypatch, overseer.bench, "run_experiment")
-    argv = ["bench", "--suite", "gsm8k-sample", "--configs", "direct", "--limit", "1",
-            "--store", str(tmp_path / "r.sqlite"), "--backend", "ray"]  # fmt: skip
+    argv = ["bench", "--model", "smollm2-135m", "--suite", "gsm8k-sample", "--configs", "direct",
+            "--limit", "1", "--store", str(tmp_path / "r.sqlite"), "--backend", "ray"]  # fmt: skip
     assert main(argv) == 0, capsys.readouterr().err
     assert seen["backend"].workers == 2 and "direct" in shipped(seen["backend"])

@@ -177,7 +177,18 @@ def test_trace_list_shows_runs_and_bad_files(
 
 def bench_args(tmp_path: Path, *extra: str) -> list[str]:
     store = str(tmp_path / "r.sqlite")
-    return ["bench", "--suite", "gsm8k-sample", "--limit", "3", "--store", store, *extra]
+    return [
+        "bench",
+        "--model",
+        "smollm2-135m",
+        "--suite",
+        "gsm8k-sample",
+        "--limit",
+        "3",
+        "--store",
+        store,
+        *extra,
+    ]
 
 
 def test_bench_with_errored_results_exits_1_unless_allowed(

@@ -15,6 +15,7 @@ from overseer.cli import (  # noqa: F401 (commands)
     _adapt,
     _attribute,
     _bench,
+    _bench_report,
     _models,
     _monitor,
     _proxy,

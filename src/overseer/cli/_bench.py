@@ -8,18 +8,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
-from overseer.cli import _io, _report
+from overseer.cli import _io
 from overseer.cli import _options as o
-from overseer.cli._app import InputError, app, csv_list, out_console
+from overseer.cli._app import InputError, app, csv_list
 from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
+from overseer.cli._bench_report import DEFAULT_STORE
+from overseer.cli._bench_run import BenchJob, run_and_report
+from overseer.cli._hints import MODEL_HELP, model_name
 from overseer.cli._supervisor_model import SupervisorModelOpt, with_supervisor_model
 
 if TYPE_CHECKING:
-    from overseer.bench import ConfigRegistry, ResultStore
+    from overseer.bench import ConfigRegistry
 
-DEFAULT_STORE = Path("results") / "results.sqlite"
 CONFIGS_HELP = (
     "Comma-separated configurations. Each is a team source, then '+'-separated bus plug-ins "
     "in order: SOURCE[+supervise:MODE][+monitor:FILE][+watcher]. Sources: direct, a preset "
@@ -54,7 +55,7 @@ PromptCache = Annotated[
 def bench_cmd(
     suite: Annotated[str, typer.Option(help="Task suite, e.g. gsm8k-sample, mmlu-sample.")],
     configs: Annotated[str, typer.Option(help=CONFIGS_HELP)] = "direct",
-    model: Annotated[str, typer.Option(help="Local model name or openai:MODEL.")] = "smollm2-135m",
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     split: Annotated[str, typer.Option(help="train, validation, test or all.")] = "test",
     limit: Annotated[int | None, typer.Option(help="First N tasks of the split.")] = None,
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds.")] = "0",
@@ -74,9 +75,8 @@ def bench_cmd(
 ) -> None:
     """Run configurations on a suite, store every result, print the comparison table.
     Budgets apply to each (configuration, task, seed) on its own."""
-    from overseer.cli._bench_run import BenchJob, run_and_report
-
     _check_sizes(split, limit, concurrency, agents, rounds)
+    model = model_name(model)
     names, seed_list = _names(configs, baseline), _seeds(seeds)
     _check_model(model, mopts, store)
     registry = _registry(suite, (agents, rounds), supervisor_model, mopts, prompt_cache)
@@ -159,83 +159,3 @@ def _resolve(registry, names, suite, split, seed, limit) -> tuple[list, list]:
     except (ValueError, RuntimeError) as exc:
         raise InputError(str(exc)) from None
     return chosen, tasks
-
-
-def _rows(rs: ResultStore, *, suite, model, configs, baseline) -> dict:
-    """The summary rows and the paired comparison of the stored results, JSON-ready."""
-    from overseer.cli._report_text import report_doc
-
-    records = list(rs.records(suite=suite, model=model, configs=configs))
-    return report_doc(records, configs or [], baseline)
-
-
-def _print_summary(
-    console: Console,
-    rs: ResultStore,
-    *,
-    suite: str | None,
-    model: str | None,
-    configs: list[str] | None,
-    baseline: str | None,
-) -> None:
-    from overseer.cli._report_text import print_report
-
-    records = list(rs.records(suite=suite, model=model, configs=configs))
-    print_report(console, records, configs or [], baseline)
-
-
-PairedWith = Annotated[
-    str | None, typer.Option(help="Config the others are paired with (tokens, accuracy).")
-]
-
-
-@app.command("report")
-def report_cmd(
-    store: Annotated[Path, typer.Option(help="SQLite result store.")] = DEFAULT_STORE,
-    suite: Annotated[str | None, typer.Option(help="Only this suite.")] = None,
-    model: Annotated[str | None, typer.Option(help="Only this model.")] = None,
-    configs: Annotated[str | None, typer.Option(help="Only these configurations.")] = None,
-    baseline: PairedWith = None,
-    json_out: _io.JsonOut = False,
-    errors: Annotated[bool, typer.Option("--errors", help="Also list errored results.")] = False,
-    out: _report.OutDir = None,
-    csv: _report.CsvOut = None,
-    jsonl: _report.JsonlOut = None,
-    prune: _report.PruneFiles = None,
-    monitor: _report.MonitorFiles = None,
-    from_export: _report.FromExport = None,
-    mix: _report.Mix = False,
-) -> None:
-    """Print the comparison of a result store (opened read-only) without running anything: a
-    summary per configuration (errors apart from wrong answers), then each configuration paired
-    with the baseline (default: the first of --configs, else the one run first) on the same
-    task and seed: n, accuracy difference, exact McNemar p, wins/losses/ties, and the net
-    token ratio with its paired bootstrap 95% interval. --out writes the HTML report with
-    plots, --csv/--jsonl the per-result rows. Results from different commits or model files
-    are not paired unless --mix (see the provenance lines); --from-export FILE recomputes an
-    evidence page's tables from its export instead of reading a store."""
-    from overseer.bench import ResultStore
-    from overseer.bench.reports import errors_table
-
-    if from_export is not None:
-        _report.print_export(from_export, json_out)
-        return
-    if not store.is_file():
-        raise InputError(f"--store: no result store at {store}")
-    names = csv_list(configs, "--configs") if configs else None
-    outputs = _report.Outputs.of(out, csv, jsonl, prune, monitor)
-    console = out_console()
-    with ResultStore(store, readonly=True) as rs:
-        chosen = list(rs.records(suite=suite, model=model, configs=names))
-        if not mix:
-            _report.refuse_mixed(chosen)
-        _report.write_outputs(rs, outputs, suite, model, names, baseline)
-        if json_out:
-            doc = _rows(rs, suite=suite, model=model, configs=names, baseline=baseline)
-            prov = _report.provenance_rows(chosen)
-            _io.emit_json({"store": str(store), **doc, "provenance": prov})
-            return
-        _print_summary(console, rs, suite=suite, model=model, configs=names, baseline=baseline)
-        _report.print_provenance(console, chosen)
-        if errors:
-            console.print(errors_table(rs.records(suite=suite, model=model, configs=names)))

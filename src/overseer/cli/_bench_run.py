@@ -6,13 +6,15 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from overseer.cli import _io
 from overseer.cli._app import CommandFailed, Interrupted, out_console
-from overseer.cli._bench import _print_summary, _rows
-from overseer.models import Model
-from overseer.runtime import Budget
+from overseer.cli._bench_report import _print_summary, _rows
+
+if TYPE_CHECKING:  # the CLI imports the packages that do the work when a command runs
+    from overseer.models import Model
+    from overseer.runtime import Budget
 
 
 @dataclass(frozen=True)
