@@ -139,11 +139,12 @@ class Guard:
         )
 
     # -- runs ------------------------------------------------------------------------------
-    def open(self, task: str, *, model: str = "") -> GuardRun:
+    def open(self, task: str, *, model: str = "", run_id: str | None = None) -> GuardRun:
         """A new run for one invocation (its own id, ledger, trace), not bound to a context:
-        the adapter passes it (or its id, `run=`) to the hooks."""
+        the adapter passes it (or its id, `run=`) to the hooks. `run_id`: the id to use (made
+        safe for a file name; a taken one gets a suffix), e.g. a proxy's run header."""
         with self._lock:
-            r = GuardRun(self, task, model=model)
+            r = GuardRun(self, task, model=model, run_id=run_id)
             self._live[r.id] = r
             self.runs += 1
             self.last = r

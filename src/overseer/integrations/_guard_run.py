@@ -72,7 +72,9 @@ class GuardRun:
     label = "guard"
     honours: frozenset[str] = frozenset({"guide", "replace", "verify"})
 
-    def __init__(self, guard: Guard, task: str, *, model: str = "") -> None:
+    def __init__(
+        self, guard: Guard, task: str, *, model: str = "", run_id: str | None = None
+    ) -> None:
         s = guard.settings
         self.guard = guard
         self.task = task
@@ -81,6 +83,7 @@ class GuardRun:
             task,
             TeamSpec.placeholder(),
             guard.supervisor_model or NO_MODEL,
+            run_id=run_id,
             trace_dir=guard.trace_dir,
             budget=self.budget,
         )
