@@ -13,61 +13,92 @@ from overseer.cli._app import InputError, app
 MAX_BODY_MB = 16.0
 
 
+UpstreamOpt = Annotated[
+    str,
+    typer.Option(help="The upstream's OpenAI-compatible base URL, e.g. http://HOST:8080/v1."),
+]
+
+PortOpt = Annotated[int, typer.Option(help="Port to listen on (0: a free one).")]
+
+HostOpt = Annotated[str, typer.Option(help="Address to listen on.")]
+
+RulesOpt = Annotated[
+    bool,
+    typer.Option(help="The rule tier (off: relay, book and trace only)."),
+]
+
+BudgetTokensOpt = Annotated[
+    int | None, typer.Option(help="Tokens per run; past it: an OpenAI-shaped 400.", min=1)
+]
+
+BudgetCallsOpt = Annotated[
+    int | None, typer.Option(help="Model calls per run; past it: a 400.", min=1)
+]
+
+TraceDirOpt = Annotated[
+    str, typer.Option(help="One trace per run ('': none); `overseer trace` reads them.")
+]
+
+IdleSOpt = Annotated[
+    float, typer.Option(help="A run ends after this many seconds without requests.", min=0.01)
+]
+
+SuperviseOpt = Annotated[
+    bool,
+    typer.Option(help="The SupervisorAgent's LLM tier too (needs --supervisor-model)."),
+]
+
+SupervisorModelOpt = Annotated[
+    str | None, typer.Option(help="The supervisor's model name on --supervisor-url.")
+]
+
+SupervisorUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="The supervisor model's base URL (default: --upstream); its key "
+        "is read from $OVERSEER_SUPERVISOR_API_KEY, else $OPENAI_API_KEY."
+    ),
+]
+
+WorkersOpt = Annotated[
+    int, typer.Option(help="Worker processes on the port (> 1 needs --redis).", min=1)
+]
+
+RedisOpt = Annotated[
+    str | None,
+    typer.Option(help="Run state in Redis, e.g. redis://127.0.0.1:6379/0 (default: memory)."),
+]
+
+OtlpEndpointOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Export runs as OpenTelemetry spans to this OTLP/HTTP collector "
+        "(default: $OTEL_EXPORTER_OTLP_ENDPOINT; unset: none)."
+    ),
+]
+
+MaxBodyMbOpt = Annotated[
+    float, typer.Option(help="Largest request body in MiB (larger: 413).", min=0.001)
+]
+
+
 @app.command("proxy")
 def proxy_cmd(
-    upstream: Annotated[
-        str,
-        typer.Option(help="The upstream's OpenAI-compatible base URL, e.g. http://HOST:8080/v1."),
-    ],
-    port: Annotated[int, typer.Option(help="Port to listen on (0: a free one).")] = 4000,
-    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    rules: Annotated[
-        bool,
-        typer.Option(help="The rule tier (off: relay, book and trace only)."),
-    ] = True,
-    budget_tokens: Annotated[
-        int | None, typer.Option(help="Tokens per run; past it: an OpenAI-shaped 400.", min=1)
-    ] = None,
-    budget_calls: Annotated[
-        int | None, typer.Option(help="Model calls per run; past it: a 400.", min=1)
-    ] = None,
-    trace_dir: Annotated[
-        str, typer.Option(help="One trace per run ('': none); `overseer trace` reads them.")
-    ] = "runs",
-    idle_s: Annotated[
-        float, typer.Option(help="A run ends after this many seconds without requests.", min=0.01)
-    ] = 300.0,
-    supervise: Annotated[
-        bool,
-        typer.Option(help="The SupervisorAgent's LLM tier too (needs --supervisor-model)."),
-    ] = False,
-    supervisor_model: Annotated[
-        str | None, typer.Option(help="The supervisor's model name on --supervisor-url.")
-    ] = None,
-    supervisor_url: Annotated[
-        str | None,
-        typer.Option(
-            help="The supervisor model's base URL (default: --upstream); its key "
-            "is read from $OVERSEER_SUPERVISOR_API_KEY, else $OPENAI_API_KEY."
-        ),
-    ] = None,
-    workers: Annotated[
-        int, typer.Option(help="Worker processes on the port (> 1 needs --redis).", min=1)
-    ] = 1,
-    redis: Annotated[
-        str | None,
-        typer.Option(help="Run state in Redis, e.g. redis://127.0.0.1:6379/0 (default: memory)."),
-    ] = None,
-    otlp_endpoint: Annotated[
-        str | None,
-        typer.Option(
-            help="Export runs as OpenTelemetry spans to this OTLP/HTTP collector "
-            "(default: $OTEL_EXPORTER_OTLP_ENDPOINT; unset: none)."
-        ),
-    ] = None,
-    max_body_mb: Annotated[
-        float, typer.Option(help="Largest request body in MiB (larger: 413).", min=0.001)
-    ] = MAX_BODY_MB,
+    upstream: UpstreamOpt,
+    port: PortOpt = 4000,
+    host: HostOpt = "127.0.0.1",
+    rules: RulesOpt = True,
+    budget_tokens: BudgetTokensOpt = None,
+    budget_calls: BudgetCallsOpt = None,
+    trace_dir: TraceDirOpt = "runs",
+    idle_s: IdleSOpt = 300.0,
+    supervise: SuperviseOpt = False,
+    supervisor_model: SupervisorModelOpt = None,
+    supervisor_url: SupervisorUrlOpt = None,
+    workers: WorkersOpt = 1,
+    redis: RedisOpt = None,
+    otlp_endpoint: OtlpEndpointOpt = None,
+    max_body_mb: MaxBodyMbOpt = MAX_BODY_MB,
 ) -> None:
     """Relay OpenAI chat completions to --upstream, overseeing each run: tool outputs purified,
     older repeats masked, loops refused as the tool result, per-run budgets answered with an
@@ -77,21 +108,10 @@ def proxy_cmd(
     (named in every reply's x-overseer-trace header); it ends after --idle-s without requests,
     or at Ctrl-C/SIGTERM, which drain the replies in flight first (exit code 0). API keys are
     passed to the upstream and never logged."""
-    from overseer.proxy._app import ProxyOptions, serve_workers
-    from overseer.proxy._runs import ProxySettings
+    from overseer.proxy import ProxyOptions, ProxySettings, serve_workers
     from overseer.supervise import SupervisorSettings
 
-    if not upstream.startswith(("http://", "https://")):
-        raise InputError(f"--upstream: expected an http(s) base URL, got {upstream!r}")
-    if supervise != (supervisor_model is not None):
-        raise InputError("--supervise and --supervisor-model: expected both or neither")
-    if workers > 1 and redis is None:
-        raise InputError("--workers > 1: expected --redis URL (the workers share run state)")
-    if workers > 1 and supervise:
-        raise InputError(
-            "--workers > 1 with --supervise: not supported (a worker catching up on another's "
-            "steps would ask the supervisor model again); use one worker per replica"
-        )
+    _check(upstream, supervise, supervisor_model, workers, redis)
     settings = ProxySettings(
         rules=ProxySettings().rules if rules else None,
         supervisor=SupervisorSettings() if supervise else None,
@@ -112,6 +132,23 @@ def proxy_cmd(
     _serve_one(options, host, port, supervise, supervisor_model, supervisor_url, state)
 
 
+def _check(
+    upstream: str, supervise: bool, supervisor_model: str | None, workers: int, redis: str | None
+) -> None:
+    """One line (InputError) for options that cannot go together."""
+    if not upstream.startswith(("http://", "https://")):
+        raise InputError(f"--upstream: expected an http(s) base URL, got {upstream!r}")
+    if supervise != (supervisor_model is not None):
+        raise InputError("--supervise and --supervisor-model: expected both or neither")
+    if workers > 1 and redis is None:
+        raise InputError("--workers > 1: expected --redis URL (the workers share run state)")
+    if workers > 1 and supervise:
+        raise InputError(
+            "--workers > 1 with --supervise: not supported (a worker catching up on another's "
+            "steps would ask the supervisor model again); use one worker per replica"
+        )
+
+
 def _serve_one(
     options: object,
     host: str,
@@ -124,7 +161,7 @@ def _serve_one(
     """One worker in a thread of this process, until Ctrl-C or SIGTERM."""
     from overseer.cli._serve import _wait_for_a_stop
     from overseer.models import OpenAIModel
-    from overseer.proxy._app import Proxy, ProxyOptions
+    from overseer.proxy import Proxy, ProxyOptions
 
     assert isinstance(options, ProxyOptions)
     model = None

@@ -50,6 +50,7 @@ from overseer.integrations._smol_steps import (
 )
 from overseer.models import Model, Usage
 from overseer.runtime import Run
+from overseer.runtime.steps import Verifier
 from overseer.supervise import Step, SupervisorCore, SupervisorSettings, preset
 from overseer.supervise.modes import mode_settings
 from overseer.supervise.rules import RuleSettings
@@ -79,6 +80,17 @@ class SmolagentsSupervisionLog:
     reason: str
     action: str | None
     note: str = ""
+
+
+def _on_the_bus(verifier: QuestionVerifier | None) -> Verifier | None:
+    """A question -> answer verifier as the bus calls one (None: verification not offered)."""
+    if verifier is None:
+        return None
+
+    async def verify(task: str, run: Run) -> str:
+        return verifier(task)
+
+    return verify
 
 
 class ConcurrentRunError(RuntimeError):
@@ -134,17 +146,12 @@ class OverseerSupervisor:
         self.mode = mode
         self.model = model
         self.verifier = verifier
-
-        async def verify(task: str, run: Run) -> str:
-            assert verifier is not None  # (without one, verification is never offered)
-            return verifier(task)
-
         self.guard = Guard(
             GuardSettings(rules=self.settings.rules or RuleSettings(), answer_after_refusals=0),
             supervisor_model=model if self.settings.llm else None,
             trace_dir=trace_dir,
             plugin_settings=self.settings,
-            verifier=verify if verifier is not None else None,
+            verifier=_on_the_bus(verifier),
             embed=embed,
         )
         self.runs = 0

@@ -22,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from overseer.models._front import (
+    BACKLOG,
     MAX_BODY_BYTES,
     Fault,
     HttpServer,
@@ -29,14 +30,19 @@ from overseer.models._front import (
     read_body,
     read_json_object,
 )
+
+#: the h11 protocol that answers a malformed request with one JSON error (uvicorn workers)
+from overseer.models._front import _JsonErrorH11 as JsonErrorH11
 from overseer.models._llamacpp import LlamaCppModel
 from overseer.models._registry import model_path
 from overseer.models.errors import ModelRequestError
 
 __all__ = [
+    "BACKLOG",
     "MAX_BODY_BYTES",
     "Fault",
     "HttpServer",
+    "JsonErrorH11",
     "error_body",
     "in_flight",
     "model_path",

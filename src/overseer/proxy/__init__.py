@@ -16,7 +16,7 @@ is attributed (`identify`, `Who`).
     proxy.close()
 """
 
-from overseer.proxy._app import Proxy
+from overseer.proxy._app import Proxy, ProxyOptions, serve_workers
 from overseer.proxy._runs import ProxySettings, Who, identify
 
-__all__ = ["Proxy", "ProxySettings", "Who", "identify"]
+__all__ = ["Proxy", "ProxyOptions", "ProxySettings", "Who", "identify", "serve_workers"]

@@ -305,7 +305,7 @@ def serve_workers(options: ProxyOptions, *, host: str, port: int, workers: int) 
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
-    from overseer.models._front import BACKLOG, _JsonErrorH11
+    from overseer.models.serve import BACKLOG, JsonErrorH11
 
     if options.redis_url is None:
         raise ValueError("proxy workers: expected a Redis URL for the runs' shared state")
@@ -316,7 +316,7 @@ def serve_workers(options: ProxyOptions, *, host: str, port: int, workers: int) 
         host=host,
         port=port,
         workers=workers,
-        http=_JsonErrorH11,
+        http=JsonErrorH11,
         lifespan="on",
         log_config=None,
         log_level="error",
