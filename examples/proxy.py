@@ -85,6 +85,11 @@ def agent(client: OpenAI, model: str, tools: Tools, max_calls: int) -> str | Non
     return None
 
 
+def why_none(answer: str | None, max_calls: int) -> str:
+    """Why a run has no answer: the loop ran out of calls (None), or the reply was empty."""
+    return f"stopped at {max_calls} calls" if answer is None else "an empty reply"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -133,7 +138,7 @@ def main() -> None:
     tools = Tools(page)
     with TokenCount(url) as count:
         answer = agent(OpenAI(base_url=count.base_url, api_key="none"), a.model, tools, a.max_calls)
-        without = outcome(count, tools, answer, "" if answer else f"stopped at {a.max_calls} calls")
+        without = outcome(count, tools, answer, why_none(answer, a.max_calls))
     tools = Tools(page)
     with TokenCount(url) as count, tempfile.TemporaryDirectory() as traces:
         proc, proxy_url = start_proxy(count.base_url, traces)
@@ -147,7 +152,7 @@ def main() -> None:
         finally:
             proc.terminate()  # the proxy ends every run's trace on SIGTERM
             proc.wait(timeout=60)
-        with_ = outcome(count, tools, answer, "" if answer else f"stopped at {a.max_calls} calls")
+        with_ = outcome(count, tools, answer, why_none(answer, a.max_calls))
         acted = rules_fired(traces)
     report("any OpenAI client through `overseer proxy --upstream URL`", without, with_, acted)
 
