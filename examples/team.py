@@ -74,7 +74,8 @@ def run(base_url: str, model_name: str, max_calls: int, page: str, overseer: boo
         )
         result = asyncio.run(executor.run(TEAM, QUESTION))
         rules = result.plugin_stats.get("supervisor", {}).get("rules", {})
-        return outcome(count, tools, result.answer), dict(rules)  # type: ignore[arg-type]
+        why = f"the run stopped: {result.stop_reason}"  # e.g. context_window: the pages filled it
+        return outcome(count, tools, result.answer, why), dict(rules)  # type: ignore[arg-type]
 
 
 def main() -> None:
