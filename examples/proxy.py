@@ -100,11 +100,7 @@ def start_proxy(upstream: str, trace_dir: str) -> tuple[subprocess.Popen, str]:
     """`overseer proxy --upstream URL` on a free port; its base URL once it answers."""
     port = free_port()
     args = ["--upstream", upstream, "--port", str(port), "--trace-dir", trace_dir]
-    probe = subprocess.run([*overseer_command(), "proxy", "--help"], capture_output=True)
-    if probe.returncode == 0:
-        cmd = [*overseer_command(), "proxy", *args]
-    else:  # a checkout where the `proxy` command is not wired into the CLI yet
-        cmd = [sys.executable, "-m", "overseer.proxy", *args]
+    cmd = [*overseer_command(), "proxy", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}/v1"
     for _ in range(120):
