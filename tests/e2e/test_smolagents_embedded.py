@@ -77,8 +77,9 @@ def test_supervisor_reviews_a_real_smolagents_run(embedded_model: LlamaCppModel)
 
 
 def readme_snippet() -> str:
-    """The README's smolagents example (the one python block that builds the supervisor)."""
-    text = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    """The smolagents guide's example (docs/integrations.md: the one block that builds the
+    supervisor)."""
+    text = (Path(__file__).parents[2] / "docs" / "integrations.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     found = [b for b in blocks if "OverseerSupervisor(" in b and "load_model(" in b]
     assert len(found) == 1, "expected one README block with the smolagents example"

@@ -71,7 +71,7 @@ def stamp(
         threads, cache = "server's", "server's"
     return {
         "commit": code_commit(root),
-        "overseer": _version("overseer"),
+        "overseer": _version("overseer-agents"),  # the distribution's name
         "xllamacpp": _version("xllamacpp"),
         "model_file": model_file(model_name, model),
         "threads": UNKNOWN if threads is None else str(threads),

@@ -80,7 +80,7 @@ def _print_version(value: bool) -> None:
     if value:
         from importlib.metadata import version
 
-        typer.echo(f"overseer {version('overseer')}")
+        typer.echo(f"overseer {version('overseer-agents')}")
         raise typer.Exit(0)
 
 

@@ -144,7 +144,7 @@ class TraceSpans:
             if batch
             else SimpleSpanProcessor(self._exporter)
         )
-        self._tracer = self.provider.get_tracer("overseer", version("overseer"))
+        self._tracer = self.provider.get_tracer("overseer", version("overseer-agents"))
         self._runs: set[RunSpans] = set()
         self._lock = threading.Lock()
         self._stack = ExitStack()
