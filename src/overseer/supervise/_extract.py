@@ -125,8 +125,8 @@ def extract(text: str, query: str, keep_chars: int, *, embed: Embed | None = Non
     chosen = [parts[i][0] for i in sorted(kept)]
     out = "\n\n".join(chosen)
     how = "embedding" if embed is not None else "term"
-    note = (
-        f"[overseer: kept {len(chosen)} of {len(parts)} passages, {len(out):,} of "
-        f"{len(text):,} chars, most relevant to the task by {how} similarity; the rest was cut]"
+    note = (  # no number: a small model copies numbers it reads near the end (issue 39)
+        f"[overseer: kept the passages most relevant to the task by {how} similarity; "
+        "the rest was cut]"
     )
     return f"{out}\n\n{note}" if out else note

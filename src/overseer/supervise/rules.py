@@ -120,14 +120,15 @@ def _short(text: str, n: int) -> str:
 
 
 def mask_stub(record: ToolRecord, *, repeated: bool = False) -> str:
-    """The one line that stands for an older tool output: what tool, what arguments, how long
-    (a hidden note of overseer's own is called that, never the tool's output)."""
+    """The one line that stands for an older tool output: what tool, with what arguments (a
+    hidden note of overseer's own is called that, never the tool's output). No number of its
+    own: a 0.5B model answered "1,540" from a stub's character count (issue 41's examples)."""
     call = f"{record.tool}({_short(record.args, 80)})"
     if record.text.startswith(NOTE_MARK):
-        return f"[overseer's earlier note on {call} hidden: {len(record.text):,} chars]"
+        return f"[overseer's earlier note on {call} hidden]"
     if repeated:
-        return f"[output of {call} hidden here: the same {len(record.text):,} chars come later]"
-    return f"[older output of {call} hidden: {len(record.text):,} chars]"
+        return f"[output of {call} hidden here: the same text comes later]"
+    return f"[older output of {call} hidden]"
 
 
 #: how every note overseer writes into an agent's context begins
