@@ -71,10 +71,7 @@ RedisOpt = Annotated[
 
 OtlpEndpointOpt = Annotated[
     str | None,
-    typer.Option(
-        help="Export runs as OpenTelemetry spans to this OTLP/HTTP collector "
-        "(default: $OTEL_EXPORTER_OTLP_ENDPOINT; unset: none)."
-    ),
+    typer.Option(help="OTLP/HTTP collector for the runs' spans ($OTEL_EXPORTER_OTLP_ENDPOINT)."),
 ]
 
 MaxBodyMbOpt = Annotated[

@@ -115,18 +115,18 @@ def _lines(path: Path) -> list[dict[str, Any]]:
             text = fh.read()
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not a page export (gzip JSON Lines): {exc}") from None
-    out = []
-    for i, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: line {i} is not JSON ({exc})") from None
-        if not isinstance(d, dict):
-            raise ValueError(f"{path}: line {i} is not a JSON object")
-        out.append(d)
-    return out
+    return [_object(path, i, line) for i, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+
+def _object(path: Path, i: int, line: str) -> dict[str, Any]:
+    """Line `i` of the export as a JSON object; ValueError naming it otherwise."""
+    try:
+        d = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: line {i} is not JSON ({exc})") from None
+    if not isinstance(d, dict):
+        raise ValueError(f"{path}: line {i} is not a JSON object")
+    return d
 
 
 def _where(i: int, d: Mapping[str, Any]) -> str:

@@ -1,15 +1,10 @@
 """The framework-neutral guard, for hosts of overseer's own (the proxy) and for callers who
 drive a framework by hand: one `Guard` per attachment, one `GuardRun` per invocation."""
 
-from overseer.integrations._guard import (
-    AmbiguousRunError,
-    BudgetExceeded,
-    Guard,
-    GuardRun,
-    GuardSettings,
-    RunStopped,
-    ToolRecord,
-)
+from overseer.integrations._guard import AmbiguousRunError, Guard, GuardRun, GuardSettings
+from overseer.integrations._parts import RunStopped
+from overseer.runtime.books import BudgetExceeded
+from overseer.supervise.rules import ToolRecord
 
 __all__ = [
     "AmbiguousRunError",

@@ -182,34 +182,62 @@ class _JsonErrorH11(H11Protocol):
         self.transport.close()
 
 
+async def send_upstream(client: httpx.AsyncClient, sent: httpx.Request, who: str) -> httpx.Response:
+    """`sent` on `client`, its reply streamed; a failure to reach `who` is a 502 Fault."""
+    try:
+        return await client.send(sent, stream=True)
+    except httpx.HTTPError as exc:
+        raise Fault(502, f"{who}: {type(exc).__name__}: {exc}", "server_error") from None
+
+
+def relayed(resp: httpx.Response, kind: str = "application/json") -> StreamingResponse:
+    """An upstream reply passed on as it arrives (closed once sent)."""
+    return StreamingResponse(
+        resp.aiter_raw(),
+        resp.status_code,
+        media_type=resp.headers.get("content-type", kind),
+        background=BackgroundTask(resp.aclose),
+    )
+
+
+def uvicorn_settings() -> dict[str, Any]:
+    """How every overseer HTTP face runs uvicorn: malformed requests answered with one JSON
+    error, lifespan on, no logs of its own, 30 s keep-alive."""
+    return {
+        "http": _JsonErrorH11,
+        "lifespan": "on",
+        "log_config": None,
+        "log_level": "error",
+        "access_log": False,
+        "timeout_keep_alive": 30,
+    }
+
+
+def listening_socket(host: str, port: int, backlog: int = BACKLOG) -> socket.socket:
+    """A TCP socket bound and listening (a port in use is an OSError at once). IPPROTO_TCP
+    and TCP_NODELAY: asyncio then keeps Nagle's algorithm off on each connection (with
+    protocol 0 it does not, and small replies were held back for ~40 ms)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((host, port))
+        sock.listen(backlog)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 class HttpServer:
     """One uvicorn server for an ASGI app in a thread of its own, on a socket bound here (a
     port in use is an OSError at once) with a deep listen backlog."""
 
     def __init__(self, app: Any, host: str, port: int, *, backlog: int = BACKLOG) -> None:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        # IPPROTO_TCP: asyncio then sets TCP_NODELAY on each connection (with protocol 0 it
-        # does not, and Nagle's algorithm held small replies back for ~40 ms)
-        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            sock.bind((host, port))
-            sock.listen(backlog)
-        except OSError:
-            sock.close()
-            raise
+        sock = listening_socket(host, port, backlog)
         self.host, self.port = host, int(sock.getsockname()[1])
-        config = uvicorn.Config(
-            app,
-            http=_JsonErrorH11,
-            lifespan="on",
-            log_config=None,
-            log_level="error",
-            access_log=False,
-            timeout_keep_alive=30,
-        )
-        self.server = uvicorn.Server(config)
+        self.server = uvicorn.Server(uvicorn.Config(app, **uvicorn_settings()))
         self.failure: BaseException | None = None
         self._thread = threading.Thread(target=self._run, args=(sock,), daemon=True)
         self._thread.start()
@@ -406,17 +434,8 @@ class ChatFront:
         headers = {h: v for h in _PASS_HEADERS if (v := request.headers.get(h))}
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         sent = self._client.build_request(request.method, target, content=data, headers=headers)
-        try:
-            resp = await self._client.send(sent, stream=True)
-        except httpx.HTTPError as exc:
-            raise Fault(502, f"llama.cpp listener: {exc!r}", "server_error") from None
-        kind = resp.headers.get("content-type", "text/plain")
-        return StreamingResponse(
-            resp.aiter_raw(),
-            resp.status_code,
-            media_type=kind,
-            background=BackgroundTask(resp.aclose),
-        )
+        resp = await send_upstream(self._client, sent, "llama.cpp listener")
+        return relayed(resp, "text/plain")
 
     # --- calls into llama.cpp ---------------------------------------------------------------
 

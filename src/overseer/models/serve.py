@@ -27,12 +27,13 @@ from overseer.models._front import (
     Fault,
     HttpServer,
     error_body,
+    listening_socket,
     read_body,
     read_json_object,
+    relayed,
+    send_upstream,
+    uvicorn_settings,
 )
-
-#: the h11 protocol that answers a malformed request with one JSON error (uvicorn workers)
-from overseer.models._front import _JsonErrorH11 as JsonErrorH11
 from overseer.models._llamacpp import LlamaCppModel
 from overseer.models._registry import model_path
 from overseer.models.errors import ModelRequestError
@@ -42,13 +43,16 @@ __all__ = [
     "MAX_BODY_BYTES",
     "Fault",
     "HttpServer",
-    "JsonErrorH11",
     "error_body",
     "in_flight",
+    "listening_socket",
     "model_path",
     "read_body",
     "read_json_object",
+    "relayed",
+    "send_upstream",
     "serve_model",
+    "uvicorn_settings",
 ]
 
 

@@ -28,20 +28,12 @@ from typing import Any
 
 import httpx
 from starlette.applications import Starlette
-from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from overseer.models import Model, Usage
-from overseer.models.serve import (
-    MAX_BODY_BYTES,
-    Fault,
-    HttpServer,
-    error_body,
-    read_body,
-    read_json_object,
-)
+from overseer.models import serve as front
 from overseer.proxy._runs import (
     BudgetExceeded,
     MemoryStore,
@@ -69,7 +61,7 @@ class ProxyOptions:
 
     upstream: str
     settings: ProxySettings = field(default_factory=ProxySettings)
-    max_body_bytes: int = MAX_BODY_BYTES
+    max_body_bytes: int = front.MAX_BODY_BYTES
     redis_url: str | None = None
     otlp_endpoint: str | None = None
     sweep_s: float | None = None  # how often idle runs are looked for (default: idle_s / 4)
@@ -92,7 +84,7 @@ class ProxyApp:
                 Route("/overseer/health", self._health, methods=["GET"]),
                 Route("/{path:path}", self._pass, methods=["GET", "POST", "DELETE"]),
             ],
-            exception_handlers={Fault: _fault},
+            exception_handlers={front.Fault: _fault},
             lifespan=self._lifespan,
         )
 
@@ -151,10 +143,10 @@ class ProxyApp:
 
     async def _chat(self, request: Request) -> Response:
         t0 = time.perf_counter()
-        body = await read_json_object(request, self.max_body_bytes)
+        body = await front.read_json_object(request, self.max_body_bytes)
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
-            raise Fault(
+            raise front.Fault(
                 400, f"messages: expected a non-empty list of messages, got {messages!r:.80}"
             )
         who = identify(request.headers, body)
@@ -165,7 +157,7 @@ class ProxyApp:
         except (BudgetExceeded, RunStopped) as exc:
             kind = "budget_exceeded" if isinstance(exc, BudgetExceeded) else "run_stopped"
             msg = f"run {who.run}: {exc}; expected no more calls from this run"
-            return JSONResponse(error_body(400, msg, kind), 400, headers=_who(who, run))
+            return JSONResponse(front.error_body(400, msg, kind), 400, headers=_who(who, run))
         if self.settings.rules is not None:
             shown, answer = await run.apply(who.agent, messages)
             body = dict(body, messages=shown)
@@ -177,12 +169,7 @@ class ProxyApp:
         )
         overhead = time.perf_counter() - t0
         t1 = time.perf_counter()
-        try:
-            resp = await self._client.send(sent, stream=True)
-        except httpx.HTTPError as exc:
-            raise Fault(
-                502, f"upstream {self.upstream}: {type(exc).__name__}: {exc}", "server_error"
-            ) from None
+        resp = await front.send_upstream(self._client, sent, f"upstream {self.upstream}")
         out_headers = _who(who, run) | {"x-overseer-overhead-ms": f"{overhead * 1000:.3f}"}
         kind = resp.headers.get("content-type", "application/json")
         model = str(body.get("model") or "")
@@ -224,25 +211,16 @@ class ProxyApp:
     async def _pass(self, request: Request) -> Response:
         """Any other path (/v1/models, ...) to the upstream and back as it comes."""
         assert self._client is not None
-        data = b"" if request.method == "GET" else await read_body(request, self.max_body_bytes)
+        data = (
+            b"" if request.method == "GET" else await front.read_body(request, self.max_body_bytes)
+        )
         headers = {h: v for h in _PASS if (v := request.headers.get(h))}
         url = self._url(request.url.path)
         sent = self._client.build_request(
             request.method, url, content=data, headers=headers, params=request.query_params
         )
-        try:
-            resp = await self._client.send(sent, stream=True)
-        except httpx.HTTPError as exc:
-            raise Fault(
-                502, f"upstream {self.upstream}: {type(exc).__name__}", "server_error"
-            ) from None
-        kind = resp.headers.get("content-type", "application/json")
-        return StreamingResponse(
-            resp.aiter_raw(),
-            resp.status_code,
-            media_type=kind,
-            background=BackgroundTask(resp.aclose),
-        )
+        resp = await front.send_upstream(self._client, sent, f"upstream {self.upstream}")
+        return front.relayed(resp)
 
 
 class Proxy:
@@ -257,7 +235,7 @@ class Proxy:
         *,
         host: str = "127.0.0.1",
         port: int = 0,
-        max_body_bytes: int = MAX_BODY_BYTES,
+        max_body_bytes: int = front.MAX_BODY_BYTES,
         supervisor_model: Model | None = None,
         redis_url: str | None = None,
         otlp_endpoint: str | None = None,
@@ -274,10 +252,7 @@ class Proxy:
         self.face = ProxyApp(options, supervisor_model=supervisor_model)
         self.upstream = self.face.upstream
         self.settings = self.face.settings
-        self._http = HttpServer(self.face.app, host, port)
-        for server in self._http.server.servers:  # accepted sockets inherit it (see _nodelay)
-            for sock in server.sockets:
-                _nodelay(sock)
+        self._http = front.HttpServer(self.face.app, host, port)  # TCP_NODELAY on its socket
 
     @property
     def base_url(self) -> str:
@@ -305,7 +280,7 @@ def serve_workers(options: ProxyOptions, *, host: str, port: int, workers: int) 
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
-    from overseer.models.serve import BACKLOG, JsonErrorH11
+    from overseer.models.serve import BACKLOG
 
     if options.redis_url is None:
         raise ValueError("proxy workers: expected a Redis URL for the runs' shared state")
@@ -316,32 +291,12 @@ def serve_workers(options: ProxyOptions, *, host: str, port: int, workers: int) 
         host=host,
         port=port,
         workers=workers,
-        http=JsonErrorH11,
-        lifespan="on",
-        log_config=None,
-        log_level="error",
-        access_log=False,
-        timeout_keep_alive=30,
         backlog=BACKLOG,
+        **front.uvicorn_settings(),
     )
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    _nodelay(sock)
-    sock.bind((host, port))
-    sock.listen(BACKLOG)
+    sock = front.listening_socket(host, port, BACKLOG)
     sock.set_inheritable(True)
     Multiprocess(config, sockets=[sock]).run()
-
-
-def _nodelay(sock: Any) -> None:
-    """TCP_NODELAY on a listening socket, inherited by the connections it accepts (Linux).
-    asyncio sets it on a connection only when its socket says IPPROTO_TCP, which a socket
-    made with protocol 0 (HttpServer's, uvicorn's bind_socket) does not: without it, Nagle's
-    algorithm holds a reply's body behind its headers until the client's delayed ACK, 40 ms
-    on Linux, on every request (the 45 ms of docs/evidence/proxy.md's first measurement)."""
-    with contextlib.suppress(OSError):
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 def _spans(endpoint: str | None) -> Any:
@@ -378,5 +333,5 @@ def _who(who: Who, run: ProxyRun) -> dict[str, str]:
 
 
 async def _fault(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, Fault)
+    assert isinstance(exc, front.Fault)
     return exc.response()

@@ -31,16 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from overseer.integrations.guard import (
-    BudgetExceeded,
-    Guard,
-    GuardRun,
-    GuardSettings,
-    RunStopped,
-    ToolRecord,
-)
+from overseer.integrations.guard import Guard, GuardRun, GuardSettings, RunStopped, ToolRecord
 from overseer.models import Model, Usage
-from overseer.runtime.books import TraceSink, trace_sinks
+from overseer.runtime.books import BudgetExceeded, TraceSink, trace_sinks
 from overseer.supervise import SupervisorSettings
 from overseer.supervise.rules import RuleSettings
 
