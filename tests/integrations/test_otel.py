@@ -489,7 +489,8 @@ def test_cli_run_on_the_embedded_model_exports_its_spans(
     url, requests = receiver
     code, _, err = run_cli(
         capsys, "run", "What is 2+3?", "--team", "chain", "--agents", "2", "--rounds", "1",
-        "--trace-dir", str(tmp_path), "--no-progress", "--otlp-endpoint", url,
+        "--model", "smollm2-135m", "--trace-dir", str(tmp_path), "--no-progress",
+        "--otlp-endpoint", url,
     )  # fmt: skip
     assert code == 0, err
     assert "warning" not in err

@@ -74,8 +74,13 @@ def _bad_input_types() -> tuple[type[BaseException], ...]:
     return tuple(found)
 
 
+#: characters `str.splitlines` breaks at, escaped in an error line (an input may hold them)
+_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
 def _say(text: str) -> None:
-    err_console().print(fix_install_hints(text))
+    """One line on stderr, whatever the input it quotes holds."""
+    err_console().print(fix_install_hints(text.strip().translate(_BREAKS)))
 
 
 def main(argv: list[str] | None = None) -> int:
