@@ -29,7 +29,8 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 BIN = Path(sys.executable).parent
-BENCH = ["bench", "--suite", "gsm8k-sample", "--limit", "1", "--configs", "direct"]
+BENCH = ["bench", "--suite", "gsm8k-sample", "--limit", "1", "--configs", "direct",
+         "--model", "smollm2-135m"]  # fmt: skip
 RUN = [*BENCH, "--backend", "ray", "--workers", "1", "--no-progress", "--json"]
 
 
