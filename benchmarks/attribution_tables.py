@@ -259,8 +259,7 @@ def transfer_rows(label: str, train: list, test: list) -> list[str]:
 
 def study_tables(seeds: list[int]) -> str:
     """The tables of --study: fold seeds, trivial rules, transfer, frozen split."""
-    from overseer.traces import load_whowhen
-    from overseer.traces._data import task_sources
+    from overseer.traces import load_whowhen, task_sources
     from overseer.traces.learned import LearnedScorer
     from overseer.traces.study import FROZEN_SEED, cv_outcomes, frozen_ids
 

@@ -11,7 +11,7 @@ paper's three LLM judges), `overseer.traces.learned` (our learned step scorer),
 `overseer.traces.campaign` (what `overseer attribute` runs).
 """
 
-from overseer.traces._data import SOURCE_NAMES, load_source, load_whowhen
+from overseer.traces._data import SOURCE_NAMES, load_source, load_whowhen, task_sources
 from overseer.traces._import import (
     from_openai_chat,
     from_overseer_trace,
@@ -35,4 +35,5 @@ __all__ = [
     "load_file",
     "load_source",
     "load_whowhen",
+    "task_sources",
 ]
