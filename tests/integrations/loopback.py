@@ -43,6 +43,14 @@ class Reply:
     calls: tuple[ToolCall, ...] = ()
 
 
+class _Server(ThreadingHTTPServer):
+    """The standard library's threading server with a deep listen queue: 20 clients at once
+    (the concurrency tests) overflowed its default of 5, and the kernel refused the rest."""
+
+    request_queue_size = 256
+    daemon_threads = True
+
+
 #: (request body, number of this request from 1) -> the reply to send
 Script = Callable[[Mapping[str, Any], int], Reply]
 
@@ -215,7 +223,7 @@ class LoopbackServer:
         self.requests: list[dict[str, Any]] = []
         self.usages: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd = _Server(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
 
