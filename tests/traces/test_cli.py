@@ -84,8 +84,12 @@ def test_attribute_cli_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert code == 2 and "expected a file, a directory" in err
     code, _, err = run_cli(capsys, "attribute", "whowhen-alg", "--method", "guess")
     assert code == 2 and "--method 'guess'" in err
-    code, _, err = run_cli(capsys, "attribute", "whowhen-alg", "--method", "all-at-once")
-    assert code == 2 and "--model" in err
+    # (with no --model a judge runs on the benchmark model: a model name it cannot load is the
+    # bad input here)
+    code, _, err = run_cli(
+        capsys, "attribute", "whowhen-alg", "--method", "all-at-once", "--model", "gpt-17"
+    )
+    assert code == 2 and "--model" in err and "openai:gpt-17" in err
     code, _, err = run_cli(capsys, "replay", str(tmp_path))
     assert code == 2 and "no .json or .jsonl files" in err
 
