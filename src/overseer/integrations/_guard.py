@@ -180,7 +180,7 @@ class Guard:
                     f"guard: {len(live)} invocations are running and this hook names none of "
                     "them; start each with start_run (or open) in its own task or thread"
                 )
-        return self.start_run(run if isinstance(run, str) and run else "")
+        return self.start_run("")
 
     def end_run(
         self,

@@ -96,14 +96,13 @@ def run_sync(coro: Coroutine[Any, Any, T], runner: asyncio.Runner | None = None)
 
 class StepBook:
     """A run's steps per agent, for its `interaction` events: the step counter, the model
-    calls since the agent's last step (their usage, the last output) and its refused tool
-    calls in a row."""
+    calls since the agent's last step (their usage, the last output); refusals in a row are
+    the bus's (`Bus.refused`)."""
 
     def __init__(self) -> None:
         self.count: Counter[str] = Counter()
         self.usage: dict[str, Usage] = {}  # agent -> usage of its calls since its last step
         self.last_output: dict[str, str] = {}
-        self.refused: Counter[str] = Counter()
 
     def next(self, agent: str) -> int:
         self.count[agent] += 1

@@ -203,9 +203,9 @@ def _norm(text: str) -> str:
 def copies_note(answer: str, notes: Sequence[str]) -> bool:
     """Whether `answer` is overseer's own words (a note's text, or a note's opening) rather
     than an answer: such a reply counts as no answer and is asked again once."""
-    a = _norm(answer)
-    if a.startswith("overseer]") or answer.lstrip().startswith("[overseer"):
+    if answer.lstrip().startswith("[overseer"):
         return True
+    a = _norm(answer)
     return len(a) >= 12 and any(a in _norm(n) for n in notes)
 
 
@@ -338,7 +338,8 @@ class Agent:
             note = LAST_NOTE if last else CLOSED_NOTE
             messages = self._messages(base, done, view, open_, note, question)
             data, c = await self._decide(messages, open_)
-            if data["action"] == "answer" and copies_note(str(data["answer"]), _notes(done)):
+            notes = _notes(done)
+            if data["action"] == "answer" and copies_note(str(data["answer"]), notes):
                 messages = [
                     *messages,
                     {"role": "assistant", "content": c.text},
@@ -346,7 +347,7 @@ class Agent:
                 ]
                 data, c2 = await self._decide(messages, False)
                 c = replace(c2, usage=c.usage + c2.usage, latency_s=c.latency_s + c2.latency_s)
-                if copies_note(str(data["answer"]), _notes(done)):
+                if copies_note(str(data["answer"]), notes):
                     data = {**data, "answer": ""}  # overseer's words are no answer
             i = self._interaction(ctx, step, data, c)
             if data["action"] == "answer":

@@ -332,6 +332,17 @@ class RuleTier:
         self._purified.add(out)
         return out, self._fire(RuleFiring("purification", *key, detail, len(text), len(out)))
 
+    def _pinned_outputs(self, observations: Sequence[ToolRecord], agent: str) -> set[int]:
+        """Indices of the latest real output of each action a refusal of `agent` pointed to."""
+        pinned = self._pinned.get(agent)
+        if not pinned:
+            return set()
+        last: dict[str, int] = {}
+        for i, r in enumerate(observations):
+            if not r.text.startswith(NOTE_MARK) and (a := _action_of(r)) in pinned:
+                last[a] = i
+        return set(last.values())
+
     def _is_extract(self, text: str) -> bool:
         """Whether `text` is a purified extract, as the host showed it (the bus may have
         written its note after it): masking keeps those, the only copy of what was kept."""
@@ -350,11 +361,7 @@ class RuleTier:
         if not self.settings.masking:
             return [r.text for r in observations]
         cut = max(0, len(observations) - self.settings.mask_keep)
-        pinned = self._pinned.get(agent, set())
-        kept = {
-            _action_of(r): i for i, r in enumerate(observations) if not r.text.startswith(NOTE_MARK)
-        }
-        kept = {a: i for a, i in kept.items() if a in pinned}
+        kept = self._pinned_outputs(observations, agent)
         later: Counter[str] = Counter(r.text for r in observations)
         out: list[str] = []
         occurrence: Counter[ToolRecord] = Counter()
@@ -362,7 +369,7 @@ class RuleTier:
             occurrence[rec] += 1
             later[rec.text] -= 1
             repeat = later[rec.text] > 0
-            old = i < cut and not self._is_extract(rec.text) and i not in kept.values()
+            old = i < cut and not self._is_extract(rec.text) and i not in kept
             stub = mask_stub(rec, repeated=repeat)
             if not (repeat or old) or len(stub) >= len(rec.text):  # keep, or nothing to save
                 out.append(rec.text)
