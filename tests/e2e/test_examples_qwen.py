@@ -15,17 +15,15 @@ from __future__ import annotations
 import importlib.util
 import socket
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from overseer.models import LlamaCppModel, load_model
+from overseer.models import LlamaCppModel
 
 pytestmark = pytest.mark.e2e
 
-MODEL = "qwen2.5-coder-0.5b"
 SHORT = ("--page-chars", "4000", "--max-calls", "5")
 
 
@@ -40,15 +38,6 @@ def _scripted() -> Any:
 
 
 ex = _scripted()
-
-
-@pytest.fixture(scope="module")
-def qwen() -> Iterator[LlamaCppModel]:
-    """qwen 0.5B in process, its OpenAI-compatible server on 127.0.0.1 (a free port)."""
-    model = load_model(MODEL, n_ctx=8192)  # raises, naming the install command, if absent
-    assert isinstance(model, LlamaCppModel)
-    yield model
-    model.close()
 
 
 def _check(res: dict[str, Any]) -> None:

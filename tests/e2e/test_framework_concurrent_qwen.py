@@ -13,21 +13,19 @@ import contextlib
 import json
 import re
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from overseer.integrations.guard import GuardSettings
-from overseer.models import LlamaCppModel, load_model
+from overseer.models import LlamaCppModel
 from overseer.runtime import read_trace
 
 from .recording_proxy import RecordingProxy
 
 pytestmark = pytest.mark.e2e
 
-MODEL = "qwen2.5-coder-0.5b"
 SETTINGS = GuardSettings()
 
 
@@ -38,14 +36,6 @@ def lookup(key: str) -> str:
 
 def question(k: int) -> str:
     return f"What is the code stored under box-{k:02d}-x? Call lookup with that key, then answer."
-
-
-@pytest.fixture(scope="module")
-def qwen() -> Iterator[LlamaCppModel]:
-    model = load_model(MODEL, n_ctx=8192)  # raises, naming the install command, if absent
-    assert isinstance(model, LlamaCppModel)
-    yield model
-    model.close()
 
 
 def _box(body: dict[str, Any]) -> str:

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from overseer.models import LlamaCppModel, load_model
+from overseer.models import LlamaCppModel
 from overseer.supervise.rules import RuleSettings
 
 from .recording_proxy import RecordingProxy
@@ -59,15 +59,6 @@ def trap_page(chars: int = PAGE_CHARS) -> str:
 
 
 PAGE = trap_page()
-
-
-@pytest.fixture(scope="module")
-def qwen() -> Iterator[LlamaCppModel]:
-    """qwen 0.5B in process; its server listens on 127.0.0.1 (a free port)."""
-    model = load_model(MODEL, n_ctx=8192)  # raises, naming the install command, if absent
-    assert isinstance(model, LlamaCppModel)
-    yield model
-    model.close()
 
 
 @dataclass
