@@ -139,6 +139,7 @@ class TokenCount:
     def __init__(self, target: str) -> None:
         self.target = urlsplit(target)
         self.calls = self.prompt_tokens = self.completion_tokens = 0
+        self.prompts: list[int] = []  # each request's prompt tokens, in order
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
@@ -171,7 +172,8 @@ class TokenCount:
             usage = json.loads(body or b"{}").get("usage") or {}
         with self._lock:
             self.calls += 1
-            self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+            self.prompts.append(int(usage.get("prompt_tokens") or 0))
+            self.prompt_tokens += self.prompts[-1]
             self.completion_tokens += int(usage.get("completion_tokens") or 0)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -237,6 +239,13 @@ class Outcome:
     tools: Counter[str]
     answer: str | None
     note: str = ""
+    prompts: tuple[int, ...] = ()
+
+    @property
+    def after_page(self) -> int:
+        """Prompt tokens of the second request: the first that carries the fetched page (the
+        first request, identical in both runs, fetches it); 0 when the run made one call."""
+        return self.prompts[1] if len(self.prompts) > 1 else 0
 
     @property
     def tokens(self) -> int:
@@ -250,7 +259,13 @@ class Outcome:
 def outcome(count: TokenCount, tools: Tools, answer: object, note: str = "") -> Outcome:
     text = None if answer is None else " ".join(str(answer).split())
     return Outcome(
-        count.calls, count.prompt_tokens, count.completion_tokens, tools.ran, text or None, note
+        count.calls,
+        count.prompt_tokens,
+        count.completion_tokens,
+        tools.ran,
+        text or None,
+        note,
+        tuple(count.prompts),
     )
 
 
@@ -269,6 +284,10 @@ def report(title: str, without: Outcome, with_: Outcome, acted: dict[str, int]) 
     ratio = with_.tokens / without.tokens if without.tokens else float("nan")
     fired = ", ".join(f"{k} {v}" for k, v in sorted(acted.items()) if v) or "nothing"
     print(f"  tokens with / without overseer: {ratio:.2f}x")
+    print(
+        f"  prompt tokens of the request after the page: {with_.after_page:,} with, "
+        f"{without.after_page:,} without"
+    )
     print(f"  what acted: {fired}")
     summary = {
         "tokens_without": without.tokens,
@@ -276,5 +295,7 @@ def report(title: str, without: Outcome, with_: Outcome, acted: dict[str, int]) 
         "right_without": without.right,
         "right_with": with_.right,
         "acted": {k: v for k, v in acted.items() if v},
+        "after_page_with": with_.after_page,
+        "after_page_without": without.after_page,
     }
     print("result: " + json.dumps(summary, sort_keys=True))

@@ -115,6 +115,7 @@ def test_example_cuts_the_page_and_the_loop(name: str, scripted: Any) -> None:
     # ... so the run with overseer cost fewer tokens, as the server counted them, and its
     # answer was written from a request that still held the fact
     assert 0 < res["tokens_with"] < res["tokens_without"], res
+    assert 0 < res["after_page_with"] < res["after_page_without"], res
     assert res["right_with"], res
     assert res["tokens_with"] + res["tokens_without"] == scripted.prompt_tokens + (
         scripted.completion_tokens
