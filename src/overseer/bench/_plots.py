@@ -1,7 +1,8 @@
 """The report's plots (matplotlib, Agg canvas, no display): each function gives PNG bytes.
 
 Figures are made with `matplotlib.figure.Figure` directly, never pyplot, so no global figure
-state is kept between calls and threads.
+state is kept between calls and threads. matplotlib (the `bench` extra) is imported when a
+plot is drawn, so a report's text and tables do not need it; without it a plot fails in one line.
 """
 
 from __future__ import annotations
@@ -10,18 +11,20 @@ import io
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.colors import ListedColormap
-from matplotlib.figure import Figure
 
 from overseer.bench._export import ACTOR_KINDS
 from overseer.bench._report import SummaryRow
+from overseer.errors import require
+
+if TYPE_CHECKING:
+    from matplotlib.colors import ListedColormap
+    from matplotlib.figure import Figure
 
 OUTCOME_CODES = {"right": 0, "wrong": 1, "error": 2, "missing": 3}
-_OUTCOME_COLOURS = ListedColormap(["#2e8b57", "#d9534f", "#888888", "#ffffff"])
+_OUTCOME_HEX = ["#2e8b57", "#d9534f", "#888888", "#ffffff"]
 _KIND_COLOURS = [
     "#4c72b0",
     "#55a868",
@@ -35,9 +38,26 @@ _KIND_COLOURS = [
 ]
 
 
+def _mpl(module: str) -> Any:
+    """matplotlib's `module`, imported on first plot, or MissingExtra naming the `bench` extra."""
+    return require(f"matplotlib.{module}", "bench", "a report's plot")
+
+
+def _figure(figsize: tuple[float, float]) -> Figure:
+    """A new Figure (no pyplot)."""
+    fig: Figure = _mpl("figure").Figure(figsize=figsize)
+    return fig
+
+
+def _outcome_colours() -> ListedColormap:
+    """The outcome grid's colour map: right, wrong, error, missing."""
+    cmap: ListedColormap = _mpl("colors").ListedColormap(_OUTCOME_HEX)
+    return cmap
+
+
 def png(fig: Figure) -> bytes:
     """The figure as PNG bytes."""
-    FigureCanvasAgg(fig)
+    _mpl("backends.backend_agg").FigureCanvasAgg(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
     return buf.getvalue()
@@ -92,7 +112,7 @@ def accuracy_tokens(rows: Sequence[SummaryRow]) -> bytes:
     groups: dict[tuple[str, str], list[SummaryRow]] = {}
     for r in rows:
         groups.setdefault((r.suite, r.model), []).append(r)
-    fig = Figure(figsize=(6.4 * len(groups), 4.4))
+    fig = _figure((6.4 * len(groups), 4.4))
     for ax, ((suite, model), rs) in zip(
         fig.subplots(1, len(groups), squeeze=False)[0], groups.items(), strict=True
     ):
@@ -140,7 +160,7 @@ def tokens_by_kind(means: Mapping[str, Mapping[str, float]]) -> bytes:
     """Mean tokens per task of each configuration, stacked by actor kind."""
     configs = list(means)
     kinds = [k for k in (*ACTOR_KINDS, "other") if any(means[c].get(k, 0) for c in configs)]
-    fig = Figure(figsize=(8, 1.2 + 0.45 * len(configs)))
+    fig = _figure((8, 1.2 + 0.45 * len(configs)))
     ax = fig.subplots()
     left = np.zeros(len(configs))
     for i, kind in enumerate(kinds):
@@ -157,7 +177,7 @@ def interventions(per: Mapping[str, Counter[tuple[str, str]]]) -> bytes:
     """Interventions per configuration, stacked by (trigger, action)."""
     configs = list(per)
     pairs = sorted({p for c in per.values() for p in c})
-    fig = Figure(figsize=(8, 1.2 + 0.45 * len(configs)))
+    fig = _figure((8, 1.2 + 0.45 * len(configs)))
     ax = fig.subplots()
     left = np.zeros(len(configs))
     for i, pair in enumerate(pairs):
@@ -181,13 +201,14 @@ def outcome_grid(
     rows: Sequence[str], configs: Sequence[str], codes: np.ndarray, title: str
 ) -> bytes:
     """Tasks (rows) x configurations (columns): right, wrong, error or missing."""
-    fig = Figure(figsize=(1.6 + 0.9 * len(configs), 1.2 + 0.28 * len(rows)))
+    fig = _figure((1.6 + 0.9 * len(configs), 1.2 + 0.28 * len(rows)))
     ax = fig.subplots()
-    ax.imshow(codes, cmap=_OUTCOME_COLOURS, vmin=0, vmax=3, aspect="auto")
+    colours = _outcome_colours()
+    ax.imshow(codes, cmap=colours, vmin=0, vmax=3, aspect="auto")
     ax.set_xticks(range(len(configs)), configs, rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(rows)), rows, fontsize=7)
     handles = [
-        ax.scatter([], [], marker="s", color=_OUTCOME_COLOURS(v), edgecolors="#444", label=k)
+        ax.scatter([], [], marker="s", color=colours(v), edgecolors="#444", label=k)
         for k, v in OUTCOME_CODES.items()
     ]
     ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
@@ -208,7 +229,7 @@ def edge_heatmap(masks: Mapping[str, Any], title: str) -> bytes:
     """AgentPrune's learned keep-probabilities: spatial and temporal edges, source x target
     (blank: not a candidate edge)."""
     names = [str(n) for n in masks["agents"]]
-    fig = Figure(figsize=(10, 4.4))
+    fig = _figure((10, 4.4))
     axes = fig.subplots(1, 2)
     for ax, kind in zip(axes, ("spatial", "temporal"), strict=True):
         im = ax.imshow(_matrix(names, masks.get(kind, [])), vmin=0, vmax=1, cmap="viridis")
@@ -222,7 +243,7 @@ def edge_heatmap(masks: Mapping[str, Any], title: str) -> bytes:
 
 def success_resets(points: Mapping[str, tuple[float, float, int]]) -> bytes:
     """Game success rate against mean resets per game, per configuration (label: n games)."""
-    fig = Figure(figsize=(6.4, 4.4))
+    fig = _figure((6.4, 4.4))
     ax = fig.subplots()
     offsets = label_offsets([(r, s) for r, s, _ in points.values()])
     for (name, (resets, success, n)), offset in zip(points.items(), offsets, strict=True):
@@ -247,7 +268,7 @@ def success_resets(points: Mapping[str, tuple[float, float, int]]) -> bytes:
 def roc(curves: Mapping[str, tuple[np.ndarray, np.ndarray, float, tuple[float, float]]]) -> bytes:
     """Per role, the monitor's ROC on the validation games (a positive: a failed game caught),
     with its AUC and the operating point of the chosen threshold."""
-    fig = Figure(figsize=(5.2, 5))
+    fig = _figure((5.2, 5))
     ax = fig.subplots()
     ax.plot([0, 1], [0, 1], ":", color="#999", label="chance")
     for role, (fpr, tpr, auc, (x, y)) in curves.items():

@@ -8,7 +8,7 @@ actor (or `threads`), so workers on one node do not oversubscribe its cores. The
 duplicates work as with asyncio. A worker that dies is replaced and its episode retried a
 bounded number of times, then recorded as an error.
 
-Ray is the optional extra `overseer[ray]`: it is imported only when a backend is opened.
+Ray is the optional extra `overseer-agents[ray]`: it is imported only when a backend is opened.
 How the driver reaches Ray, and its one-line errors, are in `_ray_connect`.
 """
 
@@ -42,6 +42,7 @@ from overseer.bench._ray_watch import HeadWatch
 from overseer.bench._runner import EpisodeFn, budgeted_solver, solve_episode
 from overseer.bench._solvers import ConfigRegistry, Solver, SolverConfig
 from overseer.bench._store import ResultKey, ResultRecord
+from overseer.errors import require
 from overseer.models import Model
 from overseer.runtime import Budget
 from overseer.tasks import Task
@@ -144,11 +145,8 @@ class EpisodeWorker:
 
 
 def _ray() -> Any:
-    try:
-        import ray
-    except ImportError as exc:
-        raise RuntimeError("the Ray backend needs Ray: pip install 'overseer[ray]'") from exc
-    return ray
+    """The ray module, or MissingExtra naming the `ray` extra."""
+    return require("ray", "ray", "the Ray backend")
 
 
 @contextlib.contextmanager
@@ -355,7 +353,7 @@ def _only_with_ray(opts: RayOptions) -> None:
 
 def check_backend(kind: str, *, workers: int = 2, ray: RayOptions | None = None) -> None:
     """ValueError for a backend other than "asyncio" or "ray", Ray options without Ray or
-    fewer than one worker; RuntimeError if "ray" is named and the extra is missing."""
+    fewer than one worker; MissingExtra if "ray" is named and the extra is missing."""
     if kind not in ("asyncio", "ray"):
         raise ValueError(f"backend: expected asyncio or ray, got {kind!r}")
     opts = ray or RayOptions()

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from overseer.errors import install_hint
+
 AUTH_HINT = (
     "if the cluster uses token auth (RAY_AUTH_MODE=token on its head), give this machine its "
     "token: RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token"
@@ -186,7 +188,7 @@ def _needs_client_extra(target: Target) -> None:
         import grpc  # noqa: F401  # the ray[client] extra
     except ImportError:
         raise RayConnectError(
-            f"Ray address {target.address}: ray:// needs Ray Client: pip install 'overseer[ray]' "
+            f"Ray address {target.address}: ray:// needs Ray Client: {install_hint('ray')} "
             "(it pins ray[client]), or use the head's HOST:6379 address"
         ) from None
 

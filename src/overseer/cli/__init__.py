@@ -1,5 +1,5 @@
 """The `overseer` command line. Exit codes: 0 done, 1 failed run or errored results, 2 bad
-input (one line on stderr), 130 interrupted.
+input or a missing extra (one line on stderr), 130 interrupted.
 
 Command modules import typer and the CLI's own helpers only; the packages that do the work
 (models, runtime, bench, scipy, openai) are imported when a command runs, so `--help` is fast.
@@ -28,8 +28,7 @@ from overseer.cli import (  # noqa: F401 (commands)
     _trace_list,
 )
 from overseer.cli._app import CommandFailed, InputError, Interrupted, app, err_console
-from overseer.cli._hints import fix_install_hints
-from overseer.errors import PathError
+from overseer.errors import MissingExtra, PathError
 
 __all__ = ["app", "main"]
 
@@ -66,7 +65,7 @@ _short_helps(app)
 
 
 def _bad_input_types() -> tuple[type[BaseException], ...]:
-    found: list[type[BaseException]] = [InputError, PathError]
+    found: list[type[BaseException]] = [InputError, PathError, MissingExtra]
     for module, name in _BAD_INPUT:
         mod = sys.modules.get(module)
         if mod is not None:
@@ -80,7 +79,7 @@ _BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 
 def _say(text: str) -> None:
     """One line on stderr, whatever the input it quotes holds."""
-    err_console().print(fix_install_hints(text.strip().translate(_BREAKS)))
+    err_console().print(text.strip().translate(_BREAKS))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 EXIT_CODES = (
     "Exit codes: 0 the command did what it was asked; 1 the run ended in error, no model call "
     "succeeded, its answer is empty, or results hold errors (see --allow-errors); 2 bad input "
-    "(one line on stderr); 130 interrupted (the line says what was kept)."
+    "or a missing extra (one line on stderr); 130 interrupted (the line says what was kept)."
 )
 
 app = typer.Typer(
@@ -63,7 +63,7 @@ def csv_list(text: str, what: str) -> list[str]:
 
 def out_console() -> Console:
     """Stdout console; wide when not a terminal so tables in logs and pipes are not cut. Markup
-    is off: printed text (model answers, install hints like '.[qwen05]') is data."""
+    is off: printed text (model answers, install hints like 'overseer-agents[qwen05]') is data."""
     from rich.console import Console
 
     return Console(width=None if sys.stdout.isatty() else 160, markup=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -40,6 +39,8 @@ class BenchJob:
 
 def _experiment(job: BenchJob, rs: Any) -> Any:
     """Run the experiment; Ctrl-C becomes Interrupted with this experiment's stored count."""
+    import asyncio  # here, not at the top: `overseer --help` does not need it
+
     from overseer.bench import run_experiment
 
     try:

