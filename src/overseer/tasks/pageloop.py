@@ -185,6 +185,9 @@ class PageTools:
 
     task: PageTask
     ran: Counter[str] = field(default_factory=Counter)
+    #: what cached_copy raises: a host may set its framework's tool-error type, so that its
+    #: agent reads the failure as a tool result and goes on
+    failure: type[Exception] = ToolFailure
 
     def fetch_page(self, url: str) -> str:
         """Open a web page and return its text.
@@ -220,7 +223,7 @@ class PageTools:
             url: the page address
         """
         self.ran["cached_copy"] += 1
-        raise ToolFailure(FAILURE)
+        raise self.failure(FAILURE)
 
     def functions(self) -> list[Callable[..., str]]:
         """The four tools as bound methods (name and docstring as each framework reads them)."""

@@ -1,0 +1,174 @@
+"""The plumbing of benchmarks/framework_tasks.py, on the scripted loopback server (no model):
+every framework and arm runs and is stored, the counts are the server's, a rerun skips what
+is stored, caps hold, the proxy arm goes through `overseer proxy`, and the page is written."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from overseer.tasks.pageloop import PageTask, make_tasks
+
+from .loopback import LoopbackServer, Reply, ToolCall
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bench() -> ModuleType:
+    """benchmarks/framework_tasks.py, loaded from its file (benchmarks is no package)."""
+    spec = importlib.util.spec_from_file_location(
+        "framework_tasks", ROOT / "benchmarks" / "framework_tasks.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+ft = _bench()
+TASK = make_tasks(1)[0]
+
+
+def trapped(task: PageTask) -> Any:
+    """A model walking into every trap: fetch the page, page on three times with the same
+    argument, try the failing tool, then answer the task's number (smolagents through its
+    final_answer tool, the others in text; as soon as overseer closes the tools, at once)."""
+    plan = [
+        ToolCall("fetch_page", {"url": task.url}),
+        *[ToolCall("next_page", {"n": 2})] * 3,
+        ToolCall("cached_copy", {"url": task.url}),
+    ]
+
+    def script(body: Mapping[str, Any], n: int) -> Reply:
+        offered = {t["function"]["name"] for t in body.get("tools") or []}
+        step = sum(m.get("role") == "assistant" for m in body.get("messages", []))
+        if step < len(plan) and plan[step].name in offered:
+            return Reply(calls=(plan[step],))
+        if "final_answer" in offered:
+            return Reply(calls=(ToolCall("final_answer", {"answer": f"It is {task.answer}."}),))
+        return Reply(text=f"The answer is {task.answer}.")
+
+    return script
+
+
+def test_every_framework_and_arm_is_run_stored_paired_and_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store, page = tmp_path / "runs.sqlite", tmp_path / "frameworks.md"
+    proxied = ("langgraph", "pydantic-ai")  # the proxy arm, a process each (smolagents: below)
+    with LoopbackServer(trapped(TASK)) as srv:
+        argv = ["--base-url", srv.base_url, "--model", "scripted", "--n", "1", "--max-calls", "6"]
+        argv += ["--store", str(store), "--page", str(page)]
+        assert ft.main([*argv, "--arms", "without,with,nomask"]) == 0
+        # a second invocation adds the proxy arm and skips every stored row
+        argv += ["--frameworks", ",".join(proxied)]
+        assert ft.main(argv) == 0
+        served = len(srv.requests)
+        rows = {(r.framework, r.arm): r for r in ft.Store(store).rows()}
+        arms = {(f, a) for f in ft.FRAMEWORKS for a in ("without", "with", "nomask")}
+        assert set(rows) == arms | {(f, "proxy") for f in proxied}
+        # the counts are the server's own: every reply's usage, summed
+        assert sum(r.calls for r in rows.values()) == served
+        assert sum(r.prompt_tokens for r in rows.values()) == srv.prompt_tokens
+        evaluated = srv.prompt_tokens - srv.cached_tokens
+        assert sum(r.evaluated_tokens for r in rows.values()) == evaluated
+        # a rerun finds every row it asks for stored: no request reaches the server
+        assert ft.main(argv) == 0
+        assert len(srv.requests) == served
+    for (fw, arm), r in rows.items():
+        assert r.right and r.error is None, (fw, arm, r.answer, r.error)
+        assert r.evaluated_from == "cached" and r.tools["fetch_page"] == 1
+        assert 0 < r.page_tokens <= r.prompt_tokens
+    for fw in ft.FRAMEWORKS:
+        plain, guarded = rows[fw, "without"], rows[fw, "with"]
+        assert not plain.acted and guarded.acted["purification"] == 1
+        assert guarded.acted["loop_breaker"] >= 1
+        assert guarded.page_tokens * 3 < plain.page_tokens
+        assert guarded.prompt_tokens * 3 < plain.prompt_tokens
+        assert "masking" not in rows[fw, "nomask"].acted
+    for fw in proxied:
+        r = rows[fw, "proxy"]
+        assert r.acted["purification"] == 1 and r.acted["loop_breaker"] >= 1
+        assert r.page_tokens * 5 < rows[fw, "without"].page_tokens
+    assert capsys.readouterr().out.count("paired on the same tasks") == 3 * len(ft.FRAMEWORKS)
+    title, *text = page.read_text(encoding="utf-8").splitlines()
+    assert title.startswith("# Real framework agents") and "x prompt tokens" in title
+    assert "right 4 vs 4 of 4 runs" in title
+    assert {f"**{fw}**" for fw in ft.FRAMEWORKS} <= set(text)
+    assert sum(line.startswith("| with vs without |") for line in text) == 4
+    assert sum(line.startswith("| nomask vs with |") for line in text) == 4
+    assert sum("(met)" in line for line in text) == 4
+
+
+def test_every_framework_stops_at_the_call_cap(tmp_path: Path) -> None:
+    """A model that pages forever: each framework's own cap ends the run at --max-calls."""
+
+    def stubborn(body: Mapping[str, Any], n: int) -> Reply:
+        return (
+            Reply(calls=(ToolCall("next_page", {"n": n}),))
+            if body.get("tools")
+            else Reply(text="?")
+        )
+
+    args = ft.options(["--model", "scripted", "--max-calls", "4"])
+    for fw in ft.FRAMEWORKS:
+        for arm in ("without", "with"):
+            with LoopbackServer(stubborn) as srv:
+                args.base_url = srv.base_url
+                row = ft.run_one(fw, arm, TASK, args)
+            assert row.calls == 4 and not row.right, (fw, arm, row)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the proxy judges role=tool messages only; smolagents sends each observation as a "
+    "user message 'Observation:\\n...' after an assistant 'Calling tools:' text (fix: the proxy)",
+)
+def test_the_proxy_purifies_what_smolagents_sends() -> None:
+    args = ft.options(["--model", "scripted", "--max-calls", "8"])
+    with LoopbackServer(trapped(TASK)) as srv:
+        args.base_url = srv.base_url
+        row = ft.run_one("smolagents", "proxy", TASK, args)
+    assert row.right and row.acted.get("purification") == 1
+
+
+def test_usage_is_read_from_timings_first_then_cached_tokens() -> None:
+    usage = {"prompt_tokens": 900, "completion_tokens": 7}
+    assert ft.read_usage({"usage": usage, "timings": {"prompt_n": 40}}) == (900, 7, 40, "timings")
+    details = usage | {"prompt_tokens_details": {"cached_tokens": 850}}
+    assert ft.read_usage({"usage": details}) == (900, 7, 50, "cached")
+    assert ft.read_usage({"usage": usage}) == (900, 7, 900, "none")
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--frameworks", "crewai"], "--frameworks: expected some of langgraph,"),
+        (["--arms", "with,maybe"], "--arms: expected some of without,with,nomask,proxy"),
+        (["--max-calls", "1"], "--max-calls: expected an integer >= 2, got 1"),
+    ],
+)
+def test_bad_options_fail_with_one_line(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        ft.options(argv)
+    assert info.value.code == 2 and said in capsys.readouterr().err
+
+
+def test_no_server_and_runs_left_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert ft.main(["--n", "1", "--store", str(tmp_path / "s.sqlite")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "framework_tasks: --base-url: expected a server for the runs left"
+    )
+    assert ft.main(["--n", "0", "--store", str(tmp_path / "s.sqlite")]) == 2
+    assert "expected n an integer in [1, 500], got 0" in capsys.readouterr().err
