@@ -234,7 +234,7 @@ def langgraph(j: Job) -> str | None:
     lc_tools = [tool(f) for f in j.tools.functions()]
     for t in lc_tools:
         t.handle_tool_error = True  # a ToolException becomes the tool's message
-    mw = [OverseerMiddleware(GuardSettings(rules=j.rules))] if j.rules else []
+    mw: list[Any] = [OverseerMiddleware(GuardSettings(rules=j.rules))] if j.rules else []
     j.attached.extend(mw)
     cap = ModelCallLimitMiddleware(run_limit=j.max_calls, exit_behavior="error")  # both arms
     agent = create_agent(chat, lc_tools, middleware=[*mw, cap])
