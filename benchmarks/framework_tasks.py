@@ -338,6 +338,18 @@ class Row:
     seconds: float = 0.0
 
 
+def erase_cache(base_url: str) -> bool:
+    """Empty llama.cpp's prompt cache (slot 0), so that a run's first request is evaluated in
+    full whatever ran before it; False where the server has no such endpoint."""
+    root = base_url.rstrip("/").removesuffix("/v1")
+    request = urllib.request.Request(f"{root}/slots/0?action=erase", b"", method="POST")
+    try:
+        urllib.request.urlopen(request, timeout=30).close()
+        return True
+    except OSError:
+        return False
+
+
 def run_one(framework: str, arm: str, task: PageTask, a: Any) -> Row:
     """Run `framework`'s agent on `task` in `arm` against `a.base_url`; the row it gives."""
     tools, row = PageTools(task), Row(a.model, framework, arm, task.seed, task.id)
@@ -527,7 +539,7 @@ def criteria(rows: Sequence[Row]) -> list[str]:
         right = [sum(r.right for r in side) for side in zip(*p.runs, strict=True)]
         acted = p.ratio(lambda r: r.prompt_tokens, lambda r: bool(r.acted))[0]
         quiet = p.ratio(lambda r: r.prompt_tokens, lambda r: not r.acted)[0]
-        marks = [right[1] >= right[0], acted <= 0.5, quiet != quiet or abs(quiet - 1) < 0.01]
+        marks = [right[1] >= right[0], not acted > 0.5, quiet != quiet or abs(quiet - 1) < 0.01]
         said = [f"right {right[1]} vs {right[0]}", f"{_x((acted,) * 3, False)} where acted",
                 f"{_x((quiet,) * 3, False)} where none acted"]  # fmt: skip
         out.append(
@@ -539,40 +551,64 @@ def criteria(rows: Sequence[Row]) -> list[str]:
     return out
 
 
+def masking(rows: Sequence[Row]) -> str:
+    """Issue 39 item 6: masking on (`with`) against off (`nomask`), pooled over frameworks."""
+    runs = [x for fw in FRAMEWORKS if (p := pair(rows, fw, "nomask", "with")) for x in p.runs]
+    on = [sum(r.prompt_tokens for r, _ in runs), sum(r.evaluated_tokens for r, _ in runs)]
+    off = [sum(r.prompt_tokens for _, r in runs), sum(r.evaluated_tokens for _, r in runs)]
+    if not runs or not all(off):
+        return "Masking on against off (issue 39 item 6): not run."
+    return (
+        f"Masking on against off (issue 39 item 6), {len(runs)} paired runs: prompt tokens "
+        f"{on[0]:,} on vs {off[0]:,} off ({on[0] / off[0]:.2f}x); prompt tokens llama.cpp "
+        f"evaluated {on[1]:,} on vs {off[1]:,} off ({on[1] / off[1]:.2f}x)."
+    )
+
+
+PAGE_HEAD = """# Real framework agents on generated page-and-loop tasks — with overseer {w} prompt \
+tokens (proxy {p}), right {right} vs {base} of {n} runs
+
+Issue 39 items 5-6 and issue 40 item 5: the four frameworks' own agents on tasks of
+`src/overseer/tasks/pageloop.py`, written by `benchmarks/framework_tasks.py` (its docstring says
+what the arms are and how tokens are counted). Commit {commit}, {date}, {minutes} minutes:
+
+    {server}
+    {command}
+
+Task seed {seeds} (29 is the development seed; the held-out seeds named in the module, and seeds
+nobody has seen, are the reviewers'), {tasks} tasks, {runs} runs. Evaluated tokens read from:
+{sources}; the server's prompt cache {cache}. `x base`: the arm's tokens over its base's on the
+same tasks (paired bootstrap 95% interval); `x where acted` / `x where none`: prompt tokens on
+the runs where a rule of the arm acted / did not; `page request`: mean prompt tokens of the first
+request after fetch_page ran; W/L: right where the base was wrong / the reverse (exact McNemar p).
+"""
+
+
 def write_page(path: Path, rows: Sequence[Row], store: Store) -> None:
     """The evidence page from the stored rows and the run's provenance."""
     w, p = pooled(rows, "with"), pooled(rows, "proxy")
-    note = {k: store.note(k) or "?" for k in ("command", "commit", "date", "minutes", "server")}
-    sources = sorted({s for r in rows for s in r.evaluated_from.split(",")})
-    acted = {arm: Counter[str]() for arm in ARMS[1:]}
+    keys = ("command", "commit", "date", "minutes", "server", "cache")
+    head = PAGE_HEAD.format(
+        w=_x((w[0],) * 3, False), p=_x((p[0],) * 3, False), right=w[1], base=w[2], n=w[3],
+        seeds=", ".join(str(s) for s in sorted({r.seed for r in rows})),
+        tasks=len({r.task for r in rows}), runs=len(rows),
+        sources=", ".join(sorted({s for r in rows for s in r.evaluated_from.split(",")})),
+        **{k: store.note(k) or "?" for k in keys},
+    )  # fmt: skip
+    acted = {arm: Counter[str]() for arm in ARMS[1:] if any(r.arm == arm for r in rows)}
     for r in rows:
         if r.arm in acted:
             acted[r.arm].update(r.acted)
     errors = Counter(r.error.split(":")[0] for r in rows if r.error)
     lines = [
-        f"# Real framework agents on generated page-and-loop tasks — with overseer {w[0]:.2f}x "
-        f"prompt tokens (proxy {p[0]:.2f}x), right {w[1]} vs {w[2]} of {w[3]} runs", "",
-        "Issue 39 items 5-6 and issue 40 item 5: the four frameworks' own agents on tasks of "
-        "`src/overseer/tasks/pageloop.py`, written by `benchmarks/framework_tasks.py` (its "
-        "docstring says what the arms are and how tokens are counted).", "",
-        f"Commit {note['commit']}, {note['date']}, {note['minutes']} minutes:", "",
-        f"    {note['server']}", f"    {note['command']}", "",
-        f"Task seed {', '.join(str(s) for s in sorted({r.seed for r in rows}))} (29 is the "
-        "development seed; the held-out seeds named in the module, and seeds nobody has seen, "
-        f"are the reviewers'), {len({r.task for r in rows})} tasks, {len(rows)} runs. Evaluated "
-        f"tokens read from: {', '.join(sources)}. `x base`: the arm's tokens over its base's on "
-        "the same tasks (paired bootstrap 95% interval); `x where acted` / `x where none`: "
-        "prompt tokens on the runs where a rule of the arm acted / did not; `page request`: "
-        "mean prompt tokens of the first request after fetch_page ran; W/L: right where the "
-        "base was wrong / the reverse (exact McNemar p).", "",
-        *markdown(rows), "What acted (summed over the arm's runs):", "",
+        head, *markdown(rows), "What acted (summed over the arm's runs):", "",
         *(f"- `{arm}`: " + (", ".join(f"{k} {v}" for k, v in sorted(c.items())) or "nothing")
           for arm, c in acted.items()), "",
         "Runs ended by an error or a framework cap (no answer): "
         + (", ".join(f"{k} {v}" for k, v in errors.most_common()) or "none") + ".", "",
         "Issue 39 item 5, per framework (`with` vs `without`): answers right with >= without; "
         "prompt tokens <= 0.5x where a rule acted; equal where none did:", "",
-        *criteria(rows), "",
+        *criteria(rows), "", masking(rows), "",
     ]  # fmt: skip
     path.write_text("\n".join(lines), encoding="utf-8")
 
@@ -626,6 +662,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     started = time.perf_counter()
     for i, (fw, arm, task) in enumerate(todo, 1):
+        erased = erase_cache(a.base_url)
+        store.note("cache", "emptied before each run" if erased else "not emptied (no endpoint)")
         row = run_one(fw, arm, task, a)
         store.put(row)
         print(f"[{i}/{len(todo)}] {fw} {arm} {task.id}: {row.calls} calls, {row.prompt_tokens:,} "
