@@ -77,6 +77,24 @@ def test_run_experiment_stamps_every_record(tmp_path: Path) -> None:
     assert recs[0].provenance["model_file"] == UNKNOWN  # a scripted model has no file
 
 
+def test_the_commit_is_the_one_read_when_the_run_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout that moves on while a long run writes results does not rename their code:
+    the stamp's commit is read when the run starts, not when a result is written."""
+    from overseer.bench import _runner
+
+    heads = iter(["aaa111", "bbb222", "ccc333"])
+    monkeypatch.setattr(_runner, "code_commit", lambda: next(heads))
+    model = ScriptedModel(lambda msgs: "4")
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        asyncio.run(run_experiment(configs=[doubling_config()], tasks=numeric_tasks(3),
+                                   seeds=[0], model_name="scripted", load_model=lambda: model,
+                                   store=store, progress=False))  # fmt: skip
+        commits = {r.provenance["commit"] for r in store.records()}
+    assert commits == {"aaa111"}
+
+
 V1_DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE results (config TEXT NOT NULL, model TEXT NOT NULL, suite TEXT NOT NULL,

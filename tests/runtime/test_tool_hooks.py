@@ -154,3 +154,26 @@ def test_rule_event_is_typed() -> None:
     assert validate_event(ok).event == "rule"  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="rule"):
         validate_event({**ok, "extra_field": 1})
+
+
+async def test_the_agent_closes_its_tools_by_the_hosts_refusal_count() -> None:
+    """One refusal counter: the agent keeps none of its own; it reads the count its host (the
+    bus) keeps, so refusals the host counted close the tools at the turn's first step."""
+    from overseer.runtime._agent import Agent, AgentContext
+    from overseer.runtime._bus import Outcome
+    from overseer.runtime.verdicts import Approve
+
+    async def judge(i: Interaction) -> Outcome:
+        return Outcome(i.observation, Approve(by="test"))
+
+    ctx = AgentContext(global_task="q", round=0, spatial_inputs=[], temporal_inputs=[])
+    spec = TEAM.agents[0]
+    for counted, closed in (({"a": 2}, True), ({"a": 1}, False), ({"b": 5}, False), (None, False)):
+        model = ScriptedModel([ANSWER])
+        agent = Agent(spec, model, [Echo()])
+        assert await agent.run(ctx, judge, refused=counted) == "42"
+        schema = model.calls[0]["schema"]
+        assert ("anyOf" not in schema) is closed, counted  # closed: an answer is all it may write
+        assert schema.get("properties", {}).get("action", {"const": "answer"}) == {
+            "const": "answer"
+        }

@@ -61,16 +61,21 @@ def model_file(model_name: str, model: object | None = None) -> str:
 
 
 def stamp(
-    model_name: str, model: object | None = None, *, root: Path | None = None
+    model_name: str,
+    model: object | None = None,
+    *,
+    root: Path | None = None,
+    commit: str | None = None,
 ) -> dict[str, str]:
     """The provenance of results made now with this model (threads and cache flag read from
-    the loaded model where it has them, else "unknown")."""
+    the loaded model where it has them, else "unknown"). `commit`: the code's commit as read
+    when the run loaded it (a checkout may move on while a long run writes results)."""
     threads = getattr(model, "n_threads", None)
     cache = getattr(model, "prompt_cache", None)
     if model_name.startswith("openai:"):
         threads, cache = "server's", "server's"
     return {
-        "commit": code_commit(root),
+        "commit": commit or code_commit(root),
         "overseer": _version("overseer-agents"),  # the distribution's name
         "xllamacpp": _version("xllamacpp"),
         "model_file": model_file(model_name, model),

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from overseer.bench._claims import Claims, run_claimed
-from overseer.bench._provenance import stamp
+from overseer.bench._provenance import code_commit, stamp
 from overseer.bench._solvers import Solver, SolverConfig, SolverOutput
 from overseer.bench._store import ResultKey, ResultRecord, ResultStore
 from overseer.models import Model
@@ -191,6 +191,9 @@ class _Stamper:
         self.model_name, self._load = model_name, load_model
         self.loaded: list[Model] = []
         self._stamps: dict[int, dict[str, str]] = {}
+        #: read now, when this process's code is loaded: commits made while a long run goes
+        #: on are not the code its results came from
+        self.commit = code_commit()
 
     def load(self) -> Model:
         self.loaded.append(self._load())
@@ -200,7 +203,8 @@ class _Stamper:
         if rec.provenance:
             return rec
         model = self.loaded[0] if self.loaded else None
-        prov = self._stamps.setdefault(id(model), stamp(self.model_name, model))
+        prov = self._stamps.get(id(model)) or stamp(self.model_name, model, commit=self.commit)
+        self._stamps[id(model)] = prov
         return dataclasses.replace(rec, provenance=prov)
 
 

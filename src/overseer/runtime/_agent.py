@@ -320,12 +320,15 @@ class Agent:
         *,
         before: Before | None = None,
         view: View | None = None,
+        refused: Mapping[str, int] | None = None,
     ) -> str | None:
         """Steps until an answer; every tool call and the answer pass `judge` (the bus). None:
         a verdict ended the turn (a rollback, a replaced agent), so there is no message.
 
         `before` may refuse a tool call before it runs; `view` gives the texts shown for the
-        turn's earlier tool observations (e.g. stubs for old ones), rebuilt at each step.
+        turn's earlier tool observations (e.g. stubs for old ones), rebuilt at each step;
+        `refused` is the refusing host's count of each agent's refused calls in a row (the
+        bus's, `Bus.refused`): at `answer_after_refusals` of them the tools close.
         """
         base = build_messages(self.spec, ctx, self._tool_list)
         question = ctx.local_task or ctx.global_task
@@ -334,7 +337,7 @@ class Agent:
             # the last step of a turn that used tools may only answer (as smolagents does at
             # its step limit): otherwise every step's findings are lost with the turn
             last = 0 < step == self.max_steps - 1 and bool(done)
-            open_ = not self._stuck(done) and not last
+            open_ = not self._stuck(refused) and not last
             note = LAST_NOTE if last else CLOSED_NOTE
             messages = self._messages(base, done, view, open_, note, question)
             data, c = await self._decide(messages, open_)
@@ -428,10 +431,11 @@ class Agent:
         note = f"\nError: {result.error}" if result.error else ""
         return _Done(raw, ToolRecord(call.tool, call.input, out.observation), note)
 
-    def _stuck(self, done: Sequence[_Done]) -> bool:
-        """Whether the last `answer_after_refusals` tool calls were all refused."""
+    def _stuck(self, refused: Mapping[str, int] | None) -> bool:
+        """Whether this agent's last `answer_after_refusals` tool calls were all refused, as
+        the host that refuses them counts (one counter for every host: the bus's)."""
         n = self.answer_after_refusals
-        return n > 0 and len(done) >= n and all(d.refused for d in done[-n:])
+        return n > 0 and refused is not None and refused.get(self.spec.name, 0) >= n
 
     def _messages(
         self,

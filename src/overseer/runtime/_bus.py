@@ -232,7 +232,8 @@ class Bus:
         self.verification = Verification(verifier, verify_tokens, seed)
         #: one record per rollback applied: round, agent, by, reason, messages removed
         self.rolled_back: list[dict[str, Any]] = []
-        #: agent -> its tool calls refused in a row (`before_tool`); a call that runs resets it
+        #: agent -> its tool calls refused in a row (`before_tool`); a call that runs or an
+        #: answer resets it. The one refusal counter: every host closes tools by it
         self.refused: Counter[str] = Counter()
 
     @property
@@ -245,8 +246,7 @@ class Bus:
         run = self.run
         run.interactions.append(i)
         run.trace.record("interaction", interaction_fields(i))
-        if i.kind != "message":
-            self.refused[i.agent] = 0
+        self.refused[i.agent] = 0
         if ask:  # the chain's `judge`, without a coroutine of its own
             for s in self.chain.asks:
                 if i.kind in s.kinds:

@@ -167,7 +167,7 @@ class Executor:
             )
             try:
                 text = await host.agent(name).run(
-                    ctx, bus.judge, before=bus.before_tool, view=bus.view
+                    ctx, bus.judge, before=bus.before_tool, view=bus.view, refused=bus.refused
                 )
             except AgentStepError as exc:
                 if isinstance(exc.__cause__, ContextWindowError):  # would fail for every agent
