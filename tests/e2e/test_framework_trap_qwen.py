@@ -8,7 +8,7 @@ always answers "Not here. Call next_page with n+1." (the paging trap). With over
 the tools really run, the trap is cut short (a progress-free loop: same output, changing
 arguments), and the request that produces the answer still holds the answer sentence.
 
-Needs qwen2.5-coder-0.5b (`pip install 'overseer[qwen05]'`): SmolLM2-135M writes no tool call
+Needs qwen2.5-coder-0.5b (`pip install 'overseer-agents[qwen05]'`): SmolLM2-135M writes no tool call
 unless forced, so it cannot walk into the trap. Without qwen these tests fail, naming it.
 """
 

@@ -74,3 +74,37 @@ def test_thirty_noisy_pages_in_a_row_which_rule_decides(loop_breaker: bool) -> N
         assert fired == {"purification": 2, "loop_breaker": 2} and sup.stats["escalations"] == 1
     else:
         assert fired == {"purification": 30}
+
+
+def test_unparsable_repeats_are_refusals_on_the_bus(tmp_path: Path) -> None:
+    """One refusal counter: a reply smolagents cannot run, written again, is refused by the
+    bus (its interaction and verdict in the trace), counted by `Bus.refused` like a refused
+    tool call, and two of them in a row send the agent to its final answer."""
+    sup = OverseerSupervisor(mode="rules", trace_dir=tmp_path)
+    text = 'I will call fetch with {"url": "https://x/a"} now.'
+    agent = sup.attach(tool_agent([text] * 8 + [("final_answer", {"answer": "7"})], 8))
+    agent.run("How tall is the tower?")
+    assert sup.escalations == 1
+    events = list(read_trace(next(tmp_path.glob("*.jsonl")), validate=True))
+    said = [str(e.get("observation", "")) for e in events if e["event"] == "interaction"]
+    refusals = [o for o in said if o.startswith("[overseer] Not run again")]
+    verdicts = [e for e in events if e["event"] == "verdict"]
+    assert len(refusals) == len(verdicts) == 2  # the repeats, written by the bus
+    assert events[-1]["event"] == "run_end"
+
+
+def test_a_final_answer_copying_a_note_is_asked_again_once(tmp_path: Path) -> None:
+    """Issue 39: a final answer that only repeats overseer's refusal is no answer; the agent
+    reads why (an error step restating the question) and answers again."""
+    sup = OverseerSupervisor(mode="rules", rules=RuleSettings(loop_limit=2), trace_dir=tmp_path)
+    copy = "[overseer] Not run again: fetch ran twice in this task with these arguments."
+    replies: list[Any] = [("fetch", {"url": "https://x/a"})] * 3
+    replies += [("final_answer", {"answer": copy}), ("final_answer", {"answer": copy})]
+    agent = sup.attach(tool_agent(replies, 8))
+    assert agent.run("How tall is the tower?") == copy  # asked again once, not twice
+    errors = [str(s.error) for s in agent.memory.steps if getattr(s, "error", None)]
+    assert len(errors) == 1 and "How tall is the tower?" in errors[0]
+    assert sup.stats["reasked"] == 1
+
+    agent = sup.attach(tool_agent([*replies[:4], ("final_answer", {"answer": "312"})], 8))
+    assert agent.run("How tall is the tower?") == "312"

@@ -4,6 +4,7 @@ was sent: the proxy's tests and benchmarks/proxy_overhead.py relay to it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -42,9 +43,12 @@ def chunks(text: str = "ok", model: str = "mock") -> list[bytes]:
 class MockUpstream:
     """`base_url` ends in /v1; `requests` holds (headers, body) of each chat request."""
 
-    def __init__(self, *, record: bool = True) -> None:
+    def __init__(
+        self, *, record: bool = True, reply: Callable[[dict[str, Any]], str] | None = None
+    ) -> None:
         self.requests: list[tuple[dict[str, str], dict[str, Any]]] = []
         self.record = record
+        self.reply = reply  # the reply's text from the request body (else "ok")
         app = Starlette(
             routes=[
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
@@ -75,4 +79,4 @@ class MockUpstream:
                     yield p
 
             return StreamingResponse(gen(), media_type="text/event-stream")
-        return JSONResponse(completion())
+        return JSONResponse(completion(self.reply(body) if self.reply else "ok"))

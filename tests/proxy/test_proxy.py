@@ -203,3 +203,33 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def test_an_answer_copying_the_refusal_is_asked_again_once(tmp_path: Path) -> None:
+    """Issue 39: a reply that only repeats overseer's refusal is no answer; the proxy asks the
+    upstream once more (the copy, then a user turn restating the question, no tool call) and
+    returns that reply; a second copy stands (asked once per run and agent)."""
+    from overseer.runtime.steps import COPIED_NOTE
+
+    def copier(body: dict[str, Any]) -> str:
+        last = body["messages"][-1]
+        if last["role"] == "user" and last["content"].startswith(COPIED_NOTE):
+            return "X is 312."
+        return next(m["content"] for m in reversed(body["messages"]) if m["role"] == "tool")
+
+    up = MockUpstream(reply=copier)
+    proxy = _proxy(up, tmp_path)
+    try:
+        client = _client(proxy, **{"X-Overseer-Run": "copy"})
+        for n in (1, 2):
+            got = client.chat.completions.create(model="mock", messages=_looping(n))
+            assert got.choices[0].message.content == "Not here."  # a tool's words: kept
+        got = client.chat.completions.create(model="mock", messages=_looping(3))
+    finally:
+        proxy.close()
+        up.close()
+    assert got.choices[0].message.content == "X is 312."
+    again = up.requests[-1][1]["messages"]
+    assert again[-2]["role"] == "assistant" and again[-2]["content"].startswith("[overseer]")
+    assert again[-1]["role"] == "user" and again[-1]["content"].endswith("Find X.")
+    assert len(up.requests) == 4  # three requests, one asked again

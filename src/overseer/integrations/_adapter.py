@@ -57,7 +57,7 @@ class GuardOptions(TypedDict, total=False):
 def missing_extra(module: str, what: str, extra: str) -> ImportError:
     """The error an adapter raises when its framework is not installed."""
     return ImportError(
-        f"overseer.integrations.{module} needs {what}: pip install 'overseer[{extra}]'"
+        f"overseer.integrations.{module} needs {what}: pip install 'overseer-agents[{extra}]'"
     )
 
 

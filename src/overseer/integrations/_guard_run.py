@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from overseer.integrations._parts import (
     NO_MODEL,
@@ -29,6 +29,7 @@ from overseer.models import Completion, Usage
 from overseer.runtime import Budget, Interaction, TeamSpec
 from overseer.runtime.books import BudgetExceeded, open_run
 from overseer.runtime.bus import Bus, UnsupportedVerdictError
+from overseer.runtime.steps import CLOSED_NOTE, COPIED_NOTE, LAST_NOTE, closing_turn, copies_note
 from overseer.runtime.verdicts import ReplaceAgent, ReplaceTeam, Rollback
 from overseer.supervise import SupervisorCore
 from overseer.supervise.filters import Step, normalize_action
@@ -96,6 +97,8 @@ class GuardRun:
         self._lock = threading.RLock()
         self._steps = StepBook()
         self._reply: dict[str, set[str]] = {}  # agent -> actions called since its last reply
+        self._notes: dict[str, list[str]] = {}  # agent -> the refusals it was given to read
+        self._reasked: set[str] = set()  # agents asked again after copying a note
         agents = [{"name": guard.run_name}] if guard.run_name else []
         self.bus.start({"agents": agents}, model=model_label(model))
 
@@ -148,20 +151,23 @@ class GuardRun:
         )
 
     # -- tools ---------------------------------------------------------------------------
-    def before_tool(self, agent: str, tool: str, args: Args) -> str | None:
+    def before_tool(self, agent: str, tool: str | None, args: Args) -> str | None:
         """None: let the tool run; a text: return it to the model INSTEAD of running the tool
-        (the loop breaker, a spent step budget, or a call repeated within one reply)."""
+        (the loop breaker, a spent step budget, or a call repeated within one reply). `tool`
+        None: a reply no tool call could be read from (`args` its text), counted the same."""
+        kind: Literal["tool", "message"] = "tool" if tool is not None else "message"
         with self._lock:
             text = args_text(args)
-            action = normalize_action(Step(agent, self.task, "tool", tool=tool, args=text))
+            action = normalize_action(Step(agent, self.task, kind, tool=tool, args=text))
             seen = self._reply.setdefault(agent, set())
             if action in seen:
                 self.counts["same_reply"] += 1
+                self._notes.setdefault(agent, []).append(SAME_REPLY_NOTE)
                 return SAME_REPLY_NOTE
             seen.add(action)
             self.counts["actions"] += 1
             i = Interaction(  # the call before it runs: its step and usage come with its output
-                kind="tool",
+                kind=kind,
                 agent=agent,
                 global_task=self.task,
                 local_task=self.task,
@@ -176,7 +182,20 @@ class GuardRun:
                 return None
             self._steps.next(agent)
             self.counts["blocked"] += 1
+            self._notes.setdefault(agent, []).append(note)
             return note
+
+    def reask(self, agent: str, answer: str) -> str | None:
+        """The user turn asking `agent` once more when its answer only repeats overseer's
+        words (a refusal it read, the closing turn): such a reply is no answer (issue 39).
+        None: keep the answer (it is not a copy, or this run asked again already)."""
+        with self._lock:
+            notes = [*self._notes.get(agent, []), CLOSED_NOTE, LAST_NOTE, COPIED_NOTE]
+            if agent in self._reasked or not copies_note(answer, notes):
+                return None
+            self._reasked.add(agent)
+            self.counts["reasked"] += 1
+            return closing_turn(COPIED_NOTE, self.task)
 
     def new_reply(self, agent: str) -> None:
         """`agent`'s next tool calls belong to a new model reply (a host that books no model
@@ -317,6 +336,7 @@ class GuardRun:
                 "actions": self.counts["actions"],
                 "blocked": self.counts["blocked"],
                 "same_reply": self.counts["same_reply"],
+                "reasked": self.counts["reasked"],
                 "unreported_usage": self.counts["unreported_usage"],
                 "tokens": tokens,
                 "calls": self.ledger.calls_by_actor(),

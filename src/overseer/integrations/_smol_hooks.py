@@ -14,6 +14,7 @@ from collections.abc import Callable, Generator, Iterator
 from typing import Any, Protocol
 
 from smolagents.local_python_executor import CodeOutput
+from smolagents.utils import AgentToolExecutionError
 
 from overseer.integrations._guard import args_text
 from overseer.integrations._smol_steps import CODE_TOOL
@@ -23,6 +24,8 @@ class Gate(Protocol):
     """What the hooks ask the supervisor: may this call run (None) or what to read instead."""
 
     def gate(self, agent: Any, tool: str, args: str, code: str) -> str | None: ...
+
+    def reask(self, agent: Any, answer: str) -> str | None: ...
 
     def run_started(self, agent: Any, max_steps: int | None, task: str = "") -> None: ...
 
@@ -60,6 +63,11 @@ def _wrap_tool_calls(agent: Any, gate: Gate) -> None:
             note = gate.gate(agent, tool_name, args_text(arguments), "")
             if note is not None:
                 return note
+        else:  # an answer that only repeats overseer's words is asked again, once
+            said = arguments.get("answer", "") if isinstance(arguments, dict) else arguments
+            turn = gate.reask(agent, str(said))
+            if turn is not None:  # an error step: smolagents shows it and asks again
+                raise AgentToolExecutionError(turn, agent.logger)
         return original(tool_name, arguments)
 
     agent.execute_tool_call = execute_tool_call

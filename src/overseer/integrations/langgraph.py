@@ -288,6 +288,12 @@ class OverseerMiddleware(AgentMiddleware):
         started = time.monotonic()
         response = handler(request)
         self._after_model(request, response, started)
+        again = self._reask(request, response)
+        if again is None:
+            return response
+        started = time.monotonic()
+        response = handler(again)
+        self._after_model(again, response, started)
         return response
 
     async def awrap_model_call(
@@ -299,7 +305,25 @@ class OverseerMiddleware(AgentMiddleware):
         started = time.monotonic()
         response = await handler(request)
         self._after_model(request, response, started)
+        again = self._reask(request, response)
+        if again is None:
+            return response
+        started = time.monotonic()
+        response = await handler(again)
+        self._after_model(again, response, started)
         return response
+
+    def _reask(self, request: ModelRequest, response: ModelResponse) -> ModelRequest | None:
+        """The request asking once more, tools closed, when the reply is an answer that only
+        repeats overseer's words (issue 39); None: the reply stands."""
+        ai = next((m for m in response.result if isinstance(m, AIMessage)), None)
+        if ai is None or ai.tool_calls:
+            return None
+        turn = self._run(request.state).reask(self._who(request.messages), _text(ai.content))
+        if turn is None:
+            return None
+        messages = [*request.messages, ai, HumanMessage(content=turn)]
+        return request.override(messages=messages, tools=[], tool_choice=None)
 
     # -- tool calls ----------------------------------------------------------------------
     def _call(self, request: ToolCallRequest) -> tuple[str, str, Mapping[str, Any], str]:

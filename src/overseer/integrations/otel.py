@@ -12,7 +12,7 @@ global one is set); leaving the block flushes and shuts it down, so nothing is l
         result = asyncio.run(Executor(model).run(make_team("chain", 2), "2+2?"))
     print(spans.status)  # spans exported, spans lost and why
 
-Needs the `otel` extra: pip install 'overseer[otel]'.
+Needs the `otel` extra: pip install 'overseer-agents[otel]'.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ try:
     )
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "overseer.integrations.otel needs OpenTelemetry: pip install 'overseer[otel]'"
+        "overseer.integrations.otel needs OpenTelemetry: pip install 'overseer-agents[otel]'"
     ) from exc
 
 __all__ = ["ExportStatus", "TraceSpans", "otlp_endpoint", "otlp_spans"]

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,7 +41,8 @@ try:
     from smolagents.utils import AgentMaxStepsError
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "overseer.integrations.smolagents needs smolagents: pip install 'overseer[smolagents]'"
+        "overseer.integrations.smolagents needs smolagents: "
+        "pip install 'overseer-agents[smolagents]'"
     ) from exc
 
 from overseer.integrations._adapter import stop_reason_of
@@ -181,7 +181,6 @@ class OverseerSupervisor:
             self._blocked: set[tuple[int, int]] = set()  # (agent id, step) with a refused call
             self._originals: dict[int, Any] = {}  # step id -> its unmasked record
             self._logged = 0  # rule firings already in `log`
-            self._refused: Counter[int] = Counter()  # agent id -> refused steps in a row
             self._max_steps: dict[int, int] = {}  # agent id -> its run's step limit
             self._steps_seen: dict[int, int] = {}  # agent id -> step number of its last call
             self.escalations = 0  # refusals in a row acted on (answer or stop)
@@ -285,6 +284,14 @@ class OverseerSupervisor:
             self._blocked.add((id(agent), number))
             return note
 
+    def reask(self, agent: Any, answer: str) -> str | None:
+        """The turn asking the agent again when its final answer only repeats overseer's
+        words (once per run and agent); None: the answer stands."""
+        if self.settings.rules is None:
+            return None
+        with self._lock:
+            return self.run.reask(self._where(agent)[0], answer)
+
     # -- after a step --------------------------------------------------------------------
     def __call__(self, memory_step: ActionStep, agent: Any = None) -> None:
         """The callback smolagents calls after each step (other memory steps are ignored).
@@ -310,9 +317,9 @@ class OverseerSupervisor:
         step = step_from_smolagents(memory_step, name, local)
         self._charge(memory_step, name)
         refused = (id(agent), n) in self._blocked
-        if not refused:
-            if unexecuted(memory_step):
-                refused = self._count_unexecuted(memory_step, step)
+        if not refused and unexecuted(memory_step):
+            refused = self._count_unexecuted(memory_step, step)
+        if not refused:  # a refused step is on the bus already (its refusal)
             self._judge(memory_step, step, name, agent)
         rules = self.run.rules
         if rules is not None and agent is not None:
@@ -359,19 +366,18 @@ class OverseerSupervisor:
         """Count the agent's refused steps in a row; at `answer_after_refusals` of them, end
         its tool use: its step limit is reached now (smolagents then asks the model for the
         final answer, without tools), or the run is interrupted (`on_refusals="stop"`)."""
-        key = id(agent)
-        self._refused[key] = self._refused[key] + 1 if refused else 0
+        in_a_row = self.run.bus.refused[name]  # the one refusal counter: the bus's
         n = self.answer_after_refusals
-        if n == 0 or self._refused[key] < n:
+        if not refused or n == 0 or in_a_row < n:
             return
         self.escalations += 1
-        why = f"{self._refused[key]} refused steps in a row: {self.on_refusals}"
+        why = f"{in_a_row} refused steps in a row: {self.on_refusals}"
         self.log.append(SmolagentsSupervisionLog(name, number, "rule", why, "refusals"))
         log.info("overseer %s (%s)", why, name)
         if self.on_refusals == "stop":
             agent.interrupt()
         else:
-            limit = self._max_steps.get(key) or int(getattr(agent, "max_steps", 0) or 0)
+            limit = self._max_steps.get(id(agent)) or int(getattr(agent, "max_steps", 0) or 0)
             agent.step_number = max(agent.step_number, limit)
 
     def _charge(self, memory_step: ActionStep, name: str) -> None:
@@ -396,11 +402,11 @@ class OverseerSupervisor:
         """A reply smolagents could not parse never reached a tool: the loop breaker counts it
         here, and at the repeat it refuses it tells the agent to write something else (True:
         refused)."""
-        rules = self.run.rules
-        if rules is None:
+        if self.run.rules is None:
             return False
-        blocked = rules.before_action(replace(step, observation=""))
-        if blocked is not None:
+        self.run.new_reply(step.agent)  # one step, one model reply
+        blocked = self.run.before_tool(step.agent, None, step.code or step.args or "")
+        if blocked is not None:  # refused and counted on the bus; this note says why here
             note = (
                 "[overseer] Your last replies were the same and could not be run as a tool "
                 "call. Write a different reply: one valid tool call."
@@ -429,4 +435,5 @@ class OverseerSupervisor:
         out["mode"] = self.mode
         out["escalations"] = self.escalations
         out["run"] = self.run.id
+        out["reasked"] = self.run.counts["reasked"]  # answers copying a note, asked again
         return out

@@ -47,6 +47,7 @@ from overseer.proxy._runs import (
     text_of,
     usage_of,
 )
+from overseer.runtime.steps import CLOSED_NOTE, closing_turn
 
 _PASS = ("authorization", "content-type", "accept", "openai-organization", "openai-project")
 _CHAT = ("/v1/chat/completions", "/chat/completions")
@@ -162,7 +163,8 @@ class ProxyApp:
             shown, answer = await run.apply(who.agent, messages)
             body = dict(body, messages=shown)
             if answer and body.get("tools"):  # its calls keep being refused: answer now
-                body["tool_choice"] = "none"
+                closing = {"role": "user", "content": closing_turn(CLOSED_NOTE, run.run.task)}
+                body.update(messages=[*shown, closing], tool_choice="none")
         headers = {h: v for h in _PASS if (v := request.headers.get(h))}
         sent = self._client.build_request(
             "POST", self._url(request.url.path), json=body, headers=headers
@@ -178,9 +180,29 @@ class ProxyApp:
             return StreamingResponse(relay, resp.status_code, media_type=kind, headers=out_headers)
         data = await resp.aread()
         await resp.aclose()
+        status = resp.status_code
+        if status == 200:
+            text = await _book_reply(data, run, who.agent, model, body["messages"], t1)
+            turn = None if text is None else await run.reask(who.agent, text)
+            if turn is not None:  # the answer only repeated overseer's words: ask once more
+                again = _asked_again(body, text or "", turn)
+                data, status = await self._again(request.url.path, again, headers, run, who)
+        return Response(data, status, media_type=kind, headers=out_headers)
+
+    async def _again(
+        self, path: str, body: dict[str, Any], headers: dict[str, str], run: ProxyRun, who: Who
+    ) -> tuple[bytes, int]:
+        """One more upstream call (the re-ask of a copied note), booked like the first."""
+        assert self._client is not None
+        t1 = time.perf_counter()
+        sent = self._client.build_request("POST", self._url(path), json=body, headers=headers)
+        resp = await front.send_upstream(self._client, sent, f"upstream {self.upstream}")
+        data = await resp.aread()
+        await resp.aclose()
         if resp.status_code == 200:
+            model = str(body.get("model") or "")
             await _book_reply(data, run, who.agent, model, body["messages"], t1)
-        return Response(data, resp.status_code, media_type=kind, headers=out_headers)
+        return data, resp.status_code
 
     async def _relay(
         self, resp: httpx.Response, run: ProxyRun, agent: str, model: str, messages: Any, t1: float
@@ -311,10 +333,21 @@ def _spans(endpoint: str | None) -> Any:
     return otlp_spans(endpoint)
 
 
+def _asked_again(body: dict[str, Any], answer: str, turn: str) -> dict[str, Any]:
+    """The request once more: the reply that copied overseer's words, then the user turn
+    saying so and restating the question; no tool may be called."""
+    said = {"role": "assistant", "content": answer}
+    again = dict(body, messages=[*body["messages"], said, {"role": "user", "content": turn}])
+    if again.get("tools"):
+        again["tool_choice"] = "none"
+    return again
+
+
 async def _book_reply(
     data: bytes, run: ProxyRun, agent: str, model: str, messages: Any, t1: float
-) -> None:
-    """Book a relayed reply with the usage it reports (an estimate flag when none)."""
+) -> str | None:
+    """Book a relayed reply with the usage it reports (an estimate flag when none); its
+    answer text, or None when it called tools (no answer to check)."""
     try:
         reply = json.loads(data)
     except ValueError:
@@ -326,6 +359,7 @@ async def _book_reply(
     text = text_of((choice.get("message") or {}).get("content"))
     latency = time.perf_counter() - t1
     await run.book(agent, str(reply.get("model") or model), usage, latency, messages, text)
+    return None if (choice.get("message") or {}).get("tool_calls") else text
 
 
 def _who(who: Who, run: ProxyRun) -> dict[str, str]:

@@ -215,6 +215,8 @@ class ProxyRun:
             return note
         if kind == "view":
             return self.run.model_input(agent, [ToolRecord(*r) for r in op["records"]])
+        if kind == "reask":
+            return self.run.reask(agent, op["answer"])
         if kind == "book":
             with contextlib.suppress(BudgetExceeded):  # booked; the next call is refused
                 self.run.book(agent, **op["call"])
@@ -261,6 +263,15 @@ class ProxyRun:
             if text != text_of(messages[i].get("content")):
                 out[i] = dict(messages[i], content=text)
         return out, answer
+
+    async def reask(self, agent: str, answer: str) -> str | None:
+        """The user turn asking `agent` again when `answer` only repeats overseer's words
+        (once per run and agent, for every worker); None: the answer stands."""
+        op = {"op": "reask", "agent": agent, "answer": answer}
+        async with self._turn() as log:
+            turn = await self._do(op)
+            log.append(op)
+        return turn if isinstance(turn, str) else None
 
     async def book(
         self, agent: str, model: str, usage: Usage, latency_s: float, messages: Any, output: str

@@ -5,6 +5,7 @@ observers (live progress), the bus's verifier type and the default answer extrac
 from overseer.runtime._agent import (
     CLOSED_NOTE,
     COPIED_NOTE,
+    LAST_NOTE,
     Agent,
     AgentContext,
     AgentStepError,
@@ -20,6 +21,7 @@ __all__ = [
     "ALL_KINDS",
     "CLOSED_NOTE",
     "COPIED_NOTE",
+    "LAST_NOTE",
     "Agent",
     "AgentContext",
     "AgentStepError",

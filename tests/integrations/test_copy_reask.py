@@ -1,0 +1,72 @@
+"""Issue 39: an answer that only repeats overseer's words is no answer. A framework run whose
+model, once its tools are closed, answers with the closing note's own first sentence is
+asked once more (tools still closed, the question restated); a real answer is kept as is."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from overseer.integrations._guard import GuardSettings
+from overseer.runtime.steps import COPIED_NOTE
+from overseer.supervise.rules import RuleSettings
+
+from .frameworks import run_agent
+from .loopback import LoopbackServer, Reply, Script, ToolCall, messages_text
+
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("loopback_only")]
+
+COPY = "Your tool calls were refused, so the tools are closed now."
+
+
+def _copier(first: str) -> Script:
+    """Calls job_status while tools are offered; without tools answers `first`, and after
+    overseer's re-ask the real answer."""
+
+    def script(body: Mapping[str, Any], n: int) -> Reply:
+        if body.get("tools"):
+            return Reply(calls=(ToolCall("job_status", {"job": "42"}),))
+        asked_again = messages_text(body, "user")[-1].startswith(COPIED_NOTE)
+        return Reply(text="job 42: still pending" if asked_again else first)
+
+    return script
+
+
+def _status(job: str) -> str:
+    """Check whether a job has finished."""
+    return f"job {job} is still pending"
+
+
+def _run(start: Callable[[Script], LoopbackServer], first: str, tmp_path: Path) -> Any:
+    srv = start(_copier(first))
+    settings = GuardSettings(rules=RuleSettings(loop_limit=2))
+    out = run_agent("langgraph", srv.base_url, [_status], "Is job 42 done?", settings,
+                    trace_dir=tmp_path)  # fmt: skip
+    return srv, out
+
+
+def test_a_copied_note_is_asked_again_once(
+    loopback: Callable[[Script], LoopbackServer], tmp_path: Path
+) -> None:
+    srv, out = _run(loopback, COPY, tmp_path)
+    assert out.error is None, out.error
+    assert out.answer == "job 42: still pending"
+    again = srv.requests[-1]
+    assert not again.get("tools")  # still closed
+    turn = messages_text(again, "user")[-1]
+    assert turn.startswith(COPIED_NOTE) and turn.endswith("Is job 42 done?")
+    assert out.guard.stats["reasked"] == 1
+
+
+def test_a_real_answer_is_not_asked_again(
+    loopback: Callable[[Script], LoopbackServer], tmp_path: Path
+) -> None:
+    srv, out = _run(loopback, "job 42 is pending", tmp_path)
+    assert out.answer == "job 42 is pending"
+    assert not any(
+        t.startswith(COPIED_NOTE) for r in srv.requests for t in messages_text(r, "user")
+    )
+    assert out.guard.stats.get("reasked", 0) == 0
