@@ -233,3 +233,32 @@ def test_an_answer_copying_the_refusal_is_asked_again_once(tmp_path: Path) -> No
     assert again[-2]["role"] == "assistant" and again[-2]["content"].startswith("[overseer]")
     assert again[-1]["role"] == "user" and again[-1]["content"].endswith("Find X.")
     assert len(up.requests) == 4  # three requests, one asked again
+
+
+def test_smolagents_shaped_tool_results_are_judged_too(
+    upstream: MockUpstream, tmp_path: Path
+) -> None:
+    """smolagents' OpenAI model sends tool results as "Observation:" user turns: a repeated
+    call is refused and a long page purified there as well, in the same shape."""
+    from overseer.proxy._transcripts import CALLING, OBSERVED
+
+    page = "Navigation. " * 400 + "Find X: X is 312. " + "Footer text. " * 400
+    msgs: list[Any] = list(ASK)
+    proxy = _proxy(upstream, tmp_path)
+    try:
+        client = _client(proxy, **{"X-Overseer-Run": "smol"})
+        for i in range(3):
+            call = {"id": f"call_{i}", "type": "function",
+                    "function": {"name": "fetch", "arguments": {"url": "x"}}}  # fmt: skip
+            msgs += [
+                {"role": "assistant", "content": CALLING + str([call])},
+                {"role": "user", "content": OBSERVED + page},
+            ]
+            client.chat.completions.create(model="mock", messages=msgs)
+    finally:
+        proxy.close()
+    sent = upstream.requests[-1][1]["messages"]
+    assert [m["role"] for m in sent] == [m["role"] for m in msgs]  # no message invented
+    first, last = sent[3]["content"], sent[-1]["content"]
+    assert first.startswith(OBSERVED) and len(first) < len(page) / 2  # purified
+    assert last.startswith(OBSERVED + "[overseer] Not run again")  # the repeat refused

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 from overseer.integrations.guard import Guard, GuardRun, GuardSettings, RunStopped, ToolRecord
 from overseer.models import Model, Usage
+from overseer.proxy._transcripts import rewrite, text_of, tool_results
 from overseer.runtime.books import BudgetExceeded, TraceSink, trace_sinks
 from overseer.supervise import SupervisorSettings
 from overseer.supervise.rules import RuleSettings
@@ -63,15 +64,6 @@ class Who:
 
 def _fingerprint(*texts: str) -> str:
     return hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:12]
-
-
-def text_of(content: Any) -> str:
-    """A message's content as text (the text parts of a list of parts)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
-    return "" if content is None else str(content)
 
 
 def identify(headers: Mapping[str, str], body: Mapping[str, Any]) -> Who:
@@ -231,38 +223,25 @@ class ProxyRun:
     async def apply(self, agent: str, messages: list[Any]) -> tuple[list[Any], bool]:
         """The messages as the model should read them (each tool result judged once: refused
         when its action loops, purified when over-long; older outputs masked), and whether
-        the agent's refusals in a row ask for an answer without tools."""
-        calls: dict[str, tuple[str, str]] = {}
-        for m in messages:
-            for c in (m.get("tool_calls") or []) if isinstance(m, Mapping) else ():
-                fn = (c.get("function") or {}) if isinstance(c, Mapping) else {}
-                calls[str(c.get("id"))] = (str(fn.get("name", "")), str(fn.get("arguments", "")))
-        tools = [
-            i for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "tool"
-        ]
-        if not tools:
+        the agent's refusals in a row ask for an answer without tools. Tool results are found
+        in OpenAI's shape and in smolagents' text shape (`_transcripts`)."""
+        results = tool_results(messages)
+        if not results:
             return messages, False
         async with self._turn() as log:
             records = []
-            for i in tools:
-                m = messages[i]
-                key = str(m.get("tool_call_id") or f"#{i}")
-                name, args = calls.get(key, ("", ""))
-                if key not in self.shown:
-                    op = dict(op="judge", agent=agent, id=key, tool=name, args=args)
-                    op["output"] = text_of(m.get("content"))
+            for r in results:
+                if r.key not in self.shown:
+                    op = dict(op="judge", agent=agent, id=r.key, tool=r.tool, args=r.args)
+                    op["output"] = r.output
                     await self._do(op)
                     log.append(op)
-                records.append((name, args, self.shown[key]))
+                records.append((r.tool, r.args, self.shown[r.key]))
             view = {"op": "view", "agent": agent, "records": records}
             texts = await self._do(view)
             log.append(view)
             answer = self.run.refusals_acted(agent) == "answer"
-        out = list(messages)
-        for i, text in zip(tools, texts, strict=True):
-            if text != text_of(messages[i].get("content")):
-                out[i] = dict(messages[i], content=text)
-        return out, answer
+        return rewrite(messages, results, texts), answer
 
     async def reask(self, agent: str, answer: str) -> str | None:
         """The user turn asking `agent` again when `answer` only repeats overseer's words
