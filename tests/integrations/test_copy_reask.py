@@ -29,44 +29,49 @@ def _copier(first: str) -> Script:
     def script(body: Mapping[str, Any], n: int) -> Reply:
         if body.get("tools"):
             return Reply(calls=(ToolCall("job_status", {"job": "42"}),))
-        asked_again = messages_text(body, "user")[-1].startswith(COPIED_NOTE)
+        # pydantic-ai sends the re-ask as a retry prompt before its closing turn
+        asked_again = any(COPIED_NOTE in t for t in messages_text(body, "user"))
         return Reply(text="job 42: still pending" if asked_again else first)
 
     return script
 
 
-def _status(job: str) -> str:
+def job_status(job: str) -> str:
     """Check whether a job has finished."""
     return f"job {job} is still pending"
 
 
-def _run(start: Callable[[Script], LoopbackServer], first: str, tmp_path: Path) -> Any:
+#: the hosts that ask again (the Agents SDK does not yet: its hooks cannot change a reply)
+HOSTS = ("langgraph", "pydantic-ai")
+
+
+def _run(start: Callable[[Script], LoopbackServer], first: str, tmp_path: Path, host: str) -> Any:
     srv = start(_copier(first))
     settings = GuardSettings(rules=RuleSettings(loop_limit=2))
-    out = run_agent("langgraph", srv.base_url, [_status], "Is job 42 done?", settings,
+    out = run_agent(host, srv.base_url, [job_status], "Is job 42 done?", settings,
                     trace_dir=tmp_path)  # fmt: skip
     return srv, out
 
 
+@pytest.mark.parametrize("host", HOSTS)
 def test_a_copied_note_is_asked_again_once(
-    loopback: Callable[[Script], LoopbackServer], tmp_path: Path
+    loopback: Callable[[Script], LoopbackServer], tmp_path: Path, host: str
 ) -> None:
-    srv, out = _run(loopback, COPY, tmp_path)
+    srv, out = _run(loopback, COPY, tmp_path, host)
     assert out.error is None, out.error
     assert out.answer == "job 42: still pending"
     again = srv.requests[-1]
     assert not again.get("tools")  # still closed
-    turn = messages_text(again, "user")[-1]
-    assert turn.startswith(COPIED_NOTE) and turn.endswith("Is job 42 done?")
+    (turn,) = [t for t in messages_text(again, "user") if COPIED_NOTE in t]
+    assert "Is job 42 done?" in turn
     assert out.guard.stats["reasked"] == 1
 
 
+@pytest.mark.parametrize("host", HOSTS)
 def test_a_real_answer_is_not_asked_again(
-    loopback: Callable[[Script], LoopbackServer], tmp_path: Path
+    loopback: Callable[[Script], LoopbackServer], tmp_path: Path, host: str
 ) -> None:
-    srv, out = _run(loopback, "job 42 is pending", tmp_path)
+    srv, out = _run(loopback, "job 42 is pending", tmp_path, host)
     assert out.answer == "job 42 is pending"
-    assert not any(
-        t.startswith(COPIED_NOTE) for r in srv.requests for t in messages_text(r, "user")
-    )
+    assert not any(COPIED_NOTE in t for r in srv.requests for t in messages_text(r, "user"))
     assert out.guard.stats.get("reasked", 0) == 0

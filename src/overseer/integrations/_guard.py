@@ -226,6 +226,9 @@ class Guard:
     def check_budget(self, agent: str | None = None) -> None:
         self.get().check_budget(agent)
 
+    def reask(self, agent: str, answer: str) -> str | None:
+        return self.get().reask(agent, answer)
+
     def stop_for_refusals(self, agent: str) -> str | None:
         return self.get().stop_for_refusals(agent)
 

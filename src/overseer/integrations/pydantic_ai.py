@@ -50,7 +50,7 @@ try:
     from pydantic_ai import RunContext
     from pydantic_ai import messages as pm
     from pydantic_ai.capabilities import AbstractCapability
-    from pydantic_ai.exceptions import SkipModelRequest
+    from pydantic_ai.exceptions import ModelRetry, SkipModelRequest
     from pydantic_ai.models import ModelRequestContext
     from pydantic_ai.tools import ToolDefinition
 except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -208,6 +208,10 @@ class OverseerCapability(AbstractCapability[Any]):
             output=text,
             reported=usage.input_tokens + usage.output_tokens > 0,
         )
+        calls = any(isinstance(p, pm.ToolCallPart) for p in response.parts)
+        turn = None if calls else self.guard.reask(self._who(ctx), text)
+        if turn is not None:  # only overseer's words: no answer, asked again once
+            raise ModelRetry(turn)
         return response
 
     # -- tools ---------------------------------------------------------------------------
