@@ -41,8 +41,9 @@ def job_status(job: str) -> str:
     return f"job {job} is still pending"
 
 
-#: the hosts that ask again (the Agents SDK does not yet: its hooks cannot change a reply)
-HOSTS = ("langgraph", "pydantic-ai")
+#: every guard host (smolagents and the proxy: tests/integrations/test_smolagents_runs.py,
+#: tests/proxy/test_proxy.py)
+HOSTS = ("langgraph", "openai-agents", "pydantic-ai")
 
 
 def _run(start: Callable[[Script], LoopbackServer], first: str, tmp_path: Path, host: str) -> Any:

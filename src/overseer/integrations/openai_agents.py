@@ -14,6 +14,8 @@ and `hooks=ov.hooks`. The engine is `integrations._guard.Guard`:
   the LLM supervisor (with a `supervisor_model`) may correct it or add guidance; the SDK
   records a changed output as a guardrail `reject_content` whose message is the new text;
 - `RunConfig.call_model_input_filter`: older tool outputs are masked in the model's input;
+- the model (the agent's own, or each one the run config's provider resolves) is wrapped so an
+  answer that only repeats overseer's words is asked again once (`_sdk_model`);
 - `RunHooks.on_llm_start` / `on_llm_end`: the team budget is checked before each model call,
   and each call is booked in the ledger under the agent's name with the tokens the SDK reports
   (`ModelResponse.usage`); a spent budget raises `BudgetExceeded` out of `Runner.run`;
@@ -69,9 +71,12 @@ try:
         ToolsToFinalOutputResult,
     )
     from agents.items import ModelResponse, TResponseInputItem
+    from agents.models.interface import Model
     from agents.run_config import CallModelData, ModelInputData
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ad.missing_extra("openai_agents", "the OpenAI Agents SDK", "openai-agents") from exc
+
+from overseer.integrations._sdk_model import ReaskingModel, ReaskingProvider
 
 __all__ = ["BudgetExceeded", "Guard", "GuardSettings", "Overseer", "OverseerHooks", "RunStopped"]
 
@@ -197,6 +202,7 @@ class Overseer:
         self._output_guardrail: ToolOutputGuardrail[Any] = ToolOutputGuardrail(
             self._after_tool, name="overseer"
         )
+        self._speaking: dict[str, str] = {}  # guard run id -> the agent whose call is next
 
     @property
     def stats(self) -> dict[str, Any]:
@@ -212,6 +218,8 @@ class Overseer:
         if id(agent) in done:
             return done[id(agent)]
         clone = agent.clone(tools=[self._tool(t) for t in agent.tools])
+        if isinstance(agent.model, Model):  # else the run config's provider resolves it
+            clone.model = ReaskingModel(agent.model, self._reask)
         if clone.tool_use_behavior == "run_llm_again" and clone.output_type in (None, str):
             clone.tool_use_behavior = self._stop_after_refusals(agent.name)
         done[id(agent)] = clone
@@ -272,7 +280,17 @@ class Overseer:
             return self._mask(data)
 
         cfg.call_model_input_filter = overseer_filter
+        if isinstance(cfg.model, Model):
+            cfg.model = ReaskingModel(cfg.model, self._reask)
+        elif not isinstance(cfg.model_provider, ReaskingProvider):
+            cfg.model_provider = ReaskingProvider(cfg.model_provider, self._reask)
         return cfg
+
+    def _reask(self, answer: str) -> str | None:
+        """The turn asking the current run's speaking agent again when `answer` only repeats
+        overseer's words (once per run and agent); None: the answer stands."""
+        run = self.guard.get()
+        return run.reask(self._speaking.get(run.id, ""), answer)
 
     # -- runs ----------------------------------------------------------------------------
     async def run(
@@ -323,6 +341,7 @@ class Overseer:
         """The model input with older tool outputs replaced by one-line stubs."""
         items: list[Any] = list(data.model_data.input)
         run = self.guard.get() if self.guard.runs else self.guard.start_run(_task(items))
+        self._speaking[run.id] = data.agent.name
         closed = run.refusals_acted(data.agent.name) == "answer"
         calls = {_get(i, "call_id"): i for i in items if _get(i, "type") == "function_call"}
         where = [k for k, i in enumerate(items) if _get(i, "type") == "function_call_output"]
