@@ -53,6 +53,7 @@ from overseer.tasks.pageloop import score_answer as score_page
 
 FRAMEWORKS = ("langgraph", "openai-agents", "pydantic-ai", "smolagents")
 ARMS = ("without", "with", "nomask", "proxy")
+FLUSH = "Say OK."  # the request that leaves another prompt in the server's cache
 RULES: dict[str, RuleSettings | None] = {
     "without": None,
     "with": RuleSettings(),
@@ -338,16 +339,24 @@ class Row:
     seconds: float = 0.0
 
 
-def erase_cache(base_url: str) -> bool:
-    """Empty llama.cpp's prompt cache (slot 0), so that a run's first request is evaluated in
-    full whatever ran before it; False where the server has no such endpoint."""
+def empty_cache(base_url: str, model: str) -> str:
+    """Leave llama.cpp's prompt cache without the last run's prefix, so that a run's first
+    request is evaluated in full whatever ran before it: its slot erased, or (a server that
+    refuses slot actions, as `overseer serve`) one short request with another prompt."""
     root = base_url.rstrip("/").removesuffix("/v1")
-    request = urllib.request.Request(f"{root}/slots/0?action=erase", b"", method="POST")
-    try:
-        urllib.request.urlopen(request, timeout=30).close()
-        return True
-    except OSError:
-        return False
+    with contextlib.suppress(OSError):
+        erase = urllib.request.Request(f"{root}/slots/0?action=erase", b"", method="POST")
+        urllib.request.urlopen(erase, timeout=30).close()
+        return "emptied before each run (slot erased)"
+    body = {"model": model, "messages": [{"role": "user", "content": FLUSH}], "max_tokens": 1}
+    flush = urllib.request.Request(
+        f"{base_url.rstrip('/')}/chat/completions", json.dumps(body).encode(),
+        {"Content-Type": "application/json"}, method="POST",
+    )  # fmt: skip
+    with contextlib.suppress(OSError):
+        urllib.request.urlopen(flush, timeout=300).close()
+        return "emptied before each run (a one-token request with another prompt)"
+    return "not emptied"
 
 
 def run_one(framework: str, arm: str, task: PageTask, a: Any) -> Row:
@@ -662,8 +671,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     started = time.perf_counter()
     for i, (fw, arm, task) in enumerate(todo, 1):
-        erased = erase_cache(a.base_url)
-        store.note("cache", "emptied before each run" if erased else "not emptied (no endpoint)")
+        store.note("cache", empty_cache(a.base_url, a.model))
         row = run_one(fw, arm, task, a)
         store.put(row)
         print(f"[{i}/{len(todo)}] {fw} {arm} {task.id}: {row.calls} calls, {row.prompt_tokens:,} "
