@@ -13,13 +13,16 @@ against an OpenAI-compatible server in four arms:
 
 A counting relay in front of the server (behind the proxy) reads every reply: `usage`
 (prompt tokens, the server's own count), and the prompt tokens llama.cpp evaluated
-(`timings.prompt_n`, else prompt minus `prompt_tokens_details.cached_tokens`). Each run is a
-row of a SQLite store (a rerun skips the rows it has); a table per framework pairs each arm
-with `without` on the same tasks; `--page` writes the evidence page from the store.
+(`timings.prompt_n`, else prompt minus `prompt_tokens_details.cached_tokens`). With `--serve`
+each run gets a fresh `overseer serve`, so no run reads another's cached prefix (on one
+server, a short request with another prompt between runs did not stop that: llama.cpp restored
+an earlier run's prompt); with `--base-url` one server serves all runs. Each run is a row of a
+SQLite store (a rerun skips the rows it has); a table per framework pairs each arm with
+`without` on the same tasks; `--page` writes the evidence page from the store.
 
-    taskset -c 0 overseer serve qwen2.5-coder-0.5b --port 8950 --threads 1 --n-ctx 32768 &
-    taskset -c 0 python benchmarks/framework_tasks.py --base-url http://127.0.0.1:8950/v1 \\
-        --n 6 --store results/frameworks.sqlite --page docs/evidence/frameworks.md
+    taskset -c 0 python benchmarks/framework_tasks.py --n 1 --max-calls 6 \
+        --serve 'qwen2.5-coder-0.5b --threads 1 --n-ctx 32768' \
+        --store results/frameworks.sqlite --page docs/evidence/frameworks.md
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import contextlib
 import http.client
 import json
 import os
+import shlex
 import shutil
 import socket
 import sqlite3
@@ -166,28 +170,38 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def overseer_proxy(upstream: str) -> Iterator[tuple[str, Counter[str]]]:
-    """`overseer proxy --upstream URL` on a free port for one run: its base URL, and the rules
-    that acted (filled from its trace once it stopped)."""
+def overseer(*args: str, health: str, wait_s: float = 60.0) -> Iterator[str]:
+    """`overseer ARGS --port P` on a free port while the block runs: its base URL (/v1)."""
     exe = shutil.which("overseer", path=os.path.dirname(sys.executable)) or "overseer"
-    port, acted = _free_port(), Counter[str]()
-    with tempfile.TemporaryDirectory() as traces:
-        args = ["proxy", "--upstream", upstream, "--port", str(port), "--trace-dir", traces]
-        proc = subprocess.Popen([exe, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        url = f"http://127.0.0.1:{port}"
+    port, url = _free_port(), ""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([exe, *args, "--port", str(port)], stdout=err, stderr=err)
         try:
-            for _ in range(200):
-                if proc.poll() is not None:
-                    err = (proc.stderr.read() if proc.stderr else b"").decode()[-300:]
-                    raise RuntimeError(f"overseer proxy exited: {err.strip()}")
+            deadline = time.monotonic() + wait_s
+            while not url:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    err.seek(0)
+                    said = err.read().decode(errors="replace").strip().splitlines()[-1:]
+                    raise RuntimeError(f"overseer {args[0]}: not up on port {port}: {said}")
                 with contextlib.suppress(OSError):
-                    urllib.request.urlopen(url + "/overseer/health", timeout=2).close()
-                    break
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}{health}", timeout=2).close()
+                    url = f"http://127.0.0.1:{port}/v1"
                 time.sleep(0.1)
-            yield url + "/v1", acted
+            yield url
         finally:
-            proc.terminate()  # it ends every run's trace on SIGTERM
+            proc.terminate()  # both drain on SIGTERM; the proxy ends every run's trace
             proc.wait(timeout=120)
+
+
+@contextlib.contextmanager
+def overseer_proxy(upstream: str) -> Iterator[tuple[str, Counter[str]]]:
+    """`overseer proxy --upstream URL` for one run: its base URL, and the rules that acted
+    (filled from its trace once it stopped)."""
+    acted = Counter[str]()
+    with tempfile.TemporaryDirectory() as traces:
+        args = ("proxy", "--upstream", upstream, "--trace-dir", traces)
+        with overseer(*args, health="/overseer/health") as url:
+            yield url, acted
         for path in Path(traces).glob("**/*.jsonl"):
             for line in path.read_text(encoding="utf-8").splitlines():
                 event = json.loads(line)
@@ -360,24 +374,27 @@ def empty_cache(base_url: str, model: str) -> str:
 
 
 def run_one(framework: str, arm: str, task: PageTask, a: Any) -> Row:
-    """Run `framework`'s agent on `task` in `arm` against `a.base_url`; the row it gives."""
+    """Run `framework`'s agent on `task` in `arm` against `a.base_url` (or a fresh `overseer
+    serve A.SERVE` of its own); the row it gives."""
     tools, row = PageTools(task), Row(a.model, framework, arm, task.seed, task.id)
-    meter = Meter(a.base_url, lambda: tools.ran["fetch_page"])
     start = time.perf_counter()
-    try:
-        with contextlib.ExitStack() as stack:
-            url, acted = meter.base_url, Counter[str]()
-            if arm == "proxy":
-                url, acted = stack.enter_context(overseer_proxy(meter.base_url))
-            job = Job(url, a.model, tools, task.prompt, RULES[arm], a.max_calls, a.max_tokens)
-            try:
-                row.answer = RUNNERS[framework](job)
-            except Exception as exc:  # the framework's own stop (a cap) or a server error
-                row.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
-            row.acted = _acted(job.attached[0].stats) if job.attached else {}
-        row.acted = row.acted or dict(acted)
-    finally:
-        meter.close()
+    with contextlib.ExitStack() as stack:
+        base = a.base_url
+        if a.serve:
+            serve = ("serve", *shlex.split(a.serve))
+            base = stack.enter_context(overseer(*serve, health="/health", wait_s=600))
+        meter = Meter(base, lambda: tools.ran["fetch_page"])
+        stack.callback(meter.close)
+        url, acted = meter.base_url, Counter[str]()
+        if arm == "proxy":
+            url, acted = stack.enter_context(overseer_proxy(meter.base_url))
+        job = Job(url, a.model, tools, task.prompt, RULES[arm], a.max_calls, a.max_tokens)
+        try:
+            row.answer = RUNNERS[framework](job)
+        except Exception as exc:  # the framework's own stop (a cap) or a server error
+            row.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        row.acted = _acted(job.attached[0].stats) if job.attached else {}
+    row.acted = row.acted or dict(acted)
     ex = meter.exchanges
     row.seconds = round(time.perf_counter() - start, 2)
     row.calls, row.tools = len(ex), dict(tools.ran)
@@ -579,7 +596,7 @@ tokens (proxy {p}), right {right} vs {base} of {n} runs
 
 Issue 39 items 5-6 and issue 40 item 5: the four frameworks' own agents on tasks of
 `src/overseer/tasks/pageloop.py`, written by `benchmarks/framework_tasks.py` (its docstring says
-what the arms are and how tokens are counted). Commit {commit}, {date}, {minutes} minutes:
+what the arms are and how tokens are counted). Commit {commit}, {date}, {minutes} minutes of runs:
 
     {server}
     {command}
@@ -596,12 +613,13 @@ request after fetch_page ran; W/L: right where the base was wrong / the reverse 
 def write_page(path: Path, rows: Sequence[Row], store: Store) -> None:
     """The evidence page from the stored rows and the run's provenance."""
     w, p = pooled(rows, "with"), pooled(rows, "proxy")
-    keys = ("command", "commit", "date", "minutes", "server", "cache")
+    keys = ("command", "commit", "date", "server", "cache")
     head = PAGE_HEAD.format(
         w=_x((w[0],) * 3, False), p=_x((p[0],) * 3, False), right=w[1], base=w[2], n=w[3],
         seeds=", ".join(str(s) for s in sorted({r.seed for r in rows})),
         tasks=len({r.task for r in rows}), runs=len(rows),
         sources=", ".join(sorted({s for r in rows for s in r.evaluated_from.split(",")})),
+        minutes=round(sum(r.seconds for r in rows) / 60),
         **{k: store.note(k) or "?" for k in keys},
     )  # fmt: skip
     acted = {arm: Counter[str]() for arm in ARMS[1:] if any(r.arm == arm for r in rows)}
@@ -627,7 +645,12 @@ def write_page(path: Path, rows: Sequence[Row], store: Store) -> None:
 
 def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--base-url", help="an OpenAI-compatible server (e.g. overseer serve)")
+    ap.add_argument("--base-url", help="an OpenAI-compatible server to run every arm against")
+    ap.add_argument(
+        "--serve",
+        help="instead: `overseer serve SERVE` afresh for each run, e.g. "
+        "'qwen2.5-coder-0.5b --threads 1 --n-ctx 32768' (no cache shared by runs)",
+    )
     ap.add_argument("--model", default="qwen2.5-coder-0.5b", help="model name to ask for")
     ap.add_argument("--n", type=int, default=6, help="tasks (the first n of the seed's set)")
     ap.add_argument("--seed", type=int, default=DEV_SEED, help="task seed (29: development)")
@@ -637,7 +660,6 @@ def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--max-tokens", type=int, default=128, help="completion tokens per call")
     ap.add_argument("--store", type=Path, default=Path("results/frameworks.sqlite"))
     ap.add_argument("--page", type=Path, help="write the evidence page here")
-    ap.add_argument("--server", default="", help="the server's command, for the page")
     a = ap.parse_args(argv)
     for name, allowed in (("frameworks", FRAMEWORKS), ("arms", ARMS)):
         picked = [x for x in getattr(a, name).split(",") if x]
@@ -666,24 +688,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     store = Store(a.store)
     todo = [(fw, arm, t) for t in tasks for fw in a.frameworks for arm in a.arms]
     todo = [x for x in todo if not store.has(a.model, x[0], x[1], a.seed, x[2].id)]
-    if todo and not a.base_url:
-        print("framework_tasks: --base-url: expected a server for the runs left", file=sys.stderr)
+    if todo and not (a.base_url or a.serve):
+        print(
+            "framework_tasks: --base-url or --serve: expected a server for the runs left",
+            file=sys.stderr,
+        )
         return 2
-    started = time.perf_counter()
+    if todo:  # the run's provenance, kept however the run ends
+        store.note("command", " ".join(["python benchmarks/framework_tasks.py", *sys.argv[1:]]))
+        store.note("commit", _commit())
+        store.note("date", datetime.now(UTC).strftime("%Y-%m-%d"))
+        fresh = f"overseer serve {a.serve} --port FREE  # a fresh server for each run"
+        store.note("server", fresh if a.serve else f"(a server at {a.base_url})")
     for i, (fw, arm, task) in enumerate(todo, 1):
-        store.note("cache", empty_cache(a.base_url, a.model))
+        cache = "new for each run (a fresh server)"
+        store.note("cache", cache if a.serve else empty_cache(a.base_url, a.model))
         row = run_one(fw, arm, task, a)
         store.put(row)
         print(f"[{i}/{len(todo)}] {fw} {arm} {task.id}: {row.calls} calls, {row.prompt_tokens:,} "
               f"prompt tokens, {'right' if row.right else 'wrong'}, {row.seconds:.0f} s"
               + (f"; {row.error[:80]}" if row.error else ""), flush=True)  # fmt: skip
-    if todo:
-        minutes = float(store.note("minutes") or 0) + (time.perf_counter() - started) / 60
-        store.note("minutes", f"{minutes:.0f}")
-        store.note("command", " ".join(["python benchmarks/framework_tasks.py", *sys.argv[1:]]))
-        store.note("commit", _commit())
-        store.note("date", datetime.now(UTC).strftime("%Y-%m-%d"))
-        store.note("server", a.server or f"(a server at {a.base_url})")
     rows = [r for r in store.rows() if r.model == a.model and r.seed == a.seed]
     print_tables(rows)
     if a.page:
