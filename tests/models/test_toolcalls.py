@@ -186,3 +186,14 @@ def test_closed_tools_after_tool_use_get_the_answer_grammar() -> None:
 def test_other_requests_keep_their_own_constraints(body: dict[str, Any]) -> None:
     assert answer_only(body) is body
     assert answer_only(_body()) == _body()  # tools open: calls are read, not prevented
+
+
+def test_tools_offered_with_tool_choice_none_are_closed_too() -> None:
+    """The proxy closes an agent's tools with `tool_choice: "none"` (the framework still sends
+    its tools): the tools are dropped from what llama.cpp reads and the answer grammar applies,
+    so qwen 0.5B cannot end a LangGraph run on a call written as text (seen through the proxy)."""
+    body = {**_body(), "messages": _history(), "tool_choice": "none"}
+    sent = answer_only(body)
+    assert sent["grammar"] == ANSWER_GRAMMAR
+    assert "tools" not in sent and "tool_choice" not in sent
+    assert body["tool_choice"] == "none" and body["tools"]  # the caller's body is not changed

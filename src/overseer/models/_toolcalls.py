@@ -111,8 +111,12 @@ def answer_only(body: dict[str, Any]) -> dict[str, Any]:
     """The request as sent to llama.cpp when it closes the tools of a conversation that used
     them (no `tools` now, as an adapter that asks for an answer sends): a grammar so the reply
     cannot begin as a call written as text, which the client could only take for its answer.
-    Unchanged when the request has tools, no tool history, or its own output constraint."""
+    Unchanged when the request has tools, no tool history, or its own output constraint.
+    Tools offered with `tool_choice: "none"` are closed too (the proxy closes them so): they are
+    dropped from what llama.cpp is sent, and the grammar applies."""
     own = ("grammar", "json_schema", "response_format")
+    if body.get("tool_choice") == "none":
+        body = {k: v for k, v in body.items() if k not in ("tools", "tool_choice")}
     if tool_names(body) or not _used_tools(body) or any(body.get(k) for k in own):
         return body
     return dict(body, grammar=ANSWER_GRAMMAR)
