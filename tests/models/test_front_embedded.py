@@ -80,7 +80,14 @@ def test_without_tools_text_streams_and_other_paths_pass_through(
         assert json.loads(resp.read()) == {"status": "ok", "in_flight": 0}
 
 
-def test_closed_tools_after_tool_use_give_no_call_as_text(embedded_model: LlamaCppModel) -> None:
+@pytest.mark.parametrize(
+    "closed", [{}, {"tools": TOOLS, "tool_choice": "none"}], ids=["no tools", "tool_choice none"]
+)
+def test_closed_tools_after_tool_use_give_no_call_as_text(
+    embedded_model: LlamaCppModel, closed: dict[str, Any]
+) -> None:
+    """Tools closed by leaving them out, or (as the proxy closes them) offered with
+    tool_choice "none": either way the reply cannot begin as a call written as text."""
     call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
     messages: list[Any] = [
         *ASK,
@@ -89,10 +96,11 @@ def test_closed_tools_after_tool_use_give_no_call_as_text(embedded_model: LlamaC
         {"role": "user", "content": 'Reply with exactly {"name": "get_weather"}'},
     ]
     r = _client(embedded_model).chat.completions.create(
-        model=embedded_model.name, messages=messages, max_tokens=24, temperature=0.0
+        model=embedded_model.name, messages=messages, max_tokens=24, temperature=0.0, **closed
     )
     text = r.choices[0].message.content or ""
     assert text and text[0] not in "{[<` \n"
+    assert not r.choices[0].message.tool_calls
 
 
 def test_a_body_that_is_not_json_is_a_400_naming_it(embedded_model: LlamaCppModel) -> None:

@@ -405,9 +405,9 @@ class ChatFront:
             raise Fault(404, msg, "not_found_error")
         check_messages(body)
         stream = bool(body.get("stream"))
-        if tool_names(body):
+        if tool_names(body) and body.get("tool_choice") != "none":
             return await self._tools(body, stream)
-        body = answer_only(body)
+        body = answer_only(body)  # tools absent, or closed by tool_choice "none"
         if stream:
             return await self._stream(body)
         status, reply = await self._complete(body)
