@@ -57,7 +57,6 @@ from overseer.tasks.pageloop import score_answer as score_page
 
 FRAMEWORKS = ("langgraph", "openai-agents", "pydantic-ai", "smolagents")
 ARMS = ("without", "with", "nomask", "proxy")
-FLUSH = "Say OK."  # the request that leaves another prompt in the server's cache
 RULES: dict[str, RuleSettings | None] = {
     "without": None,
     "with": RuleSettings(),
@@ -353,26 +352,6 @@ class Row:
     seconds: float = 0.0
 
 
-def empty_cache(base_url: str, model: str) -> str:
-    """Leave llama.cpp's prompt cache without the last run's prefix, so that a run's first
-    request is evaluated in full whatever ran before it: its slot erased, or (a server that
-    refuses slot actions, as `overseer serve`) one short request with another prompt."""
-    root = base_url.rstrip("/").removesuffix("/v1")
-    with contextlib.suppress(OSError):
-        erase = urllib.request.Request(f"{root}/slots/0?action=erase", b"", method="POST")
-        urllib.request.urlopen(erase, timeout=30).close()
-        return "emptied before each run (slot erased)"
-    body = {"model": model, "messages": [{"role": "user", "content": FLUSH}], "max_tokens": 1}
-    flush = urllib.request.Request(
-        f"{base_url.rstrip('/')}/chat/completions", json.dumps(body).encode(),
-        {"Content-Type": "application/json"}, method="POST",
-    )  # fmt: skip
-    with contextlib.suppress(OSError):
-        urllib.request.urlopen(flush, timeout=300).close()
-        return "emptied before each run (a one-token request with another prompt)"
-    return "not emptied"
-
-
 def run_one(framework: str, arm: str, task: PageTask, a: Any) -> Row:
     """Run `framework`'s agent on `task` in `arm` against `a.base_url` (or a fresh `overseer
     serve A.SERVE` of its own); the row it gives."""
@@ -567,7 +546,8 @@ def criteria(rows: Sequence[Row]) -> list[str]:
         quiet = p.ratio(lambda r: r.prompt_tokens, lambda r: not r.acted)[0]
         marks = [right[1] >= right[0], not acted > 0.5, quiet != quiet or abs(quiet - 1) < 0.01]
         said = [f"right {right[1]} vs {right[0]}", f"{_x((acted,) * 3, False)} where acted",
-                f"{_x((quiet,) * 3, False)} where none acted"]  # fmt: skip
+                f"{_x((quiet,) * 3, False)} where none acted" if quiet == quiet
+                else "no run where none acted"]  # fmt: skip
         out.append(
             f"- {fw}: "
             + "; ".join(
@@ -635,7 +615,7 @@ def write_page(path: Path, rows: Sequence[Row], store: Store) -> None:
         + (", ".join(f"{k} {v}" for k, v in errors.most_common()) or "none") + ".", "",
         "Issue 39 item 5, per framework (`with` vs `without`): answers right with >= without; "
         "prompt tokens <= 0.5x where a rule acted; equal where none did:", "",
-        *criteria(rows), "", masking(rows), "",
+        *criteria(rows), "", masking(rows), "", "Each run:", "", *answers(rows), "",
     ]  # fmt: skip
     path.write_text("\n".join(lines), encoding="utf-8")
 
@@ -671,6 +651,28 @@ def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return a
 
 
+def command() -> str:
+    """This invocation as typed, with the cores it was pinned to (`taskset`)."""
+    cores = sorted(os.sched_getaffinity(0))
+    pin = f"taskset -c {','.join(map(str, cores))} " if len(cores) < (os.cpu_count() or 1) else ""
+    return pin + shlex.join(["python", "benchmarks/framework_tasks.py", *sys.argv[1:]])
+
+
+def answers(rows: Sequence[Row]) -> list[str]:
+    """Each run in one line: the answer, right or wrong, calls, tools run and what acted."""
+    out = ["| framework | arm | task | answer | right | calls | tools run | what acted |"]
+    out.append("|---|---|---|---|---|---|---|---|")
+    for r in sorted(rows, key=lambda r: (FRAMEWORKS.index(r.framework), ARMS.index(r.arm), r.task)):
+        said = " ".join((r.answer or f"none ({(r.error or '').split(':')[0]})").split())[:70]
+        said = said.replace("|", "/").replace("`", "'")
+        tools = ", ".join(f"{k} {v}" for k, v in sorted(r.tools.items()))
+        acted = ", ".join(f"{k} {v}" for k, v in sorted(r.acted.items())) or "-"
+        right = "yes" if r.right else "no"
+        out.append(f"| {r.framework} | {r.arm} | {r.task} | `{said}` | {right} | {r.calls} "
+                   f"| {tools} | {acted} |")  # fmt: skip
+    return out
+
+
 def _commit() -> str:
     git = ["git", "-C", str(Path(__file__).resolve().parents[1])]
     head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
@@ -695,14 +697,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     if todo:  # the run's provenance, kept however the run ends
-        store.note("command", " ".join(["python benchmarks/framework_tasks.py", *sys.argv[1:]]))
+        store.note("command", command())
         store.note("commit", _commit())
         store.note("date", datetime.now(UTC).strftime("%Y-%m-%d"))
         fresh = f"overseer serve {a.serve} --port FREE  # a fresh server for each run"
         store.note("server", fresh if a.serve else f"(a server at {a.base_url})")
+        shared = "shared by all runs (one server: a run may read an earlier run's prefixes)"
+        store.note("cache", "new for each run (a fresh server)" if a.serve else shared)
     for i, (fw, arm, task) in enumerate(todo, 1):
-        cache = "new for each run (a fresh server)"
-        store.note("cache", cache if a.serve else empty_cache(a.base_url, a.model))
         row = run_one(fw, arm, task, a)
         store.put(row)
         print(f"[{i}/{len(todo)}] {fw} {arm} {task.id}: {row.calls} calls, {row.prompt_tokens:,} "
