@@ -350,6 +350,7 @@ class Row:
     acted: dict[str, int] = field(default_factory=dict)
     tools: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    commit: str = ""  # the code the run used (`+dirty`: src/ differed from it)
 
 
 def run_one(framework: str, arm: str, task: PageTask, a: Any) -> Row:
@@ -383,6 +384,7 @@ def run_one(framework: str, arm: str, task: PageTask, a: Any) -> Row:
     row.evaluated_from = ",".join(sorted({e.source for e in ex})) or "none"
     row.page_tokens = next((e.prompt for e in ex if e.fetched), 0)
     row.right = row.error is None and score_page(task, row.answer).correct
+    row.commit = _commit()
     return row
 
 
@@ -576,7 +578,7 @@ tokens (proxy {p}), right {right} vs {base} of {n} runs
 
 Issue 39 items 5-6 and issue 40 item 5: the four frameworks' own agents on tasks of
 `src/overseer/tasks/pageloop.py`, written by `benchmarks/framework_tasks.py` (its docstring says
-what the arms are and how tokens are counted). Commit {commit}, {date}, {minutes} minutes of runs:
+what the arms are and how tokens are counted). Code: {commit}; {date}, {minutes} minutes of runs:
 
     {server}
     {command}
@@ -593,13 +595,14 @@ request after fetch_page ran; W/L: right where the base was wrong / the reverse 
 def write_page(path: Path, rows: Sequence[Row], store: Store) -> None:
     """The evidence page from the stored rows and the run's provenance."""
     w, p = pooled(rows, "with"), pooled(rows, "proxy")
-    keys = ("command", "commit", "date", "server", "cache")
+    keys, commits = ("command", "date", "server", "cache"), [r.commit for r in rows]
     head = PAGE_HEAD.format(
         w=_x((w[0],) * 3, False), p=_x((p[0],) * 3, False), right=w[1], base=w[2], n=w[3],
         seeds=", ".join(str(s) for s in sorted({r.seed for r in rows})),
         tasks=len({r.task for r in rows}), runs=len(rows),
         sources=", ".join(sorted({s for r in rows for s in r.evaluated_from.split(",")})),
         minutes=round(sum(r.seconds for r in rows) / 60),
+        commit=", ".join(f"{c or '?'} ({n} runs)" for c, n in Counter(commits).most_common()),
         **{k: store.note(k) or "?" for k in keys},
     )  # fmt: skip
     acted = {arm: Counter[str]() for arm in ARMS[1:] if any(r.arm == arm for r in rows)}
@@ -698,7 +701,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if todo:  # the run's provenance, kept however the run ends
         store.note("command", command())
-        store.note("commit", _commit())
         store.note("date", datetime.now(UTC).strftime("%Y-%m-%d"))
         fresh = f"overseer serve {a.serve} --port FREE  # a fresh server for each run"
         store.note("server", fresh if a.serve else f"(a server at {a.base_url})")

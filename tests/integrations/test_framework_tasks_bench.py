@@ -70,9 +70,7 @@ def test_every_framework_and_arm_is_run_stored_paired_and_written(
         # a second invocation adds the proxy arm and skips every stored row
         argv += ["--frameworks", ",".join(proxied)]
         assert ft.main(argv) == 0
-        served = len(srv.requests)
-        runs = [u for b, u in zip(srv.requests, srv.usages, strict=True) if not flush(b)]
-        assert served - len(runs) == 12 + 2  # the cache emptied before each run
+        served, runs = len(srv.requests), srv.usages
         rows = {(r.framework, r.arm): r for r in ft.Store(store).rows()}
         arms = {(f, a) for f in ft.FRAMEWORKS for a in ("without", "with", "nomask")}
         assert set(rows) == arms | {(f, "proxy") for f in proxied}
@@ -84,8 +82,6 @@ def test_every_framework_and_arm_is_run_stored_paired_and_written(
             sum(r.evaluated_tokens for r in rows.values())
             == sum(u["prompt_tokens"] for u in runs) - cached
         )
-        # each run's first request shares nothing with the run before it
-        assert all(r.evaluated_tokens > r.page_tokens for r in rows.values())
         # a rerun finds every row it asks for stored: no request reaches the server
         assert ft.main(argv) == 0
         assert len(srv.requests) == served
@@ -112,11 +108,6 @@ def test_every_framework_and_arm_is_run_stored_paired_and_written(
     assert sum(line.startswith("| with vs without |") for line in text) == 4
     assert sum(line.startswith("| nomask vs with |") for line in text) == 4
     assert sum("(met)" in line for line in text) == 4
-
-
-def flush(body: Mapping[str, Any]) -> bool:
-    """Whether a request is the benchmark's cache flush, not a run's."""
-    return bool(body.get("messages") == [{"role": "user", "content": ft.FLUSH}])
 
 
 def test_every_framework_stops_at_the_call_cap(tmp_path: Path) -> None:
