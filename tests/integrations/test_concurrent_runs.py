@@ -22,6 +22,7 @@ import pytest
 
 from overseer.integrations._guard import GuardSettings
 from overseer.runtime import read_trace
+from overseer.runtime._agent import CLOSED_NOTE
 from overseer.supervise.rules import RuleSettings
 
 from .loopback import LoopbackServer, Reply, ToolCall, messages_text, prompt_tokens
@@ -169,7 +170,7 @@ def test_a_langgraph_run_ended_by_its_recursion_limit_has_its_run_end(tmp_path: 
         chat = ChatOpenAI(model="scripted", base_url=srv.base_url, api_key="none", max_retries=0)
         mw = OverseerMiddleware(SETTINGS, trace_dir=tmp_path)
         agent = create_agent(chat, [tool(read_box)], middleware=[mw], name="researcher")
-        for limit in (6, 7):  # the last step a tool call, then a model call
+        for limit in (6, 7):  # the last step a model call, then a tool call
             with pytest.raises(GraphRecursionError):
                 agent.invoke(
                     {"messages": [{"role": "user", "content": "loop"}]}, {"recursion_limit": limit}
@@ -180,6 +181,59 @@ def test_a_langgraph_run_ended_by_its_recursion_limit_has_its_run_end(tmp_path: 
         end = list(read_trace(path, validate=True))[-1]
         assert end["event"] == "run_end" and end["stop_reason"] == "recursion_limit"
         assert "recursion limit" in end["error"]
+
+
+def _limited_langgraph(tmp: Path, script: Any, limit: int) -> tuple[Any, list[Path]]:
+    """One invocation of a LangGraph agent with overseer, stopped by `limit`: its middleware
+    and the traces it wrote."""
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from langgraph.errors import GraphRecursionError
+
+    from overseer.integrations.langgraph import OverseerMiddleware
+
+    with LoopbackServer(script) as srv:
+        chat = ChatOpenAI(model="scripted", base_url=srv.base_url, api_key="none", max_retries=0)
+        mw = OverseerMiddleware(SETTINGS, trace_dir=tmp)
+        agent = create_agent(chat, [tool(read_box)], middleware=[mw], name="researcher")
+        with pytest.raises(GraphRecursionError):
+            agent.invoke(
+                {"messages": [{"role": "user", "content": "loop"}]}, {"recursion_limit": limit}
+            )
+    return mw, sorted(tmp.glob("*.jsonl"))
+
+
+def test_parallel_tool_calls_in_a_langgraph_last_step_stay_in_one_run(tmp_path: Path) -> None:
+    """CI saw a run closed by the first of two tool calls of the last step; the second's hook
+    then opened a second, empty run, and `stats` (the run started last) showed no rule fired."""
+
+    def pairs(body: Mapping[str, Any], n: int) -> Reply:
+        boxes = (f"box-{n:02d}-x", f"box-{n:02d}-y")
+        return Reply(calls=tuple(ToolCall("read_box", {"box": b}) for b in boxes))
+
+    mw, traces = _limited_langgraph(tmp_path, pairs, 5)  # the last step runs two tool calls
+    assert len(traces) == 1 and mw.guard.runs == 1
+    events = list(read_trace(traces[0], validate=True))
+    assert events[-1]["event"] == "run_end" and events[-1]["stop_reason"] == "recursion_limit"
+    assert mw.stats["run"] == events[0]["run"] and mw.stats["rules"].get("purification", 0) >= 2
+
+
+def test_a_copy_answered_in_a_langgraph_last_step_is_asked_again_in_its_own_run(
+    tmp_path: Path,
+) -> None:
+    """The re-ask of the graph's last model step belongs to the run the step closes."""
+
+    def copy_then_answer(body: Mapping[str, Any], n: int) -> Reply:
+        if n == 1:
+            return Reply(calls=(ToolCall("read_box", {"box": "box-01-x"}),))
+        return Reply(CLOSED_NOTE if n == 2 else "the code of box-01-x is 017")
+
+    mw, traces = _limited_langgraph(tmp_path, copy_then_answer, 4)  # 2nd model call is last
+    assert len(traces) == 1 and mw.guard.runs == 1
+    end = list(read_trace(traces[0], validate=True))[-1]
+    assert end["event"] == "run_end" and end["stop_reason"] == "recursion_limit"
+    assert mw.stats["reasked"] == 1 and "017" in end["answer"]
 
 
 def _forever(body: Mapping[str, Any], n: int) -> Reply:

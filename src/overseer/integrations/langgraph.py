@@ -40,6 +40,7 @@ What these hooks cannot do:
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -158,6 +159,8 @@ class OverseerMiddleware(AgentMiddleware):
         self.guard = ad.make_guard("OverseerMiddleware", settings, options, run_name=agent or "")
         self.agent = agent
         self.on_budget: OnBudget = on_budget
+        self._tools_done: dict[str, int] = {}  # tool calls done in a graph's last step
+        self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -204,10 +207,26 @@ class OverseerMiddleware(AgentMiddleware):
         error = f"GraphRecursionError: recursion limit of {limit} reached"
         self.guard.end_run(answer, stop_reason="recursion_limit", error=error, run=_run_id(state))
 
-    def _after_model(self, request: ModelRequest, response: ModelResponse, started: float) -> None:
-        self._book(request, response, started)
+    def _end_after_model(self, request: ModelRequest, response: ModelResponse) -> None:
+        """Close the run at the graph's last step, after the re-ask (which runs in this node)."""
         ai = next((m for m in response.result if isinstance(m, AIMessage)), None)
         self._end_at_limit(request.state, _text(ai.content) if ai is not None else "")
+
+    def _end_after_tool(self, state: Any) -> None:
+        """Close the run at the graph's last step once every tool call of that step is done
+        (the tool node runs them in parallel; a hook of a closed run would open a new one)."""
+        if _last_step() is None or not self.owns_guard:
+            return
+        messages = state.get("messages", []) if isinstance(state, dict) else []
+        ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        calls = len(ai.tool_calls) if ai is not None else 1
+        key = f"{_run_id(state)}:{ai.id if ai is not None and ai.id else id(ai)}"
+        with self._lock:
+            done = self._tools_done.pop(key, 0) + 1
+            if done < calls:
+                self._tools_done[key] = done
+                return
+        self._end_at_limit(state, "")
 
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.after_agent(state, runtime)
@@ -287,13 +306,13 @@ class OverseerMiddleware(AgentMiddleware):
             return stop
         started = time.monotonic()
         response = handler(request)
-        self._after_model(request, response, started)
+        self._book(request, response, started)
         again = self._reask(request, response)
-        if again is None:
-            return response
-        started = time.monotonic()
-        response = handler(again)
-        self._after_model(again, response, started)
+        if again is not None:
+            started = time.monotonic()
+            response = handler(again)
+            self._book(again, response, started)
+        self._end_after_model(request, response)
         return response
 
     async def awrap_model_call(
@@ -304,13 +323,13 @@ class OverseerMiddleware(AgentMiddleware):
             return stop
         started = time.monotonic()
         response = await handler(request)
-        self._after_model(request, response, started)
+        self._book(request, response, started)
         again = self._reask(request, response)
-        if again is None:
-            return response
-        started = time.monotonic()
-        response = await handler(again)
-        self._after_model(again, response, started)
+        if again is not None:
+            started = time.monotonic()
+            response = await handler(again)
+            self._book(again, response, started)
+        self._end_after_model(request, response)
         return response
 
     def _reask(self, request: ModelRequest, response: ModelResponse) -> ModelRequest | None:
@@ -347,7 +366,7 @@ class OverseerMiddleware(AgentMiddleware):
     ) -> ToolResult:
         blocked = self._blocked(request)
         if blocked is not None:
-            self._end_at_limit(request.state, "")
+            self._end_after_tool(request.state)
             return blocked
         result = handler(request)
         if not isinstance(result, ToolMessage):
@@ -357,7 +376,7 @@ class OverseerMiddleware(AgentMiddleware):
         shown = self._run(request.state).after_tool(
             agent, tool, args, text, error=self._error(result)
         )
-        self._end_at_limit(request.state, "")
+        self._end_after_tool(request.state)
         return result if shown == text else result.model_copy(update={"content": shown})
 
     async def awrap_tool_call(
@@ -367,7 +386,7 @@ class OverseerMiddleware(AgentMiddleware):
     ) -> ToolResult:
         blocked = self._blocked(request)
         if blocked is not None:
-            self._end_at_limit(request.state, "")
+            self._end_after_tool(request.state)
             return blocked
         result = await handler(request)
         if not isinstance(result, ToolMessage):
@@ -377,5 +396,5 @@ class OverseerMiddleware(AgentMiddleware):
         shown = await self._run(request.state).aafter_tool(
             agent, tool, args, text, error=self._error(result)
         )
-        self._end_at_limit(request.state, "")
+        self._end_after_tool(request.state)
         return result if shown == text else result.model_copy(update={"content": shown})
