@@ -5,10 +5,13 @@ Inputs are the outputs of the pages' commands:
   overseer attribute whowhen-alg ... --store results/attribution.sqlite   (and whowhen-hand)
 Usage: python benchmarks/attribution_tables.py --replay replay.json \
     --store results/attribution.sqlite [--transfer] [--export rows.jsonl] [--study]
-Prints the tables; also writes the store's rows as JSON Lines next to the page with --export.
+Prints the tables; also writes the store's rows as JSON Lines next to the page with --export
+(a header line with the rows' manifest first: overseer.traces.export).
 --study (no store, no model, about a minute on one core): the learned scorer over 10 fold
 seeds, trivial one-line rules on the same logs with exact McNemar tests, transfer across the
 two systems and across task sources (GAIA, AssistantBench) within each, and the frozen split.
+--judge-frozen KIND: the next change to the scorer (here a LearnedScorer kind) fitted on the
+development logs and judged once on the frozen ones, against the current scorer and the rules.
 """
 
 from __future__ import annotations
@@ -17,8 +20,13 @@ import argparse
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Literal
 
 from overseer.traces.evaluate import Accuracy, ResultStore, accuracy, compare
+from overseer.traces.export import export_row, write_attribution_export
+from overseer.traces.learned import Kind
+
+Split = Literal["alg", "hand"]
 
 
 def _pct(x: float) -> str:
@@ -115,15 +123,7 @@ def attribution_tables(path: Path, export: Path | None) -> str:
                     )
         out.append("")
     if export is not None:
-        with export.open("w") as fh:
-            for r in rows:
-                a = r.attribution
-                fh.write(json.dumps({"method": r.method, "model": r.model, "split": r.split,
-                    "log": r.log_id, "with_truth": r.with_truth, "seed": r.seed, "agent": a.agent,
-                    "step": a.step, "outcome": a.outcome, "notes": a.notes,
-                    "prompt_tokens": a.prompt_tokens, "completion_tokens": a.completion_tokens,
-                    "calls": a.calls, "seconds": round(a.seconds, 2), "agent_ok": r.agent_ok,
-                    "step_ok": r.step_ok}) + "\n")  # fmt: skip
+        write_attribution_export((export_row(r) for r in rows), export)
     return "\n".join(out)
 
 
@@ -139,7 +139,8 @@ def transfer_table() -> str:
         "| trained on | tested on | n | agent (95% CI) | step (95% CI) |",
         "|---|---|---|---|---|",
     ]
-    for train, test in (("alg", "hand"), ("hand", "alg")):
+    pairs: tuple[tuple[Split, Split], ...] = (("alg", "hand"), ("hand", "alg"))
+    for train, test in pairs:
         m = LearnedScorer("logreg", seed=0)
         m.fit(load_whowhen(train))
         logs = load_whowhen(test)
@@ -184,7 +185,7 @@ def window_table(window: int = 8192, tokenizer: str = "qwen2.5-coder-0.5b") -> s
     return "\n".join(out)
 
 
-SPLITS = {"alg": "whowhen-alg", "hand": "whowhen-hand"}
+SPLITS: dict[Split, str] = {"alg": "whowhen-alg", "hand": "whowhen-hand"}
 
 
 def _pp(k: int, n: int) -> str:
@@ -214,7 +215,7 @@ def seed_table(per_seed: dict, seeds: list[int]) -> list[str]:
     return out
 
 
-def rules_table(split: str, logs: list, runs: dict) -> list[str]:
+def rules_table(split: Split, logs: list, runs: dict) -> list[str]:
     """The trivial rules on one split's logs, each paired with the learned scorer: wins-losses
     and the exact McNemar p at fold seed 0, and the range of p over every fold seed."""
     from overseer.traces.study import RULES, pair, rule_outcomes
@@ -287,6 +288,31 @@ def study_tables(seeds: list[int]) -> str:
     return "\n".join(out)
 
 
+def frozen_table(kind: Kind) -> str:
+    """The next scorer change judged once on the frozen split: a `LearnedScorer(kind)` as the
+    candidate against the current scorer (logreg) and the trivial rules, per split. Spends the
+    frozen split: run it once, for the change it was frozen for, and report what it prints."""
+    from overseer.traces import load_whowhen
+    from overseer.traces.learned import LearnedScorer
+    from overseer.traces.study import judge_on_frozen
+
+    out = []
+    for s, split in SPLITS.items():
+        current, candidate = LearnedScorer("logreg", seed=0), LearnedScorer(kind, seed=0)
+        ids, rows = judge_on_frozen(load_whowhen(s), current, candidate)
+        n = len(ids)
+        out += [f"**{split}**, frozen logs (n = {n}): candidate learned-{kind} at agent "
+                f"{_pp(rows[0].agent.a, n)}, step {_pp(rows[0].step.a, n)}", "",
+                "| candidate vs | agent (95% CI) | W-L, p | step (95% CI) | W-L, p |",
+                "|---|---|---|---|---|"]  # fmt: skip
+        for r in rows:
+            a, st = r.agent, r.step
+            out.append(f"| {r.against} | {_pp(a.b, n)} | {a.wins}-{a.losses}, {a.p:.2g} | "
+                       f"{_pp(st.b, n)} | {st.wins}-{st.losses}, {st.p:.2g} |")  # fmt: skip
+        out.append("")
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--replay", type=Path)
@@ -296,7 +322,11 @@ def main() -> None:
     ap.add_argument("--windows", action="store_true", help="how logs fit an 8k window")
     ap.add_argument("--study", action="store_true", help="fold seeds, trivial rules, transfer")
     ap.add_argument("--seeds", type=int, default=10, help="fold seeds for --study (0..N-1)")
+    ap.add_argument("--judge-frozen", metavar="KIND", choices=("logreg", "boost"),
+                    help="judge a scorer change once on the frozen split")  # fmt: skip
     args = ap.parse_args()
+    if args.judge_frozen:
+        print(frozen_table(args.judge_frozen))
     if args.study:
         print(study_tables(list(range(args.seeds))))
         print()

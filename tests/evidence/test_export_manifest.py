@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from overseer.bench.reports import check_row
 from overseer.cli import main
-from overseer.evidence.export import read_export, upgrade_export
+from overseer.evidence.export import SCHEMA, read_export
+from overseer.evidence.export import main as upgrade_main
 from overseer.evidence.reading import page_tables_reading
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "evidence"
@@ -84,6 +86,40 @@ def test_an_export_without_a_manifest_is_refused_until_upgraded(
     lines = _lines(EXPORTS[0])
     old = {k: v for k, v in lines[0].items() if k != "manifest"} | {"format": 1}
     path = _write(tmp_path / "old.jsonl.gz", [old, *lines[1:]])
-    assert "export format 1, expected 2" in _refused(path, capsys)
-    upgrade_export(path)
+    err = _refused(path, capsys)
+    assert "export format 1 has no manifest" in err and "--upgrade FILE" in err
+    assert f"benchmarks/evidence.py {lines[0]['claim']}" in err
+    assert upgrade_main(["--upgrade", str(path)]) == 0
     assert read_export(path)[0].claim == lines[0]["claim"]
+    assert main(["report", "--from-export", str(path)]) == 0
+
+
+def test_an_old_export_with_a_bad_row_is_not_upgraded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = _lines(EXPORTS[0])
+    old = {k: v for k, v in lines[0].items() if k != "manifest"} | {"format": 1}
+    lines[2]["correct"] = "maybe"
+    path = _write(tmp_path / "old.jsonl.gz", [old, *lines[1:]])
+    assert upgrade_main(["--upgrade", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "row 2 (line 3," in err and "'correct': expected bool, got 'maybe'" in err
+    with pytest.raises(ValueError, match="format 1 has no manifest"):
+        read_export(path)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("seed", True, "'seed': expected int, got True"),
+        ("score", "1", "'score': expected number, got '1'"),
+        ("parsed", 3, "'parsed': expected str or null, got 3"),
+        ("extra", [], "'extra': expected object, got []"),
+    ],
+)
+def test_the_row_model_is_strict(field: str, value: object, expected: str) -> None:
+    row = _lines(EXPORTS[0])[1]
+    assert check_row(row, SCHEMA) is None
+    assert expected in (check_row({**row, field: value}, SCHEMA) or "")
+    assert check_row({k: v for k, v in row.items() if k != field}, SCHEMA) == f"no field {field!r}"
+    assert check_row({**row, "bonus": 1}, SCHEMA) == "unexpected field 'bonus'"

@@ -8,11 +8,13 @@ import subprocess
 import sys
 
 from overseer.traces import Annotation, TraceStep, Trajectory, load_whowhen
+from overseer.traces.evaluate import Attribution
 from overseer.traces.learned import LearnedScorer
 from overseer.traces.study import (
     RULES,
     cv_outcomes,
     frozen_ids,
+    judge_on_frozen,
     pair,
     rule_outcomes,
     spread,
@@ -85,3 +87,31 @@ def test_attribution_does_not_import_the_benchmark_runner() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+class _Stub:
+    """A scorer that remembers what it was fitted on and always names one agent and step."""
+
+    def __init__(self, agent: str, step: int) -> None:
+        self.agent, self.step, self.fitted, self.asked = agent, step, [], []
+
+    def fit(self, train: list[Trajectory], *, with_truth: bool = False) -> None:
+        self.fitted = [t.id for t in train]
+
+    async def attribute(self, traj: Trajectory, *, with_truth: bool = False) -> Attribution:
+        self.asked.append(traj.id)
+        return Attribution(traj.id, "stub", self.agent, self.step, "stub")
+
+
+def test_the_frozen_judgement_fits_on_the_rest_and_scores_the_frozen_logs_once() -> None:
+    logs = [_log(i, ["human", "A", "B"], False, 1 + i % 2, "A") for i in range(20)]
+    current, candidate = _Stub("B", 1), _Stub("A", 1)
+    ids, rows = judge_on_frozen(logs, current, candidate)
+    assert ids == frozen_ids(logs) and len(ids) == 6
+    for s in (current, candidate):
+        assert set(s.fitted) == {t.id for t in logs} - set(ids) and sorted(s.asked) == sorted(ids)
+    assert [r.against for r in rows] == ["current scorer", *RULES]
+    right_step = sum(1 for t in logs if t.id in ids and t.annotation.step == 1)
+    vs_current = rows[0]
+    assert (vs_current.agent.wins, vs_current.agent.losses) == (6, 0)
+    assert (vs_current.step.a, vs_current.step.b) == (right_step, right_step)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from overseer.bench._store import ResultRecord
+from overseer.manifest import schema_problem
 
 #: The actor kinds a ledger books tokens under, in the order the report stacks them.
 ACTOR_KINDS = (
@@ -144,7 +145,8 @@ def record_json(rec: ResultRecord) -> dict[str, Any]:
 
 
 #: The JSON type of each field of a `record_json` row: what an export's manifest declares and
-#: `check_row` enforces. "int" and "number" are never a bool; a trailing "?" allows null.
+#: `check_row` enforces (a strict pydantic model, `overseer.manifest.row_model`). "int" and
+#: "number" are never a bool; a trailing "?" allows null.
 ROW_SCHEMA: dict[str, str] = {
     **dict.fromkeys(("config", "model", "suite", "task_id", "outcome", "answer"), "str"),
     "seed": "int",
@@ -164,32 +166,15 @@ ROW_SCHEMA: dict[str, str] = {
     "provenance": "object",
 }
 
-_TYPES: dict[str, Any] = {
-    "str": lambda v: isinstance(v, str),
-    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "bool": lambda v: isinstance(v, bool),
-    "object": lambda v: isinstance(v, dict),
-}
-
-
-def _type_problem(d: Mapping[str, Any], schema: Mapping[str, str]) -> str | None:
-    for field, kind in schema.items():
-        if field not in d:
-            return f"no field {field!r}"
-        v, want = d[field], kind.removesuffix("?")
-        if not (v is None and kind.endswith("?")) and not _TYPES[want](v):
-            return f"field {field!r}: expected {kind.replace('?', ' or null')}, got {v!r:.40}"
-    extra = sorted(set(d) - set(schema))
-    return f"unexpected field {extra[0]!r}" if extra else None
-
 
 def _usage_problem(d: Mapping[str, Any]) -> str | None:
     """The actor usage must be [prompt, cached, completion] counts that add up to the row's."""
     sums = [0, 0, 0]
     for actor, u in d["usage_by_actor"].items():
         if not (
-            isinstance(u, list) and len(u) == 3 and all(_TYPES["int"](x) and x >= 0 for x in u)
+            isinstance(u, list)
+            and len(u) == 3
+            and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in u)
         ):
             return f"usage_by_actor[{actor!r}]: expected [prompt, cached, completion] counts >= 0"
         sums = [a + b for a, b in zip(sums, u, strict=True)]
@@ -206,7 +191,7 @@ def check_row(d: Mapping[str, Any], schema: Mapping[str, str] = ROW_SCHEMA) -> s
     """What is wrong with a `record_json` row (the first problem found), or None: a field
     missing, extra or of the wrong type, a token count that does not add up, an outcome that
     contradicts `correct` and `error`."""
-    problem = _type_problem(d, schema)
+    problem = schema_problem(d, schema)
     if problem is None and "usage_by_actor" in schema:
         problem = _usage_problem(d)
     if problem is None and {"outcome", "correct", "error"} <= set(schema):

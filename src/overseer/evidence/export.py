@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
-import hashlib
 import io
 import json
 from collections.abc import Mapping
@@ -21,11 +20,11 @@ from overseer.bench.reports import ROW_SCHEMA, ResultKey, check_row, record_from
 from overseer.evidence.claims import Effect
 from overseer.evidence.runs import Part
 from overseer.evidence.tables import PageData, records_of
+from overseer.manifest import canonical, check_manifest_rows, make_manifest
 
 FORMAT = 2  # 2: the header carries a manifest (1 had none and is refused)
 #: an export row: a result's `record_json`, what kind of line it is and whether it was acted on
 SCHEMA: dict[str, str] = {"kind": "str", **ROW_SCHEMA, "acted": "bool?"}
-DIGEST_CHARS = 12  # each row's digest in the manifest: the first characters of its sha256
 MAX_BYTES = 2_000_000
 DATA_DIR = "data"
 
@@ -35,20 +34,9 @@ def export_path(docs_dir: Path, claim: str) -> Path:
     return docs_dir / DATA_DIR / f"{claim}.jsonl.gz"
 
 
-def _canonical(row: Mapping[str, Any]) -> str:
-    return json.dumps(row, sort_keys=True, default=str)
-
-
 def manifest(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The row schema, the row count, the sha256 of the rows (canonical JSON, one per line) and
-    each row's digest (so a reader names the first row that was changed)."""
-    lines = [_canonical(r) for r in rows]
-    return {
-        "schema": SCHEMA,
-        "rows": len(rows),
-        "sha256": hashlib.sha256("\n".join(lines).encode()).hexdigest(),
-        "row_sha256": [hashlib.sha256(x.encode()).hexdigest()[:DIGEST_CHARS] for x in lines],
-    }
+    """The row schema, the row count, the sha256 of the rows and each row's digest."""
+    return make_manifest(rows, SCHEMA)
 
 
 def _header(data: PageData, meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -89,7 +77,7 @@ def _gz(lines: list[str]) -> bytes:
 
 def _blob(head: dict[str, Any], rows: list[dict[str, Any]]) -> bytes:
     head = {**head, "manifest": manifest(rows)}
-    return _gz([json.dumps(head, sort_keys=True), *(_canonical(r) for r in rows)])
+    return _gz([json.dumps(head, sort_keys=True), *(canonical(r) for r in rows)])
 
 
 def write_export(data: PageData, path: Path, meta: Mapping[str, Any] | None = None) -> Path:
@@ -135,35 +123,31 @@ def _where(i: int, d: Mapping[str, Any]) -> str:
     return f"row {i} (line {i + 1}, {key})"
 
 
+def _row_problem(d: Mapping[str, Any]) -> str | None:
+    """What is wrong with one export row by the schema (None: nothing)."""
+    problem = check_row(d, SCHEMA)
+    if problem is None and d["kind"] != "result":
+        problem = f"field 'kind': expected 'result', got {d['kind']!r}"
+    return problem
+
+
 def check_rows(path: Path, head: Mapping[str, Any], rows: list[dict[str, Any]]) -> None:
     """Every row against the header's manifest: schema, digest, count and sha256; ValueError
     with one line naming the file and the first row that does not match."""
-    man = head.get("manifest")
-    if not isinstance(man, dict) or not {"schema", "rows", "sha256", "row_sha256"} <= set(man):
-        raise ValueError(f"{path}: the header has no manifest (schema, rows, sha256)")
-    if man["schema"] != SCHEMA:
-        raise ValueError(f"{path}: the manifest's row schema is not this overseer's")
-    digests = man["row_sha256"]
-    for i, d in enumerate(rows, 1):
-        problem = check_row(d, SCHEMA)
-        if problem is None and d["kind"] != "result":
-            problem = f"field 'kind': expected 'result', got {d['kind']!r}"
-        digest = hashlib.sha256(_canonical(d).encode()).hexdigest()[:DIGEST_CHARS]
-        if problem is None and (i > len(digests) or digests[i - 1] != digest):
-            problem = "not the row the manifest's sha256 was made of (edited after export)"
-        if problem is not None:
-            raise ValueError(f"{path}: {_where(i, d)}: {problem}")
-    if len(rows) != man["rows"] or len(digests) != man["rows"]:
-        raise ValueError(f"{path}: {len(rows)} rows, the manifest says {man['rows']}")
-    whole = hashlib.sha256("\n".join(_canonical(d) for d in rows).encode()).hexdigest()
-    if whole != man["sha256"]:
-        raise ValueError(f"{path}: the rows do not match the manifest's sha256")
+    check_manifest_rows(path, head.get("manifest"), SCHEMA, rows, _row_problem, _where)
 
 
 def _header_line(path: Path, lines: list[dict[str, Any]]) -> dict[str, Any]:
     if not lines or lines[0].get("kind") != "page":
         raise ValueError(f"{path}: expected a page header on the first line")
     fmt = lines[0].get("format")
+    if fmt == 1:
+        raise ValueError(
+            f"{path}: export format 1 has no manifest, so its rows cannot be checked; "
+            f"regenerate it: python benchmarks/evidence.py {lines[0].get('claim', 'CLAIM')} "
+            "(from its store), or python -m overseer.evidence.export --upgrade FILE (checks "
+            "each row's types, then writes the manifest)"
+        )
     if fmt != FORMAT:
         raise ValueError(
             f"{path}: export format {fmt}, expected {FORMAT} (a header with a manifest)"
@@ -230,3 +214,25 @@ def upgrade_export(path: Path) -> Path:
     path.write_bytes(_blob({**head, "format": FORMAT}, rows))
     read_export(path)
     return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m overseer.evidence.export --upgrade FILE...`: give format-1 exports their
+    manifest (each row checked first); one line per file, exit 2 on the first that fails."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m overseer.evidence.export")
+    ap.add_argument("--upgrade", type=Path, nargs="+", required=True, metavar="FILE")
+    for path in ap.parse_args(argv).upgrade:
+        try:
+            upgrade_export(path)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"{path}: format {FORMAT}, manifest checked")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -2,6 +2,8 @@
 one), trivial one-line rules on the same logs with exact McNemar tests, and transfer across
 systems (one Who&When split to the other) and across task sources (GAIA, AssistantBench)
 within a split. What `benchmarks/attribution_tables.py --study` prints for the attribution page.
+`judge_on_frozen` is how the next change to the scorer is judged: once, on a split frozen
+before it (`--judge-frozen`).
 
 Every figure is a pair of per-log outcomes (agent right, step right), so any two methods on the
 same logs can be paired."""
@@ -14,8 +16,10 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from overseer.stats import mcnemar_exact
+from overseer.traces._attr_types import Attribution
 from overseer.traces._baselines import speakers
 from overseer.traces._types import Trajectory
 from overseer.traces.evaluate import cv_train
@@ -30,6 +34,14 @@ Rule = Callable[[Trajectory, Sequence[Trajectory]], tuple[str | None, int | None
 FROZEN_SEED = 20261127
 #: the share of each split frozen
 FROZEN_SHARE = 0.3
+
+
+class Scorer(Protocol):
+    """What a scorer judged on the frozen split offers: fitted on logs, then asked per log."""
+
+    def fit(self, train: list[Trajectory], *, with_truth: bool = False) -> None: ...
+
+    async def attribute(self, traj: Trajectory, *, with_truth: bool = False) -> Attribution: ...
 
 
 def _first_speaker(t: Trajectory, prior: Sequence[Trajectory]) -> tuple[str | None, int | None]:
@@ -82,7 +94,7 @@ def rule_outcomes(rule: Rule, logs: Sequence[Trajectory], prior: Sequence[Trajec
     return {t.id: _ok(t, *rule(t, prior)) for t in logs}
 
 
-def scorer_outcomes(scorer: LearnedScorer, logs: Sequence[Trajectory]) -> Outcomes:
+def scorer_outcomes(scorer: Scorer, logs: Sequence[Trajectory]) -> Outcomes:
     """Each log's outcome under a fitted scorer (no ground truth shown)."""
     out = {}
     for t in logs:
@@ -154,14 +166,47 @@ def frozen_ids(logs: Sequence[Trajectory], share: float = FROZEN_SHARE) -> list[
     return sorted(random.Random(FROZEN_SEED).sample(ids, n), key=lambda i: int(i.split("-")[1]))
 
 
+@dataclass(frozen=True)
+class FrozenRow:
+    """One line of the frozen-split judgement: the candidate against `against` on the frozen
+    logs, at the agent and at the step."""
+
+    against: str
+    agent: Pairing
+    step: Pairing
+
+
+def judge_on_frozen(
+    logs: Sequence[Trajectory], current: Scorer, candidate: Scorer
+) -> tuple[list[str], list[FrozenRow]]:
+    """The frozen-split protocol, run once: both scorers fitted on the development logs (every
+    log not frozen), both scored on the frozen logs, the candidate paired with the current
+    scorer and with each trivial rule (counting over the development logs) by exact McNemar
+    tests. Returns the frozen ids and the rows (the current scorer first)."""
+    ids = frozen_ids(logs)
+    frozen = set(ids)
+    dev = [t for t in logs if t.id not in frozen]
+    test = [t for t in logs if t.id in frozen]
+    current.fit(dev)
+    candidate.fit(dev)
+    mine = scorer_outcomes(candidate, test)
+    others = {"current scorer": scorer_outcomes(current, test)}
+    others |= {name: rule_outcomes(rule, test, dev) for name, rule in RULES.items()}
+    rows = [FrozenRow(k, pair(mine, o, 0), pair(mine, o, 1)) for k, o in others.items()]
+    return ids, rows
+
+
 __all__ = [
     "FROZEN_SEED",
     "RULES",
+    "FrozenRow",
     "Outcomes",
     "Pairing",
+    "Scorer",
     "Spread",
     "cv_outcomes",
     "frozen_ids",
+    "judge_on_frozen",
     "pair",
     "rule_outcomes",
     "scorer_outcomes",
