@@ -193,6 +193,26 @@ def test_extract_uses_the_embedding_hook_when_given() -> None:
     assert "season 3." in out and "embedding" in out
 
 
+def test_extract_drops_filler_that_shares_nothing_with_the_task() -> None:
+    """Issue 39: filler sentences with numbers (the browse generator's "mentioned 760 times")
+    no longer fill the budget; the fact sentence inside the filler paragraph stays."""
+    filler = "The harbour council archive records were mentioned 760 times in older accounts. "
+    page = (
+        "Address: https://wiki.local/Holra_Lighthouse\n\nHolra Lighthouse\n\n"
+        + filler * 6
+        + "The fact sheet of the Holra Lighthouse lists: Built: 1902; Height: 37 m. "
+        + filler * 6
+    )
+    query = "How tall is the Holra Lighthouse? https://wiki.local/Holra_Lighthouse"
+    out = extract(page, query, 600)
+    assert "Height: 37 m" in out and "760" not in out
+    short = extract(page[:700], query, 700, prune=True)  # within the budget: only pruned
+    assert "760" not in short and "Holra Lighthouse" in short
+    assert extract("Holra Lighthouse\n\nHeight: 37 m", query, 800, prune=True) == (
+        "Holra Lighthouse\n\nHeight: 37 m"
+    )
+
+
 def test_extract_cuts_one_huge_line_into_verbatim_slices() -> None:
     text = "word " * 3000 + "needle 42 here " + "word " * 3000
     out = extract(text, "needle", 400)
@@ -287,7 +307,8 @@ def test_a_progress_free_loop_with_changing_arguments_is_broken() -> None:
     trap = "Not here. Call next_page with n+1."
     assert _page_call(tier, 1, trap) is None and _page_call(tier, 2, trap) is None
     blocked = _page_call(tier, 3, trap)
-    assert blocked is not None and "same output" in blocked.note and trap in blocked.note
+    assert blocked is not None and "same output" in blocked.note
+    assert trap not in blocked.note  # a note never quotes tool output (issue 39, item 2)
     assert blocked.firing.rule == "loop_breaker"
 
 

@@ -17,6 +17,7 @@ Framework-neutral: the runtime plug-in and every framework adapter call the same
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ __all__ = [
 
 
 #: the least each integer setting of `RuleSettings` may be
+_NUMBER = re.compile(r"\d[\d.,]*")
 _LEAST = {"loop_limit": 1, "mask_keep": 0, "purify_over": 1, "page_over": 1, "page_keep": 1}
 
 
@@ -54,7 +56,9 @@ class RuleSettings:
     """Switches and thresholds of the rule tier (each rule can be turned off)."""
 
     loop_breaker: bool = True
-    loop_limit: int = 2  # an identical action runs at most this often per (agent, subtask)
+    loop_limit: int = 3  # an identical action runs at most this often per (agent, subtask)
+    # (3, not 2: older copies of an unchanged output are masked, so the third costs a stub
+    # and its output is the latest the agent reads; set on browse@29, issue 39)
     masking: bool = True
     mask_keep: int = 2  # the agent's last k tool observations stay whole; older -> stub
     purify: bool = True
@@ -246,9 +250,9 @@ class RuleTier:
             detail = f"blocked {call}: {run.same} calls of it in a row returned the same output"
             note = (
                 f"[overseer] Not run: your last {run.same} calls of {step.tool or step.kind} "
-                f"returned the same output ({_short(run.last, 120)!r}) whatever the arguments, "
-                f"so another call makes no progress. Answer from what you have read, or take "
-                f"a different step (another tool)."
+                f"returned the same output whatever the arguments (it is shown above), so "
+                f"another call makes no progress. Answer from what you have read, or take a "
+                f"different step (another tool)."
             )
             return Blocked(note, self._fire(RuleFiring("loop_breaker", *key, detail)))
         seen.ran += 1
@@ -320,10 +324,13 @@ class RuleTier:
         base, over, keep = (text, s.purify_over, s.purify_keep)
         if page is not None:
             base, over, keep = page, s.page_over, s.page_keep
+        # the agent's own guesses (numbers in its thought) must not choose what it is shown
+        query = " ".join(x for x in (local_task, _NUMBER.sub(" ", step.thought), step.args) if x)
         out = base
         if len(base) > over:
-            query = " ".join(x for x in (local_task, step.thought, step.args) if x)
             out = extract(base, query, keep, embed=self.embed)
+        elif page is not None:  # a short page: only its text that shares nothing with the task
+            out = extract(base, query, len(base), embed=self.embed, prune=True)
         if len(out) >= len(text):
             return text, None
         how = "stripped the markup, " if page else ""
