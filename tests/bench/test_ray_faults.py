@@ -16,7 +16,7 @@ import pytest
 import overseer.bench._ray as ray_mod
 from overseer.bench._ray_connect import Target, check_reachable, find_target, start_local
 from overseer.bench._ray_watch import HeadWatch
-from overseer.bench.backends import RayBackend, RayConnectError, WorkerSpec
+from overseer.bench.backends import RayBackend, RayConnectError, WorkerSpec, listed_configs
 
 
 def _record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, address: str | None) -> None:
@@ -81,37 +81,51 @@ def _echo_model(**kw: Any) -> Any:
 
 
 def _backend(workers: int, address: str | None = None) -> RayBackend:
-    from overseer.bench.backends import listed_configs
-
     spec = WorkerSpec(partial(listed_configs, []), _echo_model)
     return RayBackend(spec, workers=workers, address=address)
 
 
 def test_row11_a_local_start_never_reserves_more_cpus_than_cores(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(ray_mod, "usable_cores", lambda: 2)
+    monkeypatch.setattr(ray_mod, "find_target", lambda address: Target(None, "local"))
+    fake = _FakeRay()
+    started, _, workers = _backend(4)._init(fake)
+    assert started and workers == 2 and fake.inits[0]["num_cpus"] == 2  # clamped, not 4
+    assert capsys.readouterr().err.strip() == (
+        "overseer: note: --workers 4 x --worker-cpus 1 needs 4 CPUs; this machine has 2 "
+        "cores: running 2 workers (Ray started here gets no more CPUs than cores)"
+    )
+    started, _, workers = _backend(2)._init(fake)
+    assert workers == 2 and fake.inits[1]["num_cpus"] == 2
+    assert capsys.readouterr().err == ""  # they fit: nothing said
+
+
+def test_row11_a_worker_bigger_than_the_machine_is_one_line(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(ray_mod, "usable_cores", lambda: 2)
     monkeypatch.setattr(ray_mod, "find_target", lambda address: Target(None, "local"))
     fake = _FakeRay()
+    spec = WorkerSpec(partial(listed_configs, []), _echo_model)
     with pytest.raises(RayConnectError) as err:
-        _backend(4)._init(fake)
+        RayBackend(spec, workers=1, cpus_per_worker=4)._init(fake)
     assert str(err.value) == (
-        "--workers 4 x --worker-cpus 1 needs 4 CPUs; this machine (Ray started here) has 2: "
-        "use --workers 2 or fewer, or a smaller --worker-cpus"
+        "--workers 1 x --worker-cpus 4 needs 4 CPUs; this machine (Ray started here) has 2: "
+        "not even one worker fits: use --worker-cpus 2 or less"
     )
     assert fake.inits == []  # refused before Ray starts
-    started, _ = _backend(2)._init(fake)
-    assert started and fake.inits[0]["num_cpus"] == 2
 
 
 def test_row9_more_workers_than_the_cluster_has_cpus_is_one_line() -> None:
     with pytest.raises(RayConnectError) as err:
-        _backend(3)._fits(_FakeRay(cpus=2), Target("head:6379", "--address"))
+        _backend(3)._fits(_FakeRay(cpus=2), Target("head:6379", "--address"), 3)
     assert str(err.value) == (
         "--workers 3 x --worker-cpus 1 needs 3 CPUs; the Ray cluster at head:6379 has 2: "
         "use --workers 2 or fewer, or a smaller --worker-cpus"
     )
-    _backend(2)._fits(_FakeRay(cpus=2), Target("head:6379", "--address"))
+    _backend(2)._fits(_FakeRay(cpus=2), Target("head:6379", "--address"), 2)
 
 
 def _serve(handler: type[http.server.BaseHTTPRequestHandler]) -> http.server.HTTPServer:

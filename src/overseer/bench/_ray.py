@@ -34,6 +34,7 @@ from overseer.bench._ray_connect import (
     check_cpus,
     find_target,
     join,
+    local_workers,
     one_line,
     start_local,
     usable_cores,
@@ -203,11 +204,11 @@ class RayBackend:
         wait), and a joined cluster's head is watched (`HeadWatch`) while the run goes on."""
         ray = _ray()
         with _stdout_to_stderr():
-            started, target = self._init(ray)
+            started, target, workers = self._init(ray)
             watch = HeadWatch(target).start() if started and target.address else None
-            pool = _Pool(ray, self, [c.name for c in configs], concurrency, budget)
+            pool = _Pool(ray, self, workers, [c.name for c in configs], (concurrency, budget))
             try:
-                self._fits(ray, target)
+                self._fits(ray, target, workers)
                 await pool.start()
                 yield pool.solve
             finally:
@@ -217,35 +218,26 @@ class RayBackend:
                 if started:
                     ray.shutdown()
 
-    @property
-    def cpus_needed(self) -> float:
-        """The CPUs the workers reserve together."""
-        return self.workers * self.cpus_per_worker
-
-    def _init(self, ray: Any) -> tuple[bool, Target]:
+    def _init(self, ray: Any) -> tuple[bool, Target, int]:
         """Join the cluster or start local Ray: whether this call did (and so shuts it down),
-        and the target. Ray started here gets no more CPUs than this process's cores, so a
-        run never has more llama.cpp threads than cores: too many workers is one line."""
+        the target, and how many workers to run (fewer than asked on a local start whose
+        cores they do not fit, so a run never has more llama.cpp threads than cores)."""
         if ray.is_initialized():
-            return False, Target(None, "the Ray instance already initialised")
+            return False, Target(None, "the Ray instance already initialised"), self.workers
         target = find_target(self.address)
         if target.address is not None:
             join(ray, target)
-        else:
-            cores = usable_cores()
-            check_cpus(self.cpus_needed, cores, "this machine (Ray started here)", *self._ask)
-            start_local(ray, max(1, math.ceil(self.cpus_needed)))
-        return True, target
+            return True, target, self.workers
+        workers = local_workers(self.workers, self.cpus_per_worker, usable_cores())
+        start_local(ray, max(1, math.ceil(workers * self.cpus_per_worker)))
+        return True, target, workers
 
-    @property
-    def _ask(self) -> tuple[int, float]:
-        return self.workers, self.cpus_per_worker
-
-    def _fits(self, ray: Any, target: Target) -> None:
-        """RayConnectError when the cluster has fewer CPUs than the workers reserve."""
+    def _fits(self, ray: Any, target: Target, workers: int) -> None:
+        """RayConnectError when the cluster has fewer CPUs than the workers reserve (Ray
+        would wait for them forever, silently)."""
         have = float(ray.cluster_resources().get("CPU", 0.0))
         where = f"the Ray cluster at {target.address}" if target.address else "the Ray instance"
-        check_cpus(self.cpus_needed, have, where, *self._ask)
+        check_cpus(workers, self.cpus_per_worker, have, where)
 
 
 class _Pool:
@@ -255,13 +247,15 @@ class _Pool:
         self,
         ray: Any,
         backend: RayBackend,
+        workers: int,
         names: list[str],
-        concurrency: int,
-        budget: Budget | None,
+        episodes: tuple[int, Budget | None],
     ) -> None:
+        concurrency, budget = episodes
         self._ray = ray
         self._budget = budget
         self._backend = backend
+        self._workers = workers
         self._names = names
         self._actor_cls = ray.remote(EpisodeWorker).options(
             num_cpus=backend.cpus_per_worker, max_restarts=0, max_task_retries=0
@@ -286,7 +280,7 @@ class _Pool:
             )
 
     async def start(self) -> None:
-        self._actors = [self._new() for _ in range(self._backend.workers)]
+        self._actors = [self._new() for _ in range(self._workers)]
         await asyncio.gather(*(self._ready(a) for a in self._actors))
         for _ in range(self._concurrency):
             for i in range(len(self._actors)):

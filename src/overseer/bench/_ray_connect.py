@@ -104,7 +104,13 @@ def _recorded() -> Target | None:
 
 
 def host_port(address: str) -> tuple[str, int]:
-    rest = address.removeprefix("ray://")
+    """The host and port of a Ray address (HOST:PORT or ray://HOST:PORT); any other form,
+    an http:// URL included, is one RayConnectError line saying what is expected."""
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        rest = address
+    elif scheme != "ray":
+        rest = ""  # e.g. http://HOST:8265, the dashboard: not an address Ray joins
     host, sep, port = rest.rpartition(":")
     if not sep or not host or not port.isdigit():
         raise RayConnectError(f"Ray address {address!r}: expected HOST:PORT or ray://HOST:PORT")
@@ -247,16 +253,48 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def check_cpus(need: float, have: float, where: str, workers: int, cpus: float) -> None:
-    """RayConnectError when `workers` actors of `cpus` CPUs each (`need` in all) cannot all
-    be placed where there are `have` CPUs: Ray would wait for them forever, silently."""
-    if need <= have + 1e-9:
+def _n(count: int, noun: str) -> str:
+    """`count` and `noun`, plural unless one ("1 core", "2 cores")."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _needs(workers: int, cpus: float) -> str:
+    """What the workers ask for, as the options that ask it, for the lines below."""
+    return f"--workers {workers} x --worker-cpus {cpus:g} needs {workers * cpus:g} CPUs"
+
+
+def check_cpus(workers: int, cpus: float, have: float, where: str) -> None:
+    """RayConnectError when `workers` actors of `cpus` CPUs each cannot all be placed where
+    there are `have` CPUs: Ray would wait for them forever, silently."""
+    if workers * cpus <= have + 1e-9:
         return
     fit = max(0, math.floor(have / cpus + 1e-9))
-    raise RayConnectError(
-        f"--workers {workers} x --worker-cpus {cpus:g} needs {need:g} CPUs; {where} has "
-        f"{have:g}: use --workers {fit} or fewer, or a smaller --worker-cpus"
+    fix = (
+        f"use --workers {fit} or fewer, or a smaller --worker-cpus"
+        if fit
+        else f"not even one worker fits: use --worker-cpus {have:g} or less"
     )
+    raise RayConnectError(f"{_needs(workers, cpus)}; {where} has {have:g}: {fix}")
+
+
+def local_workers(workers: int, cpus: float, cores: int) -> int:
+    """The workers a local start runs on `cores` cores: all of them when they fit, else as
+    many as fit, said in one notice line on stderr (Ray started here never gets more CPUs
+    than the cores, so without --threads no more llama.cpp threads run than cores: the
+    results are the same, only fewer episodes run at once); RayConnectError when not even
+    one worker of `cpus` CPUs fits."""
+    fit = math.floor(cores / cpus + 1e-9)
+    if fit >= workers:
+        return workers
+    if fit < 1:
+        check_cpus(workers, cpus, cores, "this machine (Ray started here)")
+    print(
+        f"overseer: note: {_needs(workers, cpus)}; this machine has {_n(cores, 'core')}: "
+        f"running {_n(fit, 'worker')} (Ray started here gets no more CPUs than cores)",
+        file=sys.stderr,
+        flush=True,
+    )
+    return fit
 
 
 def start_local(ray: Any, num_cpus: int) -> None:

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 EXIT_CODES = (
     "Exit codes: 0 the command did what it was asked; 1 the run ended in error, no model call "
     "succeeded, its answer is empty, or results hold errors (see --allow-errors); 2 bad input "
-    "or a missing extra (one line on stderr); 130 interrupted (the line says what was kept)."
+    "or a missing extra, or a Ray cluster that cannot be used or is lost mid-run (one line on "
+    "stderr); 130 interrupted (the line says what was kept)."
 )
 
 app = typer.Typer(

@@ -18,8 +18,8 @@ Noisy observations in a row (issue 43, row 12): each over-long output is purifie
 tool's last `loop_limit` outputs are the same whatever the arguments; then the loop breaker's
 progress-free rule refuses the next call of that tool (another call makes no progress), and
 after `answer_after_refusals` refusals the agent is sent to answer. So 30 identical noisy
-pages give 2 purifications, 2 refusals and an answer, not 30 purifications: the loop
-breaker decides, by design (`RuleSettings(loop_breaker=False)` purifies each one).
+pages give `loop_limit` (3) purifications, 2 refusals and an answer, not 30 purifications:
+the loop breaker decides, by design (`RuleSettings(loop_breaker=False)` purifies each one).
 
     sup = OverseerSupervisor(mode="rules")  # or OverseerSupervisor(model, mode="rules+llm")
     sup.attach(manager)  # the manager and, recursively, its managed agents
