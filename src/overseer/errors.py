@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import importlib
+import json
 from pathlib import Path
 from types import ModuleType
 
@@ -42,6 +43,45 @@ def ensure_dir(path: Path, what: str) -> Path:
     except OSError as exc:
         raise path_error(what, path, exc) from exc
     return path
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_sqlite_file(path: Path, what: str) -> None:
+    """PathError when `path` exists but is not a file, or holds bytes that are not a SQLite
+    database (read, never written): SQLite would take a short non-SQLite file for an empty
+    database and write its tables over the user's bytes."""
+    if not path.exists():
+        return
+    if not path.is_file():
+        raise PathError(f"{what} {path}: exists and is not a file")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(_SQLITE_HEADER))
+    except OSError as exc:
+        raise path_error(what, path, exc) from exc
+    if head not in (b"", _SQLITE_HEADER):
+        raise PathError(f"{what} {path}: not a SQLite file (no SQLite header); nothing was changed")
+
+
+#: what reading a user's text file (and parsing it as JSON) can raise besides ValueError
+READ_ERRORS = (OSError, UnicodeDecodeError, RecursionError)
+
+
+def read_failure(exc: BaseException) -> str:
+    """Why a user's file could not be read or parsed, on one line: not UTF-8 (the byte and its
+    offset), JSON nested too deeply, not JSON (where), or the OS's reason; so every reader
+    names the same causes the same way instead of Python's own wording."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})"
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply to read"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not JSON ({exc.msg}, line {exc.lineno})"
+    if isinstance(exc, OSError):
+        return f"cannot read ({exc.strerror or exc})"
+    return " ".join(str(exc).split())[:300] or type(exc).__name__
 
 
 class MissingExtra(ImportError):

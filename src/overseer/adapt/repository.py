@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from overseer.adapt.embed import TextEmbedder, cosine
 from overseer.adapt.sop import SOP, Need, check_sop
+from overseer.errors import READ_ERRORS, PathError, check_sqlite_file, read_failure
 
 Mode = Literal["hybrid", "query", "need"]
 MODES: tuple[str, ...] = ("hybrid", "query", "need")
@@ -91,12 +92,16 @@ def hybrid_scores(q_sims: np.ndarray, n_sims: np.ndarray, *, lam: float, mode: M
 
 
 def open_db(path: str | Path) -> sqlite3.Connection:
-    """A SQLite connection on `path` (its folder is created); ':memory:' works too."""
-    if str(path) != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    """A SQLite connection on `path` (its folder is created); ':memory:' works too. A file
+    that is not SQLite is refused before SQLite writes to it (RepositoryError naming it)."""
     try:
+        if str(path) != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            check_sqlite_file(Path(path), "store")
         return sqlite3.connect(str(path))
-    except sqlite3.Error as exc:
+    except PathError as exc:
+        raise RepositoryError(str(exc)) from None
+    except (sqlite3.Error, OSError) as exc:
         raise RepositoryError(f"store {path}: cannot open ({exc})") from None
 
 
@@ -244,11 +249,9 @@ class Repository:
 def load_cases(path: str | Path) -> list[Case]:
     """Validated cases of a JSON export; errors name the file, the case and the field."""
     try:
-        data = json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise RepositoryError(f"{path}: cannot read ({exc.strerror})") from None
-    except json.JSONDecodeError as exc:
-        raise RepositoryError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (*READ_ERRORS, json.JSONDecodeError) as exc:
+        raise RepositoryError(f"{path}: {read_failure(exc)}") from None
     if not isinstance(data, dict) or not isinstance(data.get("sop_cases"), list):
         raise RepositoryError(f'{path}: expected an object with a "sop_cases" list')
     out = []

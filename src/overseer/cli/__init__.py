@@ -1,5 +1,5 @@
 """The `overseer` command line. Exit codes: 0 done, 1 failed run or errored results, 2 bad
-input or a missing extra (one line on stderr), 130 interrupted.
+input, a missing extra or a Ray-side failure (one line on stderr), 130 interrupted.
 
 Command modules import typer and the CLI's own helpers only; the packages that do the work
 (models, runtime, bench, scipy, openai) are imported when a command runs, so `--help` is fast.
@@ -39,6 +39,7 @@ _BAD_INPUT = (
     ("overseer.models", "ModelError"),
     ("overseer.runtime", "TeamSpecError"),
     ("overseer.bench.backends", "RayConnectError"),
+    ("overseer.adapt.repository", "RepositoryError"),
 )
 
 

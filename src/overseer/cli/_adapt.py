@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -12,6 +12,9 @@ from overseer.cli import _options as o
 from overseer.cli._adapt_out import print_solved, print_store
 from overseer.cli._app import InputError, app, out_console
 from overseer.cli._hints import MODEL_HELP, model_name
+
+if TYPE_CHECKING:
+    from overseer.adapt import Repository
 
 adapt_app = typer.Typer(help="MASFly: teams built from retrieved SOPs, a Watcher, distillation.")
 app.add_typer(adapt_app, name="adapt")
@@ -120,6 +123,14 @@ def distill_cmd(
     _distill(model, store, suite, limit, seed, tries, False, (mopts, limits))
 
 
+def _export(repo: Repository, path: Path) -> int:
+    """Write the cases to `path` (--export); a path that cannot be written is one line."""
+    try:
+        return repo.export_json(path)
+    except OSError as exc:
+        raise InputError(f"--export {path}: cannot write ({exc.strerror or exc})") from None
+
+
 @adapt_app.command("show")
 def show_cmd(
     store: StoreOpt = DEFAULT_STORE,
@@ -141,7 +152,7 @@ def show_cmd(
         if import_ is not None:
             console.print(f"imported {repo.import_json(import_)} cases from {import_}")
         if export is not None:
-            console.print(f"exported {repo.export_json(export)} cases to {export}")
+            console.print(f"exported {_export(repo, export)} cases to {export}")
     except RepositoryError as exc:
         raise InputError(str(exc)) from None
     print_store(console, store, repo, ExperiencePool(store, emb))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import typer
 
 from overseer.cli._app import InputError
+from overseer.errors import READ_ERRORS, read_failure
 
 if TYPE_CHECKING:
     from overseer.runtime import TeamSpec
@@ -81,22 +82,10 @@ def precheck_spec(path: Path | None, max_agents: int) -> None:
         )
 
 
-#: what reading a user's file can raise besides the reader's own ValueError
-READ_ERRORS = (OSError, UnicodeDecodeError, RecursionError)
-
-
 def unreadable(what: str, exc: BaseException) -> InputError:
     """The one-line InputError for a file `what` that could not be read: not UTF-8 (naming
-    the byte), nested too deeply, or the OS's reason."""
-    if isinstance(exc, UnicodeDecodeError):
-        why = f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})"
-    elif isinstance(exc, RecursionError):
-        why = "JSON nested too deeply to read"
-    elif isinstance(exc, OSError):
-        why = f"cannot read ({exc.strerror or exc})"
-    else:
-        why = " ".join(str(exc).split())[:300] or type(exc).__name__
-    return InputError(f"{what}: {why}")
+    the byte), nested too deeply, or the OS's reason (`overseer.errors.read_failure`)."""
+    return InputError(f"{what}: {read_failure(exc)}")
 
 
 def check_sizes(agents: int, rounds: int, max_agents: int, max_rounds: int) -> None:

@@ -59,10 +59,13 @@ def trace_html_cmd(
         raise InputError(f"trace file {file}: not found")
     try:
         events = list(read_trace(file))
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
+    except (ValueError, *READ_ERRORS) as exc:
+        raise unreadable(f"trace file {file}", exc) from None
     if not events:
         raise InputError(f"trace file {file}: no events")
     target = out or file.with_suffix(".html")
-    target.write_text(trace_html(events, title=file.stem), encoding="utf-8")
+    try:
+        target.write_text(trace_html(events, title=file.stem), encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"--out {target}: cannot write ({exc.strerror or exc})") from None
     out_console().print(f"trace page: {target}")

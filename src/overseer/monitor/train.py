@@ -28,6 +28,7 @@ import numpy as np
 from sklearn.linear_model import Ridge
 from sklearn.preprocessing import MinMaxScaler, PolynomialFeatures
 
+from overseer.errors import read_failure
 from overseer.monitor.features import FEATURES
 
 FORMAT_VERSION = 1
@@ -168,9 +169,9 @@ def _read_monitor_files(path: str | Path) -> tuple[Path, dict[str, Any], Any]:
     """The JSON document (its top-level shape checked) and the arrays of a saved monitor set."""
     jpath, npath = monitor_files(path)
     try:
-        doc = json.loads(jpath.read_text())
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"monitor file {jpath}: cannot read ({exc})") from None
+        doc = json.loads(jpath.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ValueError(f"monitor file {jpath}: {read_failure(exc)}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_VERSION:
         raise ValueError(f"monitor file {jpath}: expected format {FORMAT_VERSION}")
     if not npath.is_file():

@@ -20,6 +20,8 @@ from pydantic import (
     model_validator,
 )
 
+from overseer.errors import read_failure
+
 DecisionRule = Literal["llm", "vote", "last"]
 AnswerFormat = Literal["json", "text"]
 Edge = tuple[str, str]
@@ -167,8 +169,8 @@ class TeamSpec(BaseModel):
         """Parse and validate; errors name the source and the field that is wrong."""
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TeamSpecError(f"{source}: not JSON ({exc.msg}, line {exc.lineno})") from None
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise TeamSpecError(f"{source}: {read_failure(exc)}") from None
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
@@ -180,9 +182,11 @@ class TeamSpec(BaseModel):
 
     @classmethod
     def load(cls, path: str | Path) -> TeamSpec:
+        """The spec in file `path`; unreadable, not UTF-8, not JSON or invalid is one
+        TeamSpecError naming the file."""
         path = Path(path)
         try:
-            text = path.read_text()
-        except OSError as exc:
-            raise TeamSpecError(f"team spec {path}: cannot read ({exc.strerror})") from None
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TeamSpecError(f"team spec {path}: {read_failure(exc)}") from None
         return cls.from_json(text, source=f"team spec {path}")

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from overseer.errors import PathError, check_sqlite_file, ensure_dir
 from overseer.stats import mcnemar_exact, wilson
 from overseer.traces._attr_types import Attribution, Method
 from overseer.traces._types import Trajectory
@@ -53,12 +54,18 @@ class ResultStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path)
+        ensure_dir(self.path.parent, "attribution store folder")
+        check_sqlite_file(self.path, "attribution store")
         cols = ", ".join(_COLUMNS)
-        self.db.execute(
-            f"CREATE TABLE IF NOT EXISTS attribution ({cols}, PRIMARY KEY ({', '.join(_KEY)}))"
-        )
+        try:
+            self.db = sqlite3.connect(self.path)
+            self.db.execute(
+                f"CREATE TABLE IF NOT EXISTS attribution ({cols}, PRIMARY KEY ({', '.join(_KEY)}))"
+            )
+        except sqlite3.DatabaseError as exc:  # not SQLite, locked, read-only, disk full
+            raise PathError(
+                f"attribution store {self.path}: cannot use it as SQLite ({exc})"
+            ) from None
 
     def has(self, method: str, model: str, split: str, log_id: str, truth: bool, seed: int) -> bool:
         cur = self.db.execute(
