@@ -13,7 +13,9 @@ import pytest
 from overseer.cli import main
 from overseer.models import ScriptedModel
 
-LOOP = {"thought": "again", "action": "python", "args": {"code": "print(1)"}}
+# the same call until the agent's steps run out: the rule tier masks the older copies of its
+# unchanged output (with `loop_limit` 3 and the runtime's 4 steps a turn never reaches a refusal)
+LOOP = {"thought": "again", "action": "python", "args": {"code": "print('noise ' * 100)"}}
 
 
 def _run(
@@ -30,16 +32,14 @@ def _run(
     return code, capsys.readouterr().out
 
 
-def test_rules_alone_breaks_the_loop_and_says_so(
+def test_rules_alone_act_on_the_run_and_say_so(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     code, out = _run(capsys, monkeypatch, tmp_path, "--rules", "--json")
     doc = json.loads(out)["oversight"]
     assert code == 0 and doc["overseers"] == ["supervision (rules)"]
-    (name, stats), *_ = doc["stats"].items()
-    assert stats["rules"].get("loop_breaker", 0) >= 1
-    acted = sum(sum(a.values()) for a in doc["acted"].values())
-    assert acted >= 1 and name in doc["acted"]
+    (_, stats), *_ = doc["stats"].items()
+    assert stats["rules"].get("masking", 0) >= 1
 
 
 def test_without_flags_nothing_oversees_the_run(
@@ -56,9 +56,7 @@ def test_rules_text_output_names_the_firings(
 ) -> None:
     code, out = _run(capsys, monkeypatch, tmp_path, "--rules")
     assert code == 0 and "oversaw the run: supervision (rules)" in out
-    acted = next(line for line in out.splitlines() if line.startswith("acted: "))
-    assert not acted.startswith("acted: 0 ")
-    assert "loop_breaker" in out
+    assert "rule firings: masking 2" in out
 
 
 def test_rules_with_supervise_is_mode_rules_llm(

@@ -83,7 +83,7 @@ def test_rules_switched_off_change_nothing() -> None:
 def test_replay_counts_with_a_real_tokenizer(embedded_model: LlamaCppModel) -> None:
     tok = ModelTokenizer(embedded_model)
     assert tok.count("hello world") in (2, 3) and tok.count("") == 0
-    r = replay(_traj(), tok)
+    r = replay(_traj(), tok, RuleSettings(loop_limit=2, mask_keep=1))
     assert r.repeats == 4 and r.loop_blocks == 2
     assert r.observation_tokens > 1200  # "w17" is more than one token
     assert r.context_rules < r.context_logged
