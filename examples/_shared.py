@@ -8,29 +8,27 @@ page on every later call and pages until the framework's cap; with overseer's ru
 the page is cut to the passages about the question (purification) and the paging loop is
 refused after two identical results (loop breaker), so the agent answers.
 
-Tokens are counted as the model server reports them (`usage` of every reply), by a small
-counting relay between the agent and the server, the same way with and without overseer.
+Tokens are counted as the model server reports them (`usage` of every reply), by overseer's
+counting relay (`UsageMeter`) between the agent and the server, the same way with and without
+overseer.
 """
 
 from __future__ import annotations
 
 import argparse
 import atexit
-import http.client
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
-from urllib.parse import urlsplit
+
+from overseer.proxy import UsageMeter
 
 MODEL = "qwen2.5-coder-0.5b"
 URL = "https://wiki.local/Tinbel"
@@ -132,86 +130,15 @@ def ensure_server(base_url: str | None, port: int, model: str = MODEL) -> str:
     sys.exit(f"example: `overseer serve {model}` did not answer at {url} within 300 s")
 
 
-class TokenCount:
+class TokenCount(UsageMeter):
     """A relay on 127.0.0.1 in front of an OpenAI-compatible server that sums the `usage` the
-    server reports for each chat completion (streamed replies included)."""
-
-    def __init__(self, target: str) -> None:
-        self.target = urlsplit(target)
-        self.calls = self.prompt_tokens = self.completion_tokens = 0
-        self.prompts: list[int] = []  # each request's prompt tokens, in order
-        self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+    server reports for each chat completion (streamed replies included): overseer's
+    `UsageMeter`, plus each request's prompt tokens in order (`prompts`)."""
 
     @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}{self.target.path}"
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> TokenCount:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _book(self, body: bytes, streamed: bool) -> None:
-        usage: dict[str, Any] = {}
-        if streamed:
-            for line in body.decode("utf-8", "replace").splitlines():
-                if line.startswith("data: {") and '"usage"' in line:
-                    usage = json.loads(line[6:]).get("usage") or usage
-        else:
-            usage = json.loads(body or b"{}").get("usage") or {}
-        with self._lock:
-            self.calls += 1
-            self.prompts.append(int(usage.get("prompt_tokens") or 0))
-            self.prompt_tokens += self.prompts[-1]
-            self.completion_tokens += int(usage.get("completion_tokens") or 0)
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        relay = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
-                return
-
-            def do_GET(self) -> None:
-                self._relay(None)
-
-            def do_POST(self) -> None:
-                self._relay(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-
-            def _relay(self, data: bytes | None) -> None:
-                t = relay.target
-                conn = http.client.HTTPConnection(t.hostname or "127.0.0.1", t.port, timeout=900)
-                skip = {"host", "content-length", "connection", "accept-encoding"}
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in skip}
-                path = t.path.removesuffix("/v1") + self.path
-                conn.request(self.command, path, body=data, headers=headers)
-                resp = conn.getresponse()
-                body = resp.read()
-                conn.close()
-                ctype = resp.getheader("Content-Type") or "application/json"
-                if self.path.endswith("/chat/completions") and resp.status == 200:
-                    relay._book(body, ctype.startswith("text/event-stream"))
-                try:
-                    self.send_response(resp.status)
-                    self.send_header("Content-Type", ctype)
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting
-                    pass
-
-        return Handler
+    def prompts(self) -> list[int]:
+        """Each chat completion's prompt tokens, in order."""
+        return [c.prompt_tokens for c in self.completions]
 
 
 # -- options and the printout -------------------------------------------------------------

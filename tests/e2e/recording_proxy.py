@@ -2,7 +2,9 @@
 
 It forwards every request to the server unchanged and keeps each chat-completions exchange
 (request body, reply), so a test can read what reached the model at each step and the
-usage the server itself reported. Non-streamed replies only (what the framework runs use).
+usage the server itself reported (overseer's `UsageMeter`; a streamed reply is relayed too,
+its `reply` holding only the usage and timings it carried, so `tool_calls` reads non-streamed
+replies only: what the framework runs use).
 
     with RecordingProxy(model.base_url) as proxy:
         ChatOpenAI(base_url=proxy.base_url, ...)
@@ -10,13 +12,11 @@ usage the server itself reported. Non-streamed replies only (what the framework 
 
 from __future__ import annotations
 
-import http.client
 import json
-import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
+
+from overseer.proxy import UsageMeter
 
 
 @dataclass(frozen=True)
@@ -49,72 +49,12 @@ class Exchange:
         return "\n".join(out)
 
 
-class RecordingProxy:
-    """Forwards to `target` (an OpenAI base URL ending in /v1) and records the exchanges."""
-
-    def __init__(self, target: str) -> None:
-        self.target = urlsplit(target)
-        self.exchanges: list[Exchange] = []
-        self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
+class RecordingProxy(UsageMeter):
+    """Forwards to `target` (an OpenAI base URL ending in /v1) and records the exchanges:
+    overseer's `UsageMeter` (`prompt_tokens`, `cached_tokens`, `base_url`, `close`), each
+    recorded completion also read as an `Exchange`."""
 
     @property
-    def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}{self.target.path}"
-
-    @property
-    def prompt_tokens(self) -> int:
-        return sum(e.prompt_tokens for e in self.exchanges)
-
-    @property
-    def cached_tokens(self) -> int:
-        return sum(e.cached_tokens for e in self.exchanges)
-
-    def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> RecordingProxy:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _forward(self, method: str, path: str, data: bytes | None, ctype: str) -> Any:
-        conn = http.client.HTTPConnection(self.target.hostname, self.target.port, timeout=900)
-        prefix = self.target.path.removesuffix("/v1")
-        conn.request(method, prefix + path, body=data, headers={"Content-Type": ctype})
-        resp = conn.getresponse()
-        body = resp.read()
-        conn.close()
-        if method == "POST" and path.endswith("/chat/completions") and resp.status == 200:
-            with self._lock:
-                self.exchanges.append(Exchange(json.loads(data or b"{}"), json.loads(body)))
-        return resp.status, resp.getheader("Content-Type") or "application/json", body
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
-                return
-
-            def do_GET(self) -> None:
-                self._answer(None)
-
-            def do_POST(self) -> None:
-                self._answer(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-
-            def _answer(self, data: bytes | None) -> None:
-                ctype = self.headers.get("Content-Type") or "application/json"
-                status, rtype, body = proxy._forward(self.command, self.path, data, ctype)
-                self.send_response(status)
-                self.send_header("Content-Type", rtype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        return Handler
+    def exchanges(self) -> list[Exchange]:
+        """Each chat completion answered with 200, in the order the replies ended."""
+        return [Exchange(c.request, c.reply) for c in self.completions]

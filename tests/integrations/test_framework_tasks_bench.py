@@ -142,14 +142,6 @@ def test_the_proxy_purifies_what_smolagents_sends() -> None:
     assert row.page_tokens * 3 < plain.page_tokens
 
 
-def test_usage_is_read_from_timings_first_then_cached_tokens() -> None:
-    usage = {"prompt_tokens": 900, "completion_tokens": 7}
-    assert ft.read_usage({"usage": usage, "timings": {"prompt_n": 40}}) == (900, 7, 40, "timings")
-    details = usage | {"prompt_tokens_details": {"cached_tokens": 850}}
-    assert ft.read_usage({"usage": details}) == (900, 7, 50, "cached")
-    assert ft.read_usage({"usage": usage}) == (900, 7, 900, "none")
-
-
 @pytest.mark.parametrize(
     ("argv", "said"),
     [

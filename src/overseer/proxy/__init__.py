@@ -8,7 +8,9 @@ answered with an OpenAI-shaped error the SDKs raise. Each run has a ledger and a
 runtime's schema.
 
 Exported is what a user needs to run one (`Proxy`, `ProxySettings`) and to see how a request
-is attributed (`identify`, `Who`).
+is attributed (`identify`, `Who`); and `UsageMeter`, a relay that records what an
+OpenAI-compatible server reports for each chat completion (`MeteredCompletion`: usage, prompt
+tokens evaluated, read by `read_usage`), which examples, benchmarks and tests measure with.
 
     from overseer.proxy import Proxy
     proxy = Proxy("http://127.0.0.1:8080/v1", port=4000)  # clients use proxy.base_url
@@ -17,6 +19,17 @@ is attributed (`identify`, `Who`).
 """
 
 from overseer.proxy._app import Proxy, ProxyOptions, serve_workers
+from overseer.proxy._meter import MeteredCompletion, UsageMeter, read_usage
 from overseer.proxy._runs import ProxySettings, Who, identify
 
-__all__ = ["Proxy", "ProxyOptions", "ProxySettings", "Who", "identify", "serve_workers"]
+__all__ = [
+    "MeteredCompletion",
+    "Proxy",
+    "ProxyOptions",
+    "ProxySettings",
+    "UsageMeter",
+    "Who",
+    "identify",
+    "read_usage",
+    "serve_workers",
+]
