@@ -108,7 +108,7 @@ def test_example_cuts_the_page_and_the_loop(name: str, scripted: Any) -> None:
     module = FRAMEWORKS[name]
     if module is not None and importlib.util.find_spec(module) is None:
         pytest.fail(f"{name} needs {module}: scripts/setup.sh installs it (the dev extra)")
-    res = run_example(name, scripted.base_url, "--page-chars", "6000", "--max-calls", "6")
+    res = run_example(name, scripted.base_url, "--page-chars", "6000", "--max-calls", "8")
     # the page was cut (purification) and the paging loop refused (loop breaker) ...
     assert res["acted"].get("purification", 0) >= 1, res
     assert res["acted"].get("loop_breaker", 0) >= 1, res

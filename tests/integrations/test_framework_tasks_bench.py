@@ -37,12 +37,12 @@ TASK = make_tasks(1)[0]
 
 
 def trapped(task: PageTask) -> Any:
-    """A model walking into every trap: fetch the page, page on three times with the same
-    argument, try the failing tool, then answer the task's number (smolagents through its
+    """A model walking into every trap: fetch the page, page on four times with the same
+    argument (the fourth is past the rule tier's loop_limit of 3), try the failing tool, then answer the task's number (smolagents through its
     final_answer tool, the others in text; as soon as overseer closes the tools, at once)."""
     plan = [
         ToolCall("fetch_page", {"url": task.url}),
-        *[ToolCall("next_page", {"n": 2})] * 3,
+        *[ToolCall("next_page", {"n": 2})] * 4,
         ToolCall("cached_copy", {"url": task.url}),
     ]
 
@@ -64,7 +64,7 @@ def test_every_framework_and_arm_is_run_stored_paired_and_written(
     store, page = tmp_path / "runs.sqlite", tmp_path / "frameworks.md"
     proxied = ("langgraph", "pydantic-ai")  # the proxy arm, a process each (smolagents: below)
     with LoopbackServer(trapped(TASK)) as srv:
-        argv = ["--base-url", srv.base_url, "--model", "scripted", "--n", "1", "--max-calls", "6"]
+        argv = ["--base-url", srv.base_url, "--model", "scripted", "--n", "1", "--max-calls", "8"]
         argv += ["--store", str(store), "--page", str(page)]
         assert ft.main([*argv, "--arms", "without,with,nomask"]) == 0
         # a second invocation adds the proxy arm and skips every stored row

@@ -13,6 +13,7 @@ from smolagents.utils import AgentMaxStepsError
 from overseer.integrations.smolagents import OverseerSupervisor
 from overseer.models import ScriptedModel
 from overseer.supervise import FilterConfig, SupervisorSettings, reply_template
+from overseer.supervise.rules import RuleSettings
 
 from .smol_scripted import ScriptedSmolModel, prompt_text
 
@@ -93,7 +94,7 @@ def test_supervisor_tokens_are_booked_once_across_runs(how: str) -> None:
 
 
 def test_failed_calls_are_seen_as_the_action_they_tried() -> None:
-    sup = OverseerSupervisor(mode="rules")
+    sup = OverseerSupervisor(mode="rules", rules=RuleSettings(loop_limit=2))
     model = ScriptedSmolModel([("nosuch_tool", {"q": "tower"})] * 6)
     agent = agent_with(model, max_steps=6)
     sup.attach(agent)
@@ -108,7 +109,7 @@ def test_failed_calls_are_seen_as_the_action_they_tried() -> None:
 
 
 def test_unparsable_replies_are_counted_by_the_loop_breaker() -> None:
-    sup = OverseerSupervisor(mode="rules")
+    sup = OverseerSupervisor(mode="rules", rules=RuleSettings(loop_limit=2))
     model = ScriptedSmolModel(["I think the answer is in the page."] * 4)
     agent = agent_with(model, max_steps=4)
     sup.attach(agent)

@@ -68,7 +68,7 @@ def test_loop_breaker_stops_a_repeat_before_the_tool_runs() -> None:
 
 
 def test_loop_breaker_on_a_code_agent_repeating_the_same_code() -> None:
-    sup = OverseerSupervisor(mode="rules", rules=RuleSettings(masking=False))
+    sup = OverseerSupervisor(mode="rules", rules=RuleSettings(masking=False, loop_limit=2))
     src = 'print(fetch(url="https://x/a"))'
     model = ScriptedSmolModel([code(src)] * 3 + [code('final_answer("312")')])
     agent = sup.attach(CodeAgent(tools=[fetch], model=model, max_steps=5, verbosity_level=0))
@@ -185,7 +185,7 @@ def test_a_managed_agents_error_is_reviewed_with_the_managers_task() -> None:
 
 
 def test_a_streamed_run_is_one_run() -> None:
-    sup = OverseerSupervisor(mode="rules", rules=RuleSettings(masking=False))
+    sup = OverseerSupervisor(mode="rules", rules=RuleSettings(masking=False, loop_limit=2))
     agent = sup.attach(tool_agent([("fetch", {"url": "https://x/a"})] * 3, 3))
     for _ in range(2):
         list(agent.run("Find it.", stream=True))

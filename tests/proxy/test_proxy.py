@@ -19,6 +19,7 @@ import openai
 import pytest
 
 from overseer.proxy import Proxy, ProxySettings, identify
+from overseer.supervise.rules import RuleSettings
 
 from .mock_upstream import MockUpstream
 
@@ -37,6 +38,8 @@ def upstream() -> Iterator[MockUpstream]:
 
 
 def _proxy(upstream: MockUpstream, tmp_path: Path, **kw: Any) -> Proxy:
+    """A proxy whose loop breaker refuses the third identical call (the scenarios below)."""
+    kw.setdefault("rules", RuleSettings(loop_limit=2))
     return Proxy(upstream.base_url, ProxySettings(trace_dir=tmp_path, **kw))
 
 

@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from overseer.proxy import Proxy, ProxySettings
+from overseer.supervise.rules import RuleSettings
 
 from .mock_upstream import MockUpstream
 from .test_proxy import _looping
@@ -70,17 +71,22 @@ def _post(client: httpx.Client, base: str, messages: list[Any]) -> httpx.Respons
     return r
 
 
+#: requests of one looping run: the last one repeats the call once past the default loop limit
+LOOPS = RuleSettings().loop_limit + 1
+
+
 def _check_one_run(upstream: MockUpstream, trace: Path) -> None:
-    """The third identical call was refused as its tool result, and the trace (written by
-    the run's first worker) books all three calls of the run."""
+    """The identical call past the loop limit was refused as its tool result, and the trace
+    (written by the run's first worker) books every call of the run."""
     sent = [body["messages"] for _, body in upstream.requests]
-    assert [m[-1]["content"] for m in sent] == ["Not here.", "Not here.", sent[2][-1]["content"]]
-    assert sent[2][-1]["role"] == "tool" and "fetch" in sent[2][-1]["content"]
-    assert sent[2][-1]["content"] != "Not here."
+    last = sent[-1][-1]
+    assert [m[-1]["content"] for m in sent] == ["Not here."] * (LOOPS - 1) + [last["content"]]
+    assert last["role"] == "tool" and "fetch" in last["content"]
+    assert last["content"] != "Not here."
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     calls = [e for e in events if e["event"] == "model_call"]
-    assert len(calls) == 3
-    assert events[-1]["event"] == "run_end" and events[-1]["usage"]["input_tokens"] == 33
+    assert len(calls) == LOOPS
+    assert events[-1]["event"] == "run_end" and events[-1]["usage"]["input_tokens"] == 11 * LOOPS
     assert sum(e["event"] == "run_start" for e in events) == 1
 
 
@@ -93,8 +99,9 @@ def test_two_replicas_on_one_redis_share_a_runs_ledger_and_loop_memory(
     try:
         with httpx.Client() as client:
             first = _post(client, a.base_url, _looping(1))
-            assert _post(client, b.base_url, _looping(2)).headers["x-overseer-run"] == "spread"
-            _post(client, a.base_url, _looping(3))
+            for n in range(2, LOOPS + 1):  # every other request to the other replica
+                sent = _post(client, (b if n % 2 == 0 else a).base_url, _looping(n))
+                assert sent.headers["x-overseer-run"] == "spread"
     finally:
         b.close()
         a.close()
@@ -130,9 +137,8 @@ def test_overseer_proxy_workers_2_share_a_run_through_redis(
                 break
         assert len(clients) == 2, "the kernel gave every connection to one worker"
         one, two = clients.values()
-        _post(one, f"{base}/v1", _looping(1))
-        _post(two, f"{base}/v1", _looping(2))
-        _post(one, f"{base}/v1", _looping(3))
+        for n in range(1, LOOPS + 1):  # every other request to the other worker
+            _post(one if n % 2 else two, f"{base}/v1", _looping(n))
     finally:
         for c in clients.values():
             c.close()
