@@ -38,8 +38,9 @@ TASK = make_tasks(1)[0]
 
 def trapped(task: PageTask) -> Any:
     """A model walking into every trap: fetch the page, page on four times with the same
-    argument (the fourth is past the rule tier's loop_limit of 3), try the failing tool, then answer the task's number (smolagents through its
-    final_answer tool, the others in text; as soon as overseer closes the tools, at once)."""
+    argument (the fourth is past the rule tier's loop_limit of 3), try the failing tool,
+    then answer the task's number (smolagents through its final_answer tool, the others in
+    text; as soon as overseer closes the tools, at once)."""
     plan = [
         ToolCall("fetch_page", {"url": task.url}),
         *[ToolCall("next_page", {"n": 2})] * 4,
