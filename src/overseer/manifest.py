@@ -114,3 +114,14 @@ __all__ = [
     "row_model",
     "schema_problem",
 ]
+
+
+def json_object(path: Path, i: int, line: str) -> dict[str, Any]:
+    """Line `i` of an export as a JSON object; ValueError naming the file and line otherwise."""
+    try:
+        d = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: line {i} is not JSON ({exc})") from None
+    if not isinstance(d, dict):
+        raise ValueError(f"{path}: line {i} is not a JSON object")
+    return d

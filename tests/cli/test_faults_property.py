@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from overseer.cli import main
-from overseer.models import ScriptedModel
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = settings(
@@ -28,26 +27,7 @@ SETTINGS = settings(
 )
 
 
-class _WordTokenizer:
-    """A tokenizer stand-in for `replay` (counting words): no model is loaded."""
-
-    @classmethod
-    def load(cls, name: str, **kw: Any) -> _WordTokenizer:
-        return cls()
-
-    def count(self, text: str) -> int:
-        return len(text.split())
-
-    def close(self) -> None:
-        pass
-
-
-@pytest.fixture(autouse=True)
-def _no_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("overseer.traces.replay.ModelTokenizer", _WordTokenizer)
-    reply = {"thought": "t", "action": "answer", "answer": "1"}
-    model = ScriptedModel(lambda messages: json.dumps(reply))
-    monkeypatch.setattr("overseer.models.load_model", lambda *a, **kw: model)
+pytestmark = pytest.mark.usefixtures("no_model")  # conftest: no model is loaded
 
 
 #: command line for a file, and the suffix the file gets

@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from overseer.cli import main
-from overseer.models import ScriptedModel
 
 SETTINGS = settings(
     max_examples=10,
@@ -32,25 +31,7 @@ BENCH = ["bench", "--model", "smollm2-135m", "--suite", "gsm8k-sample", "--limit
 NEVER_UTF8 = [b"\xff", b"\xfe", b"\xc0", b"\xc1", b"\xf8"]
 
 
-class _WordTokenizer:
-    """A tokenizer stand-in for `replay` (counting words): no model is loaded."""
-
-    @classmethod
-    def load(cls, name: str, **kw: Any) -> _WordTokenizer:
-        return cls()
-
-    def count(self, text: str) -> int:
-        return len(text.split())
-
-    def close(self) -> None:
-        pass
-
-
-@pytest.fixture(autouse=True)
-def _no_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("overseer.traces.replay.ModelTokenizer", _WordTokenizer)
-    reply = json.dumps({"thought": "t", "action": "answer", "answer": "1"})
-    monkeypatch.setattr("overseer.models.load_model", lambda *a, **kw: ScriptedModel(reply))
+pytestmark = pytest.mark.usefixtures("no_model")  # conftest: no model is loaded
 
 
 Argv = Callable[[Path, Path], list[str]]

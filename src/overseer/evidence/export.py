@@ -20,7 +20,7 @@ from overseer.bench.reports import ROW_SCHEMA, ResultKey, check_row, record_from
 from overseer.evidence.claims import Effect
 from overseer.evidence.runs import Part
 from overseer.evidence.tables import PageData, records_of
-from overseer.manifest import canonical, check_manifest_rows, make_manifest
+from overseer.manifest import canonical, check_manifest_rows, json_object, make_manifest
 
 FORMAT = 2  # 2: the header carries a manifest (1 had none and is refused)
 #: an export row: a result's `record_json`, what kind of line it is and whether it was acted on
@@ -103,18 +103,8 @@ def _lines(path: Path) -> list[dict[str, Any]]:
             text = fh.read()
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not a page export (gzip JSON Lines): {exc}") from None
-    return [_object(path, i, line) for i, line in enumerate(text.splitlines(), 1) if line.strip()]
-
-
-def _object(path: Path, i: int, line: str) -> dict[str, Any]:
-    """Line `i` of the export as a JSON object; ValueError naming it otherwise."""
-    try:
-        d = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: line {i} is not JSON ({exc})") from None
-    if not isinstance(d, dict):
-        raise ValueError(f"{path}: line {i} is not a JSON object")
-    return d
+    lines = enumerate(text.splitlines(), 1)
+    return [json_object(path, i, line) for i, line in lines if line.strip()]
 
 
 def _where(i: int, d: Mapping[str, Any]) -> str:

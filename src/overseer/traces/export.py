@@ -7,12 +7,17 @@ one the page was made from."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from overseer.manifest import canonical, check_manifest_rows, make_manifest, schema_problem
+from overseer.manifest import (
+    canonical,
+    check_manifest_rows,
+    json_object,
+    make_manifest,
+    schema_problem,
+)
 from overseer.traces.evaluate import Row
 
 KIND = "attribution-export"
@@ -91,16 +96,7 @@ def _objects(path: Path) -> list[dict[str, Any]]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not an attribution export: {exc}") from None
-    out = []
-    for i, line in enumerate(text.splitlines(), 1):
-        try:
-            d = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: line {i} is not JSON ({exc})") from None
-        if not isinstance(d, dict):
-            raise ValueError(f"{path}: line {i} is not a JSON object")
-        out.append(d)
-    return out
+    return [json_object(path, i, line) for i, line in enumerate(text.splitlines(), 1)]
 
 
 def read_attribution_export(path: Path) -> list[dict[str, Any]]:
