@@ -105,11 +105,11 @@ def _check(name: str, tools: Tools, proxy: RecordingProxy, guard: Any, wall: flo
     )
     assert tools.fetched, "the model never called fetch_page (no tool call reached the agent)"
     # an identical call may run loop_limit times (the identical-call rule); a progress-free loop
-    # is refused once loop_limit calls with changing arguments gave the same output: qwen's
-    # [2, 2, 3] is the longest a trap can run before one of the two refuses the next call
-    limit = RuleSettings().loop_limit
-    assert len(tools.paged) <= limit + 1, f"the trap ran on: {tools.paged}"
-    assert len(set(tools.paged)) <= limit, f"the trap ran on with new arguments: {tools.paged}"
+    # is refused once progress_limit calls with changing arguments gave the same output:
+    # [2, 2, 2, 3] is the longest a trap can run before one of the two refuses the next call
+    rules = RuleSettings()
+    assert len(tools.paged) <= rules.loop_limit + 1, f"the trap ran on: {tools.paged}"
+    assert len(set(tools.paged)) <= rules.progress_limit, f"the trap ran on: {tools.paged}"
     assert not ex[-1].tool_calls, "the run did not end with an answer"
     assert '"arguments"' not in _answer(ex), "the run ended on a tool call left as text"
     assert answer_reached, "the answering request did not hold the answer sentence"

@@ -62,7 +62,7 @@ def test_a_second_run_of_a_running_agent_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("loop_breaker", [True, False])
 def test_thirty_noisy_pages_in_a_row_which_rule_decides(loop_breaker: bool) -> None:
     """Issue 43 row 12: identical noisy outputs whatever the arguments are a progress-free
-    loop: the loop breaker refuses the call after `loop_limit` of them and the agent answers;
+    loop: the loop breaker refuses the call after `progress_limit` of them and the agent answers;
     without the loop breaker every page is purified."""
     rules = RuleSettings(loop_breaker=loop_breaker, masking=False)
     sup = OverseerSupervisor(mode="rules", rules=rules)
@@ -70,8 +70,8 @@ def test_thirty_noisy_pages_in_a_row_which_rule_decides(loop_breaker: bool) -> N
     agent = sup.attach(tool_agent([*replies, "done"], 31))
     agent.run("How tall is the tower?")
     fired = sup.stats["rules"]
-    if loop_breaker:  # loop_limit pages purified, then refusals until the agent answers
-        expected = {"purification": rules.loop_limit, "loop_breaker": 2}
+    if loop_breaker:  # progress_limit pages purified, then refusals until the agent answers
+        expected = {"purification": rules.progress_limit, "loop_breaker": 2}
         assert fired == expected and sup.stats["escalations"] == 1
     else:
         assert fired == {"purification": 30}

@@ -15,10 +15,10 @@ so a second run of the same agent started while one is under way is refused
 (`ConcurrentRunError`), never merged: attach one supervisor per agent instance.
 
 Noisy observations in a row (issue 43, row 12): each over-long output is purified, until a
-tool's last `loop_limit` outputs are the same whatever the arguments; then the loop breaker's
+tool's last `progress_limit` outputs are the same with changing arguments; then the loop breaker's
 progress-free rule refuses the next call of that tool (another call makes no progress), and
 after `answer_after_refusals` refusals the agent is sent to answer. So 30 identical noisy
-pages give `loop_limit` (3) purifications, 2 refusals and an answer, not 30 purifications:
+pages give `progress_limit` (2) purifications, 2 refusals and an answer, not 30 purifications:
 the loop breaker decides, by design (`RuleSettings(loop_breaker=False)` purifies each one).
 
     sup = OverseerSupervisor(mode="rules")  # or OverseerSupervisor(model, mode="rules+llm")

@@ -2,9 +2,10 @@
 
 Four rules, each with its own switch in `RuleSettings` and its own count:
 - `loop_breaker`: an identical action (tool + normalised arguments, or the same code) of one
-  agent in one sub-task runs at most `loop_limit` times, and a tool whose last `loop_limit`
-  calls returned the same output (whatever the arguments: a progress-free loop) is not run
-  again; the refusal says what is true (where the earlier output is, or what it was);
+  agent in one sub-task runs at most `loop_limit` times, and a tool whose last
+  `progress_limit` calls returned the same output with changing arguments (a progress-free
+  loop, such as a pager that always answers "not here") is not run again; the refusal says
+  what is true (where the earlier output is, or what it was);
 - `masking`: an output repeated later is hidden at once (the later copy stays); other tool
   observations older than an agent's last `mask_keep` become one-line stubs, except a
   purified extract (the only copy of what purification kept for the task);
@@ -48,7 +49,14 @@ __all__ = [
 
 #: the least each integer setting of `RuleSettings` may be
 _NUMBER = re.compile(r"\d[\d.,]*")
-_LEAST = {"loop_limit": 1, "mask_keep": 0, "purify_over": 1, "page_over": 1, "page_keep": 1}
+_LEAST = {
+    "loop_limit": 1,
+    "progress_limit": 2,
+    "mask_keep": 0,
+    "purify_over": 1,
+    "page_over": 1,
+    "page_keep": 1,
+}
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,9 @@ class RuleSettings:
     loop_limit: int = 3  # an identical action runs at most this often per (agent, subtask)
     # (3, not 2: older copies of an unchanged output are masked, so the third costs a stub
     # and its output is the latest the agent reads; set on browse@29, issue 39)
+    progress_limit: int = 2  # a tool whose last k calls (changing arguments) gave one output
+    # is refused: a pager answering "not here" is a trap by its second call; at 3, qwen 0.5B
+    # in pydantic-ai answered the third trap page with an empty message (never fired on browse)
     masking: bool = True
     mask_keep: int = 2  # the agent's last k tool observations stay whole; older -> stub
     purify: bool = True
@@ -246,7 +257,12 @@ class RuleTier:
         if key in self._over_budget:
             return self._budget_block(key, f"token budget of {s.budget_tokens} tokens spent")
         run = self._runs.get((*key, step.tool or step.kind))
-        if s.loop_breaker and run is not None and run.same >= s.loop_limit and len(run.args) > 1:
+        if (
+            s.loop_breaker
+            and run is not None
+            and run.same >= s.progress_limit
+            and len(run.args) > 1
+        ):
             detail = f"blocked {call}: {run.same} calls of it in a row returned the same output"
             note = (
                 f"[overseer] Not run: your last {run.same} calls of {step.tool or step.kind} "
