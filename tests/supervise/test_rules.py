@@ -106,6 +106,7 @@ def test_no_budget_never_blocks() -> None:
         {"purify_keep": 5000},
         {"budget_tokens": 0},
         {"budget_steps": "3"},
+        {"progress_limit": 1},
     ],
 )
 def test_bad_settings_name_the_setting(bad: dict[str, object]) -> None:
@@ -114,8 +115,9 @@ def test_bad_settings_name_the_setting(bad: dict[str, object]) -> None:
 
 
 def test_enabled_lists_switched_on_rules() -> None:
-    assert RuleSettings().enabled() == ("loop_breaker", "masking", "purification")
-    assert RuleSettings(masking=False, budget_steps=3).enabled() == (
+    on = ("loop_breaker", "masking", "purification", "grounding")
+    assert RuleSettings().enabled() == on
+    assert RuleSettings(masking=False, grounding=False, budget_steps=3).enabled() == (
         "loop_breaker",
         "purification",
         "budget",

@@ -75,6 +75,7 @@ RULE_ACTIONS = {
     "masking": "masked",
     "loop_breaker": "loop refused",
     "budget": "budget",
+    "grounding": "answer grounded",
 }
 
 

@@ -195,6 +195,13 @@ class SupervisorCore:
             return self._skip(trigger, "rules only: no LLM", purified)
         return None
 
+    def _grounded(self, step: Step, answer: str) -> Review:
+        """The rule tier's correction of an answer that was a guess made before reading."""
+        t = Trigger("synthesis", "rules: the answer is a guess made before reading")
+        why = "grounding (rules): the value the agent's notes took from what it read"
+        self.stats.actions["correct_observation"] += 1
+        return Review(t, Decision(t.context, "correct_observation", why, answer, attempts=0))
+
     def _skip(self, trigger: Trigger, why: str, purified: str | None) -> Review:
         self.stats.skipped[why] += 1
         return Review(trigger, None, why, purified=purified)
@@ -244,6 +251,8 @@ class SupervisorCore:
         trigger = classify(sub, s.filter)
         if trigger is not None:
             self.stats.triggers[trigger.context] += 1
+        if self.rules is not None and (grounded := self.rules.ground(step)) is not None:
+            return self._grounded(step, grounded[0])
         purified = None
         if self.rules is not None and step.kind != "message":
             text, firing = self.rules.after_observation(step, local_task=local_task or global_task)

@@ -186,6 +186,11 @@ def supervision_fields(r: Review) -> dict[str, Any]:
 
 
 _PURIFIED = "purified extractively (rules): the passages most relevant to the task"
+#: no number of its own: a reader of the corrected answer takes the first number it sees
+_GROUNDED = (
+    "the answer was the agent's guess from before it read, which nothing it read shows; "
+    "this is the value its own notes took from the page"
+)
 
 
 def verdict_of(r: Review, by: str) -> Verdict:
@@ -215,8 +220,8 @@ def verdict_of(r: Review, by: str) -> Verdict:
 def _replace_note(r: Review) -> str:
     """The visible note of a corrected observation: what was done to it."""
     assert r.decision is not None and r.trigger is not None
-    if r.decision.attempts == 0:
-        return _PURIFIED
+    if r.decision.attempts == 0:  # a rule's: purification, or grounding (of an answer)
+        return _PURIFIED if r.trigger.context == "excessive" else _GROUNDED
     if r.decision.repaired.startswith("LLM rewrite rejected"):
         return "purified extractively: the supervisor's rewrite failed the fact check"
     return {

@@ -1,6 +1,6 @@
 """The rule tier of the SupervisorAgent (issue 18): cheap, LLM-free rules that act first.
 
-Four rules, each with its own switch in `RuleSettings` and its own count:
+Five rules, each with its own switch in `RuleSettings` and its own count:
 - `loop_breaker`: an identical action (tool + normalised arguments, or the same code) of one
   agent in one sub-task runs at most `loop_limit` times, and a tool whose last
   `progress_limit` calls returned the same output with changing arguments (a progress-free
@@ -12,7 +12,10 @@ Four rules, each with its own switch in `RuleSettings` and its own count:
 - `purification`: an HTML observation is read as its text (`strip_markup`), a page still
   longer than `page_over` chars or any observation longer than `purify_over` is cut
   extractively (`extract`: verbatim passages most relevant to the task, one closing note);
-- `budget`: tokens and tool steps per (agent, sub-task).
+- `budget`: tokens and tool steps per (agent, sub-task);
+- `grounding`: an answer that is the agent's guess from before it read anything, which no
+  observation it was shown holds, is given the value its notes since reading took from a
+  page (`_grounding`: the one pattern it acts on).
 Framework-neutral: the runtime plug-in and every framework adapter call the same methods.
 """
 
@@ -28,11 +31,12 @@ import numpy as np
 
 from overseer.runtime.steps import ToolRecord
 from overseer.supervise._extract import extract
+from overseer.supervise._grounding import Reading, regrounded, swap_number
 from overseer.supervise._markup import strip_markup
 from overseer.supervise.filters import Step, normalize_action
 
-RuleName = Literal["loop_breaker", "masking", "purification", "budget"]
-RULES: tuple[RuleName, ...] = ("loop_breaker", "masking", "purification", "budget")
+RuleName = Literal["loop_breaker", "masking", "purification", "budget", "grounding"]
+RULES: tuple[RuleName, ...] = ("loop_breaker", "masking", "purification", "budget", "grounding")
 
 __all__ = [
     "RULES",
@@ -80,6 +84,8 @@ class RuleSettings:
     page_keep: int = 600  # ... to about this many chars (set on browse's train split)
     budget_tokens: int | None = None  # per (agent, subtask); None = no budget
     budget_steps: int | None = None  # tool steps per (agent, subtask)
+    grounding: bool = True  # an answer that is the agent's guess from before it read is
+    # replaced by the value its notes since reading took from a page (`_grounding`)
 
     def __post_init__(self) -> None:
         for name, low in _LEAST.items():
@@ -105,6 +111,7 @@ class RuleSettings:
             "masking": self.masking,
             "purification": self.purify,
             "budget": self.budget_tokens is not None or self.budget_steps is not None,
+            "grounding": self.grounding,
         }
         return tuple(r for r in RULES if on[r])
 
@@ -220,6 +227,7 @@ class RuleTier:
         self._runs: dict[tuple[str, str, str], _ToolRun] = {}
         self._purified: set[str] = set()  # outputs purification produced (kept by masking)
         self._pinned: dict[str, set[str]] = {}  # agent -> refused actions whose output stays
+        self._reading: dict[Key, Reading] = {}  # what each agent wrote and read, as numbers
 
     def reset(self) -> None:
         """Forget everything (a new run)."""
@@ -233,6 +241,7 @@ class RuleTier:
         self._runs.clear()
         self._purified.clear()
         self._pinned.clear()
+        self._reading.clear()
 
     def _fire(self, firing: RuleFiring) -> RuleFiring:
         self.counts[firing.rule] += 1
@@ -245,6 +254,7 @@ class RuleTier:
         s = self.settings
         key = (step.agent, step.subtask)
         self._steps[key] += 1
+        self._reading.setdefault(key, Reading()).thought(step.thought)
         seen = self._seen.setdefault((*key, normalize_action(step)), _Seen())
         call = f"{step.tool or step.kind}({_short(step.args or step.code, 80)})"
         if s.loop_breaker and seen.ran >= s.loop_limit:
@@ -322,6 +332,7 @@ class RuleTier:
         seen = self._seen.setdefault((*key, normalize_action(step)), _Seen())
         text = step.observation
         out, firing = self._purify(step, text, local_task)
+        self._reading.setdefault(key, Reading()).observed(step.error or out)
         seen.shown, seen.failed = (step.error or out), step.error is not None
         run = self._runs.setdefault((*key, step.tool or step.kind), _ToolRun())
         result = step.error or text
@@ -330,6 +341,23 @@ class RuleTier:
         run.same, run.last = run.same + 1, result
         run.args.add(normalize_action(step))
         return out, firing
+
+    def ground(self, step: Step) -> tuple[str, RuleFiring] | None:
+        """An agent's answer (a message step) that is its guess from before it read anything,
+        which nothing it read supports: the answer with the value its latest thought since
+        reading took from an observation, and the firing; None when the answer stands."""
+        key = (step.agent, step.subtask)
+        reading = self._reading.get(key)
+        if not self.settings.grounding or step.kind != "message" or reading is None:
+            return None
+        found = regrounded(step.observation, reading)
+        if found is None:
+            return None
+        guess, read = found
+        detail = f"answer {guess} was its guess before reading; its notes since named {read}"
+        return swap_number(step.observation, guess, read), self._fire(
+            RuleFiring("grounding", *key, detail)
+        )
 
     def _purify(self, step: Step, text: str, local_task: str) -> tuple[str, RuleFiring | None]:
         """Markup stripped, then an extract when still too long; (text, None) when untouched."""
