@@ -195,7 +195,7 @@ class SupervisorCore:
             return self._skip(trigger, "rules only: no LLM", purified)
         return None
 
-    def _grounded(self, step: Step, answer: str) -> Review:
+    def _grounded(self, answer: str) -> Review:
         """The rule tier's correction of an answer that was a guess made before reading."""
         t = Trigger("synthesis", "rules: the answer is a guess made before reading")
         why = "grounding (rules): the value the agent's notes took from what it read"
@@ -252,7 +252,7 @@ class SupervisorCore:
         if trigger is not None:
             self.stats.triggers[trigger.context] += 1
         if self.rules is not None and (grounded := self.rules.ground(step)) is not None:
-            return self._grounded(step, grounded[0])
+            return self._grounded(grounded[0])
         purified = None
         if self.rules is not None and step.kind != "message":
             text, firing = self.rules.after_observation(step, local_task=local_task or global_task)

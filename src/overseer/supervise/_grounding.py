@@ -20,7 +20,7 @@ _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 
 def numbers(text: str) -> set[str]:
     """The numbers written in `text`, as tokens without thousands separators."""
-    return {n.replace(",", "").rstrip(",") for n in _NUMBER.findall(text or "")}
+    return {n.replace(",", "") for n in _NUMBER.findall(text or "")}
 
 
 @dataclass
