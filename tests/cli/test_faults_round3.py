@@ -11,6 +11,8 @@ import pytest
 
 from overseer.cli import main
 
+from .conftest import WordTokenizer
+
 
 def _one_line(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     code = main(list(argv))
@@ -51,22 +53,6 @@ def test_row1_deep_json_lines_row_is_named(
     assert f"{f}, line 2" in err and "nested too deeply" in err
 
 
-class _SlowTokenizer:
-    """Counts words; the third replayed log is interrupted by Ctrl-C."""
-
-    calls = 0
-
-    @classmethod
-    def load(cls, name: str, **kw: Any) -> _SlowTokenizer:
-        return cls()
-
-    def count(self, text: str) -> int:
-        return len(text.split())
-
-    def close(self) -> None:
-        pass
-
-
 def _chat(tmp: Path, n: int) -> Path:
     d = tmp / "chats"
     d.mkdir()
@@ -90,7 +76,7 @@ def test_row5_ctrl_c_during_replay_prints_what_finished(
         done.append(t.id)
         return real(t, tok, settings)
 
-    monkeypatch.setattr(rp, "ModelTokenizer", _SlowTokenizer)
+    monkeypatch.setattr(rp, "ModelTokenizer", WordTokenizer)
     monkeypatch.setattr(rp, "replay", replay)
     code = main(["replay", str(_chat(tmp_path, 4))])
     out, err = capsys.readouterr()
@@ -110,7 +96,7 @@ def test_row5_ctrl_c_before_any_log_says_none_finished(
     def replay(t: Any, tok: Any, settings: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(rp, "ModelTokenizer", _SlowTokenizer)
+    monkeypatch.setattr(rp, "ModelTokenizer", WordTokenizer)
     monkeypatch.setattr(rp, "replay", replay)
     code = main(["replay", str(_chat(tmp_path, 3))])
     out, err = capsys.readouterr()
