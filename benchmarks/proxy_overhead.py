@@ -11,6 +11,14 @@ retried. LiteLLM is never a dependency of overseer: install it into the venv for
 
     .venv/bin/pip install 'litellm[proxy]'     # optional: the LiteLLM rows
     taskset -c 0 .venv/bin/python benchmarks/proxy_overhead.py --n 200   # all on one core
+    .venv/bin/python benchmarks/proxy_overhead.py --n 200 --target-core 1 --client-core 0
+
+With `--rate R` the load is open loop: request i leaves at i / R seconds, at most the
+concurrency in flight, so latency is measured below saturation (as a load generator with
+think time, e.g. Locust, measures it); without it each of the concurrency's slots sends again
+as soon as its reply is in, and the rows at 50 and 200 measure the queue at saturation.
+With `--target-core` the proxies (and LiteLLM) run on that core, and the client and the mock
+upstream on `--client-core`: a proxy then has a core of its own, as a deployed gateway has.
 """
 
 from __future__ import annotations
@@ -88,22 +96,30 @@ def _wait(url: str) -> None:
     raise SystemExit(f"{url}: did not come up")
 
 
-def _start(args: list[str]) -> subprocess.Popen[bytes]:
+def _start(args: list[str], core: int | None = None) -> subprocess.Popen[bytes]:
+    """Start `args` quietly, pinned to `core` when given."""
+    args = ["taskset", "-c", str(core), *args] if core is not None else args
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "LITELLM_LOG": "ERROR"}
     return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
 
 
-async def _load(url: str, n: int, conc: int, stream: bool) -> tuple[list[float], int, float]:
-    """(latencies in s, errors, wall s) of `n` requests, `conc` at a time."""
+async def _load(
+    url: str, n: int, conc: int, stream: bool, rate: float = 0.0
+) -> tuple[list[float], int, float]:
+    """(latencies in s, errors, wall s) of `n` requests, `conc` at a time; with `rate`, request
+    i is sent at i / rate s (an open-loop offered load), still at most `conc` in flight."""
     limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
     body = {"model": "mock", "messages": ASK, "stream": stream}
     lat: list[float] = []
     errors = 0
     sem = asyncio.Semaphore(conc)
+    start = time.perf_counter()
     async with httpx.AsyncClient(limits=limits, timeout=60) as client:
 
         async def one(i: int) -> None:
             nonlocal errors
+            if rate:
+                await asyncio.sleep(start + i / rate - time.perf_counter())
             async with sem:
                 t = time.perf_counter()
                 try:
@@ -122,7 +138,6 @@ async def _load(url: str, n: int, conc: int, stream: bool) -> tuple[list[float],
                     return
                 lat.append(time.perf_counter() - t)
 
-        start = time.perf_counter()
         await asyncio.gather(*(one(i) for i in range(n)))
         return lat, errors, time.perf_counter() - start
 
@@ -136,14 +151,24 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=400, help="requests per configuration")
     p.add_argument("--json", action="store_true", help="one JSON document instead of a table")
+    p.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="offered requests per second (open loop); 0: each slot sends again at once",
+    )
+    p.add_argument("--target-core", type=int, help="pin the proxies to this core")
+    p.add_argument("--client-core", type=int, help="pin the client and the mock to this core")
     a = p.parse_args()
+    if a.client_core is not None:
+        os.sched_setaffinity(0, {a.client_core})
     up, on, off = _free_port(), _free_port(), _free_port()
     procs = [_start([sys.executable, "-c", MOCK, str(up)])]
     upstream = f"http://127.0.0.1:{up}/v1"
     proxy = [sys.executable, "-m", "overseer.cli", "proxy", "--upstream", upstream]
     proxy += ["--trace-dir", ""]
-    procs.append(_start([*proxy, "--port", str(on)]))
-    procs.append(_start([*proxy, "--port", str(off), "--no-rules"]))
+    procs.append(_start([*proxy, "--port", str(on)], a.target_core))
+    procs.append(_start([*proxy, "--port", str(off), "--no-rules"], a.target_core))
     targets = {
         "direct": f"{upstream}/chat/completions",
         "overseer rules on": f"http://127.0.0.1:{on}/v1/chat/completions",
@@ -154,7 +179,7 @@ def main() -> None:
         lport = _free_port()
         cfg = Path(tempfile.mkdtemp()) / "litellm.yaml"
         cfg.write_text(LITELLM.format(upstream=upstream, key=KEY))
-        procs.append(_start([litellm, "--config", str(cfg), "--port", str(lport)]))
+        procs.append(_start([litellm, "--config", str(cfg), "--port", str(lport)], a.target_core))
         targets["litellm"] = f"http://127.0.0.1:{lport}/v1/chat/completions"
     else:
         print("litellm not installed: no LiteLLM rows", file=sys.stderr)
@@ -166,8 +191,8 @@ def main() -> None:
             for conc in LEVELS:
                 base: list[float] = []
                 for name, url in targets.items():
-                    asyncio.run(_load(url, min(a.n, 50), conc, stream))  # warm up
-                    lat, errors, wall = asyncio.run(_load(url, a.n, conc, stream))
+                    asyncio.run(_load(url, min(a.n, 50), conc, stream, a.rate))  # warm up
+                    lat, errors, wall = asyncio.run(_load(url, a.n, conc, stream, a.rate))
                     if name == "direct":
                         base = lat
                     rows.append(
