@@ -5,6 +5,7 @@ API keys passed through and never written to the trace."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import socket
@@ -265,3 +266,31 @@ def test_smolagents_shaped_tool_results_are_judged_too(
     first, last = sent[3]["content"], sent[-1]["content"]
     assert first.startswith(OBSERVED) and len(first) < len(page) / 2  # purified
     assert last.startswith(OBSERVED + "[overseer] Not run again")  # the repeat refused
+
+
+def test_an_upstream_that_is_down_or_hangs_up_is_a_502_naming_it(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        down = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    with socket.socket() as hangup:  # accepts, reads the request, closes without a reply
+        hangup.bind(("127.0.0.1", 0))
+        hangup.listen()
+        rude = f"http://127.0.0.1:{hangup.getsockname()[1]}/v1"
+
+        def serve() -> None:  # until the socket closes (aiohttp tries a GET twice)
+            with contextlib.suppress(OSError):
+                while True:
+                    conn, _ = hangup.accept()
+                    conn.recv(65536)
+                    conn.close()
+
+        threading.Thread(target=serve, daemon=True).start()
+        for url in (down, rude):
+            proxy = Proxy(url, ProxySettings(trace_dir=tmp_path))
+            try:
+                with pytest.raises(openai.InternalServerError, match=r"upstream .*127\.0\.0\.1"):
+                    _client(proxy).chat.completions.create(model="mock", messages=ASK)
+                with pytest.raises(openai.InternalServerError):
+                    _client(proxy).models.list()
+            finally:
+                proxy.close()

@@ -32,7 +32,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import h11
 import httpx
 import uvicorn
 from starlette.applications import Starlette
@@ -41,7 +40,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from overseer.models._toolcalls import (
     answer_only,
@@ -162,23 +161,25 @@ def sse_chunks(reply: dict[str, Any], include_usage: bool) -> list[dict[str, Any
     return out
 
 
-class _JsonErrorH11(H11Protocol):
-    """uvicorn's h11 protocol, whose answer to a malformed request (a `Content-Length` that is
-    not a length, a bad header line) is one JSON error naming what h11 rejected."""
+def _error_bytes(why: str) -> bytes:
+    """A whole HTTP/1.1 400 reply, one JSON error naming what was malformed; closes."""
+    if "Content-Length" in why:
+        why += " (expected the body's length in bytes, a decimal integer)"
+    data = json.dumps(error_body(400, f"malformed HTTP request: {why}")).encode()
+    head = (
+        b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\n"
+        b"connection: close\r\ncontent-length: %d\r\n\r\n" % len(data)
+    )
+    return head + data
+
+
+class _JsonErrorHttpTools(HttpToolsProtocol):
+    """uvicorn's httptools protocol (llhttp, in C: the faster parser), whose answer to a
+    malformed request is one JSON error naming what llhttp rejected."""
 
     def send_400_response(self, msg: str) -> None:
-        exc = sys.exc_info()[1]  # uvicorn calls this inside its `except RemoteProtocolError`
-        why = str(exc) if exc is not None else msg
-        if "Content-Length" in why:
-            why += " (expected the body's length in bytes, a decimal integer)"
-        data = json.dumps(error_body(400, f"malformed HTTP request: {why}")).encode()
-        headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
-        for event in (
-            h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
-            h11.Data(data=data),
-            h11.EndOfMessage(),
-        ):
-            self.transport.write(self.conn.send(event) or b"")
+        exc = sys.exc_info()[1]  # uvicorn calls this inside its `except HttpParserError`
+        self.transport.write(_error_bytes(str(exc) if exc is not None else msg))
         self.transport.close()
 
 
@@ -204,7 +205,7 @@ def uvicorn_settings() -> dict[str, Any]:
     """How every overseer HTTP face runs uvicorn: malformed requests answered with one JSON
     error, lifespan on, no logs of its own, 30 s keep-alive."""
     return {
-        "http": _JsonErrorH11,
+        "http": _JsonErrorHttpTools,
         "lifespan": "on",
         "log_config": None,
         "log_level": "error",

@@ -1,7 +1,8 @@
 """The proxy's HTTP face: OpenAI chat completions relayed to an upstream, the rule tier between.
 
 Starlette on uvicorn (`HttpServer`, the same stack as `overseer serve`); the upstream is called
-through one pooled `httpx.AsyncClient`; a streamed reply is passed through chunk by chunk as it
+through one pooled `aiohttp.ClientSession` (a third of httpx's time per request on this hot path,
+measured by benchmarks/proxy_overhead.py); a streamed reply is passed through chunk by chunk as it
 arrives (its usage read on the way). API keys (`Authorization`) go to the upstream unchanged
 and are never logged. Every reply carries `x-overseer-run`, `x-overseer-agent` and
 `x-overseer-overhead-ms` (the time spent in the proxy, the upstream's excluded) and
@@ -20,14 +21,14 @@ import contextlib
 import json
 import os
 import pickle
-import socket
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+import aiohttp
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -78,7 +79,7 @@ class ProxyApp:
         self.supervisor_model = supervisor_model
         self.max_body_bytes = options.max_body_bytes
         self.runs: Runs | None = None
-        self._client: httpx.AsyncClient | None = None
+        self._client: aiohttp.ClientSession | None = None
         self.app = Starlette(
             routes=[
                 *(Route(p, self._chat, methods=["POST"]) for p in _CHAT),
@@ -98,12 +99,10 @@ class ProxyApp:
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
-        limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
-        timeout = httpx.Timeout(600.0, connect=10.0)
-        # TCP_NODELAY: httpx sends headers and body in two writes; with Nagle's algorithm the
-        # body could wait for the upstream's delayed ACK (40 ms on Linux)
-        nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-        transport = httpx.AsyncHTTPTransport(limits=limits, socket_options=nodelay)
+        # aiohttp sets TCP_NODELAY on its connections (no 40 ms wait for a delayed ACK);
+        # trust_env: HTTP(S)_PROXY / NO_PROXY are honoured, as the SDKs' clients do
+        pool = aiohttp.TCPConnector(limit=1000, keepalive_timeout=30)
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=600.0)
         spans = _spans(self.options.otlp_endpoint)
         store = self._store()
         self.runs = Runs(
@@ -114,7 +113,9 @@ class ProxyApp:
         )
         sweeper = asyncio.create_task(self._sweep())
         try:
-            async with httpx.AsyncClient(timeout=timeout, transport=transport) as client:
+            async with aiohttp.ClientSession(
+                connector=pool, timeout=timeout, trust_env=True
+            ) as client:
                 self._client = client
                 yield
         finally:
@@ -136,6 +137,29 @@ class ProxyApp:
         """The upstream URL of one of our paths (/v1/x -> UPSTREAM/x)."""
         tail = path.removeprefix("/v1")
         return self.upstream + tail
+
+    async def _send(
+        self, method: str, path: str, data: bytes, headers: dict[str, str], params: Any = None
+    ) -> aiohttp.ClientResponse:
+        """One upstream request, its reply not read yet; an upstream that cannot be reached
+        is a 502 naming it."""
+        assert self._client is not None
+        url = self._url(path)
+        try:
+            return await self._client.request(
+                method, url, data=data, headers=headers, params=params
+            )
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise _unreachable(self.upstream, exc) from None
+
+    async def _read(self, resp: aiohttp.ClientResponse) -> bytes:
+        """The whole reply (the connection back to the pool); a reply cut off is a 502."""
+        try:
+            return await resp.read()
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise _unreachable(self.upstream, exc) from None
+        finally:
+            resp.release()
 
     async def _health(self, request: Request) -> Response:
         """This worker's process id and live runs (which worker served a connection)."""
@@ -166,21 +190,18 @@ class ProxyApp:
                 closing = {"role": "user", "content": closing_turn(CLOSED_NOTE, run.run.task)}
                 body.update(messages=[*shown, closing], tool_choice="none")
         headers = {h: v for h in _PASS if (v := request.headers.get(h))}
-        sent = self._client.build_request(
-            "POST", self._url(request.url.path), json=body, headers=headers
-        )
+        headers["content-type"] = "application/json"
+        data = _json_bytes(body)
         overhead = time.perf_counter() - t0
         t1 = time.perf_counter()
-        resp = await front.send_upstream(self._client, sent, f"upstream {self.upstream}")
+        resp = await self._send("POST", request.url.path, data, headers)
         out_headers = _who(who, run) | {"x-overseer-overhead-ms": f"{overhead * 1000:.3f}"}
         kind = resp.headers.get("content-type", "application/json")
         model = str(body.get("model") or "")
         if "text/event-stream" in kind:
             relay = self._relay(resp, run, who.agent, model, body["messages"], t1)
-            return StreamingResponse(relay, resp.status_code, media_type=kind, headers=out_headers)
-        data = await resp.aread()
-        await resp.aclose()
-        status = resp.status_code
+            return StreamingResponse(relay, resp.status, media_type=kind, headers=out_headers)
+        data, status = await self._read(resp), resp.status
         if status == 200:
             text = await _book_reply(data, run, who.agent, model, body["messages"], t1)
             turn = None if text is None else await run.reask(who.agent, text)
@@ -193,24 +214,27 @@ class ProxyApp:
         self, path: str, body: dict[str, Any], headers: dict[str, str], run: ProxyRun, who: Who
     ) -> tuple[bytes, int]:
         """One more upstream call (the re-ask of a copied note), booked like the first."""
-        assert self._client is not None
         t1 = time.perf_counter()
-        sent = self._client.build_request("POST", self._url(path), json=body, headers=headers)
-        resp = await front.send_upstream(self._client, sent, f"upstream {self.upstream}")
-        data = await resp.aread()
-        await resp.aclose()
-        if resp.status_code == 200:
+        resp = await self._send("POST", path, _json_bytes(body), headers)
+        data = await self._read(resp)
+        if resp.status == 200:
             model = str(body.get("model") or "")
             await _book_reply(data, run, who.agent, model, body["messages"], t1)
-        return data, resp.status_code
+        return data, resp.status
 
     async def _relay(
-        self, resp: httpx.Response, run: ProxyRun, agent: str, model: str, messages: Any, t1: float
+        self,
+        resp: aiohttp.ClientResponse,
+        run: ProxyRun,
+        agent: str,
+        model: str,
+        messages: Any,
+        t1: float,
     ) -> AsyncIterator[bytes]:
         """The upstream's stream as it arrives; its usage and text booked at the end."""
         tail, usage, text = b"", None, []
         try:
-            async for block in resp.aiter_raw():
+            async for block in resp.content.iter_any():
                 yield block
                 tail += block
                 *events, tail = tail.split(b"\n\n")
@@ -225,24 +249,24 @@ class ProxyApp:
                     for c in chunk.get("choices") or ():
                         text.append(text_of((c.get("delta") or {}).get("content")))
         finally:
-            await resp.aclose()
+            resp.release()
             latency = time.perf_counter() - t1
             spent = usage or Usage(estimated=True)
             await run.book(agent, model, spent, latency, messages, "".join(text))
 
     async def _pass(self, request: Request) -> Response:
         """Any other path (/v1/models, ...) to the upstream and back as it comes."""
-        assert self._client is not None
         data = (
             b"" if request.method == "GET" else await front.read_body(request, self.max_body_bytes)
         )
         headers = {h: v for h in _PASS if (v := request.headers.get(h))}
-        url = self._url(request.url.path)
-        sent = self._client.build_request(
-            request.method, url, content=data, headers=headers, params=request.query_params
+        params = list(request.query_params.multi_items())
+        resp = await self._send(request.method, request.url.path, data, headers, params)
+        kind = resp.headers.get("content-type", "application/json")
+        done = BackgroundTask(_release, resp)
+        return StreamingResponse(
+            resp.content.iter_any(), resp.status, media_type=kind, background=done
         )
-        resp = await front.send_upstream(self._client, sent, f"upstream {self.upstream}")
-        return front.relayed(resp)
 
 
 class Proxy:
@@ -331,6 +355,22 @@ def _spans(endpoint: str | None) -> Any:
     from overseer.integrations.otel import otlp_spans
 
     return otlp_spans(endpoint)
+
+
+def _json_bytes(body: dict[str, Any]) -> bytes:
+    """A request body as compact UTF-8 JSON."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _unreachable(upstream: str, exc: BaseException) -> front.Fault:
+    """A 502 naming the upstream and what went wrong on the way to it."""
+    why = str(exc) or "no reply in time"
+    return front.Fault(502, f"upstream {upstream}: {type(exc).__name__}: {why}", "server_error")
+
+
+async def _release(resp: aiohttp.ClientResponse) -> None:
+    """The connection of a reply passed through, back to the pool (in the event loop)."""
+    resp.release()
 
 
 def _asked_again(body: dict[str, Any], answer: str, turn: str) -> dict[str, Any]:
