@@ -112,3 +112,12 @@ def test_overseer_s_own_words_are_no_answer() -> None:
     assert copies_note("[overseer] Not run again", [refusal])
     assert not copies_note("377", [refusal, CLOSED_NOTE])
     assert not copies_note("The museum opened in 2010.", [refusal, CLOSED_NOTE])
+
+
+def test_a_viewport_of_prose_with_one_table_row_is_still_stripped() -> None:
+    """Found by the property above (seed 30, page 26, cut 1009): a viewport starting inside a
+    table, mostly filler prose, had too little markup to be stripped, so its last row stayed
+    as HTML; a complete row now always counts as markup worth stripping."""
+    html = build_items(60, 30)[26].page.html[1009 : 1009 + VIEWPORT_CHARS]
+    body = strip_markup(html)
+    assert body is not None and "Spans: 23" in body

@@ -367,3 +367,20 @@ def test_a_stub_of_a_refusal_calls_it_overseer_s_note_not_the_tool_output() -> N
     assert blocked is not None
     stub = mask_stub(ToolRecord("web_fetch", call().args, blocked.note + " " * 200))
     assert stub.startswith("[overseer's earlier note on web_fetch(") and "output" not in stub
+
+
+def test_extract_cuts_a_heading_that_only_repeats_the_question() -> None:
+    """Issue 39 (pageloop seed 29): the page's name as a heading ("Brohar Lighthouse") was
+    kept first as the most relevant passage, and a 0.5B model answered it; a passage of the
+    question's own words tells the agent nothing. Only pruned (the page within the budget),
+    the page comes back whole."""
+    filler = "Readers discussed the ferry schedules and the city budget at length. " * 30
+    page = f"Brohar Lighthouse\n\nBrohar Lighthouse\n\nBuilt: 1842\n\nHeight: 55 m\n\n{filler}"
+    query = "How tall is the Brohar Lighthouse? Its page is https://wiki.local/Brohar_Lighthouse"
+    out = extract(page, query, 400)
+    assert out.startswith("Built: 1842\n\nHeight: 55 m") and "Brohar Lighthouse" not in out
+    assert extract(page, query, 400).count("Height: 55 m") == 1
+    said = "The Brohar Lighthouse is 55 m tall."  # the question's words and a new one: kept
+    assert said in extract(f"{said}\n\n{filler}", query, 400)
+    short = "Brohar Lighthouse\n\nHeight: 55 m"
+    assert extract(short, query, 800, prune=True) == short

@@ -36,6 +36,7 @@ RELEVANCE_FLOOR = 0.3
 # the filler's "local records")
 _URL_HOST = re.compile(r"https?://[^/\s\"']+")
 _META_MAX = 300  # a "metadata" line longer than this is body text
+_WORD = re.compile(r"[^\W_]+")
 
 
 def _split_long(par: str, limit: int) -> list[str]:
@@ -106,6 +107,14 @@ def _joined(parts: list[Passage], kept: set[int]) -> str:
     return "\n\n".join(out)
 
 
+def _says_nothing_new(text: str, asked: set[str]) -> bool:
+    """A passage made only of the question's own words (a heading that repeats the page's
+    name): it tells the agent nothing, and a small model copied it as the answer (issue 39:
+    "Brohar Lighthouse" for "How tall is the Brohar Lighthouse?", pageloop seed 29)."""
+    words = {w.lower() for w in _WORD.findall(text)}
+    return bool(words) and words <= asked
+
+
 def _scores(texts: list[str], query: str, embed: Embed | None) -> np.ndarray:
     """Relevance of each passage to the query (higher is better), deterministic."""
     query = _URL_HOST.sub(" ", query)
@@ -139,12 +148,14 @@ def extract(
     table: what a question about the page most often asks) are kept first, up to half the
     budget; then metadata lines (title, URL, source, headings), then passages by falling
     relevance (ties: earlier first) while they fit, none below `RELEVANCE_FLOOR` of the best
-    (when any shares a term with the query); the kept ones are printed in their original order.
+    (when any shares a term with the query) and, when cutting, none made only of the query's
+    own words; the kept ones are printed in their original order.
     """
     if keep_chars < 1:
         raise ValueError(f"extract keep_chars: expected an integer >= 1, got {keep_chars!r}")
     if len(text) <= keep_chars and not prune:
         return text
+    cutting = len(text) > keep_chars  # else only pruned: its headings cost nothing to keep
     keep_chars = min(keep_chars, len(text))
     parts = passages(text, min(_PASSAGE_MAX, keep_chars))
     meta_budget = keep_chars // 4
@@ -159,7 +170,10 @@ def extract(
         if is_meta and i not in kept and used + len(p) <= meta_budget:
             kept.add(i)
             used += len(p) + 1
-    body = [i for i in range(len(parts)) if i not in kept]
+    asked = {w.lower() for w in _WORD.findall(_URL_HOST.sub(" ", query))} if cutting else set()
+    body = [
+        i for i in range(len(parts)) if i not in kept and not _says_nothing_new(parts[i][0], asked)
+    ]
     scores = _scores([parts[i][0] for i in body], query, embed) if body else np.zeros(0)
     floor = RELEVANCE_FLOOR * float(scores.max()) if len(scores) else 0.0
     for j in sorted(range(len(body)), key=lambda j: (-float(scores[j]), body[j])):

@@ -69,14 +69,15 @@ def _table_rows(table: Tag) -> str:
 
 
 def strip_markup(text: str, *, min_share: float = 0.1) -> str | None:
-    """The text of an HTML(-bearing) observation, or None when markup is under `min_share` of it.
+    """The text of an HTML(-bearing) observation, or None when markup is under `min_share` of it
+    and it holds no complete fact-table row.
 
     Title is kept as a `Title:` line; scripts, styles, navigation and ad blocks are dropped;
     blocks become paragraphs (blank-line separated, as `extract` reads them). Text outside
     the markup (e.g. an `Address:` header before the page) is kept where it stands.
     """
-    if markup_share(text) < min_share:
-        return None
+    if markup_share(text) < min_share and not table_rows(text):
+        return None  # prose with a few tags; a fact-table row is always worth stripping
     soup = BeautifulSoup(_UNCLOSED.sub("", text), "html.parser")
     title = soup.find("title")
     title_text = title.get_text(" ", strip=True) if title is not None else ""
