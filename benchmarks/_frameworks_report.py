@@ -214,6 +214,24 @@ def criteria(rows: Sequence[Row]) -> list[str]:
     return out
 
 
+def calls_as_text(rows: Sequence[Row]) -> str:
+    """Issue 40 item 6: runs whose answer is a tool call written as text (the framework took
+    a call the server did not return as `tool_calls` for the final answer), per arm."""
+    from overseer.models._toolcalls import parse_calls
+
+    tools = {name: {} for name in ("fetch_page", "next_page", "search", "cached_copy")}
+    said = []
+    for arm in ARMS:
+        mine = [r for r in rows if r.arm == arm]
+        if mine:
+            k = sum(bool(r.answer and parse_calls(r.answer, tools)) for r in mine)
+            said.append(f"`{arm}` {k} of {len(mine)}")
+    return (
+        "Answers that are a tool call written as text (issue 40 item 6: a call `serve` did not "
+        "return as `tool_calls`, taken by the framework as its answer): " + ", ".join(said) + "."
+    )
+
+
 def masking(rows: Sequence[Row]) -> str:
     """Issue 39 item 6: masking on (`with`) against off (`nomask`), pooled over frameworks."""
     runs = [x for fw in FRAMEWORKS if (p := pair(rows, fw, "nomask", "with")) for x in p.runs]
@@ -273,7 +291,8 @@ def write_page(path: Path, rows: Sequence[Row], store: Store) -> None:
         + (", ".join(f"{k} {v}" for k, v in errors.most_common()) or "none") + ".", "",
         "Issue 39 item 5, per framework (`with` vs `without`): answers right with >= without; "
         "prompt tokens <= 0.5x where a rule acted; equal where none did:", "",
-        *criteria(rows), "", masking(rows), "", "Each run:", "", *answers(rows), "",
+        *criteria(rows), "", masking(rows), "", calls_as_text(rows), "",
+        "Each run:", "", *answers(rows), "",
     ]  # fmt: skip
     path.write_text("\n".join(lines), encoding="utf-8")
 
