@@ -217,7 +217,7 @@ def criteria(rows: Sequence[Row]) -> list[str]:
 def calls_as_text(rows: Sequence[Row]) -> str:
     """Issue 40 item 6: runs whose answer is a tool call written as text (the framework took
     a call the server did not return as `tool_calls` for the final answer), per arm."""
-    from overseer.models._toolcalls import parse_calls
+    from overseer.models.serve import parse_calls
 
     tools = {name: {} for name in ("fetch_page", "next_page", "search", "cached_copy")}
     said = []

@@ -36,6 +36,7 @@ from overseer.models._front import (
 )
 from overseer.models._llamacpp import LlamaCppModel
 from overseer.models._registry import model_path
+from overseer.models._toolcalls import parse_calls
 from overseer.models.errors import ModelRequestError
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "in_flight",
     "listening_socket",
     "model_path",
+    "parse_calls",
     "read_body",
     "read_json_object",
     "relayed",

@@ -138,6 +138,23 @@ def _scores(texts: list[str], query: str, embed: Embed | None) -> np.ndarray:
     return np.asarray((mat[:-1] @ mat[-1].T).toarray()).ravel()
 
 
+def _rows_and_meta(parts: list[Passage], keep_chars: int) -> tuple[set[int], int]:
+    """The `label: value` rows that fit in half the budget, then the metadata lines that fit
+    in a quarter more: their indices and the characters they use."""
+    kept: set[int] = set()
+    used = 0
+    for i, (p, is_meta, _) in enumerate(parts):
+        if is_meta and _ROW_LINE.match(p) and used + len(p) <= keep_chars // 2:
+            kept.add(i)
+            used += len(p) + 1
+    meta_budget = keep_chars // 4 + used
+    for i, (p, is_meta, _) in enumerate(parts):
+        if is_meta and i not in kept and used + len(p) <= meta_budget:
+            kept.add(i)
+            used += len(p) + 1
+    return kept, used
+
+
 def extract(
     text: str, query: str, keep_chars: int, *, embed: Embed | None = None, prune: bool = False
 ) -> str:
@@ -158,18 +175,7 @@ def extract(
     cutting = len(text) > keep_chars  # else only pruned: its headings cost nothing to keep
     keep_chars = min(keep_chars, len(text))
     parts = passages(text, min(_PASSAGE_MAX, keep_chars))
-    meta_budget = keep_chars // 4
-    kept: set[int] = set()
-    used = 0
-    for i, (p, is_meta, _) in enumerate(parts):
-        if is_meta and _ROW_LINE.match(p) and used + len(p) <= keep_chars // 2:
-            kept.add(i)
-            used += len(p) + 1
-    meta_budget += used
-    for i, (p, is_meta, _) in enumerate(parts):
-        if is_meta and i not in kept and used + len(p) <= meta_budget:
-            kept.add(i)
-            used += len(p) + 1
+    kept, used = _rows_and_meta(parts, keep_chars)
     asked = {w.lower() for w in _WORD.findall(_URL_HOST.sub(" ", query))} if cutting else set()
     body = [
         i for i in range(len(parts)) if i not in kept and not _says_nothing_new(parts[i][0], asked)
