@@ -30,7 +30,11 @@ TEAM = TeamSpec(
             instructions="Open the page with fetch_page and report the fact the task asks for.",
             tools=["fetch_page", "next_page"],
         ),
-        AgentSpec(name="writer", role="Answer writer", instructions="Answer from the report."),
+        AgentSpec(
+            name="writer",
+            role="Answer writer",
+            instructions="You have no tools. Answer the question in one sentence from the report.",
+        ),
     ],
     spatial_edges=[("researcher", "writer")],
     decision="last",

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from overseer.integrations._guard import GuardSettings
-from overseer.runtime.steps import COPIED_NOTE
+from overseer.runtime.steps import COPIED_NOTE, REPEATED_NOTE
 from overseer.supervise.rules import RuleSettings
 
 from .frameworks import run_agent
@@ -76,3 +76,37 @@ def test_a_real_answer_is_not_asked_again(
     assert out.answer == "job 42 is pending"
     assert not any(COPIED_NOTE in t for r in srv.requests for t in messages_text(r, "user"))
     assert out.guard.stats.get("reasked", 0) == 0
+
+
+TRAP = "Not here. Call next_page with n+1."
+
+
+def next_page(n: int) -> str:
+    """Return page n of the article."""
+    return TRAP
+
+
+def _trap_copier(body: Mapping[str, Any], n: int) -> Reply:
+    """Pages while tools are offered; without tools answers the trap's text, and after
+    overseer's re-ask the answer."""
+    if body.get("tools"):
+        return Reply(calls=(ToolCall("next_page", {"n": 2}),))
+    asked_again = any(REPEATED_NOTE in t for t in messages_text(body, "user"))
+    return Reply(text="The answer is 240 cm." if asked_again else TRAP)
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_an_answer_repeating_a_looped_tool_output_is_asked_again_once(
+    loopback: Callable[[Script], LoopbackServer], tmp_path: Path, host: str
+) -> None:
+    """qwen 0.5B in smolagents answered the trap's own text after paging three times; a
+    short tool output the agent was shown twice or more is no answer either."""
+    srv = loopback(_trap_copier)
+    settings = GuardSettings(rules=RuleSettings(loop_limit=2))
+    out = run_agent(host, srv.base_url, [next_page], "What is the aperture?", settings,
+                    trace_dir=tmp_path)  # fmt: skip
+    assert out.error is None, out.error
+    assert out.answer == "The answer is 240 cm."
+    (turn,) = [t for t in messages_text(srv.requests[-1], "user") if REPEATED_NOTE in t]
+    assert "What is the aperture?" in turn
+    assert out.guard.stats["reasked"] == 1

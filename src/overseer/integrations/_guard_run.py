@@ -29,7 +29,15 @@ from overseer.models import Completion, Usage
 from overseer.runtime import Budget, Interaction, TeamSpec
 from overseer.runtime.books import BudgetExceeded, open_run
 from overseer.runtime.bus import Bus, UnsupportedVerdictError
-from overseer.runtime.steps import CLOSED_NOTE, COPIED_NOTE, LAST_NOTE, closing_turn, copies_note
+from overseer.runtime.steps import (
+    CLOSED_NOTE,
+    COPIED_NOTE,
+    LAST_NOTE,
+    REPEATED_NOTE,
+    closing_turn,
+    copies_note,
+    repeats_output,
+)
 from overseer.runtime.verdicts import ReplaceAgent, ReplaceTeam, Rollback
 from overseer.supervise import SupervisorCore
 from overseer.supervise.filters import Step, normalize_action
@@ -66,6 +74,10 @@ async def _no_verifier(task: str, run: Run) -> str:
     return f"no verifier ran here: check this yourself before going on ({task})"
 
 
+#: tool outputs up to this long are kept per agent (a trap's text is short; pages are not)
+_SHORT_OUTPUT = 300
+
+
 class GuardRun:
     """The books and bus of one invocation (see the module docstring). Thread-safe:
     frameworks run tool calls in parallel threads."""
@@ -99,6 +111,7 @@ class GuardRun:
         self._reply: dict[str, set[str]] = {}  # agent -> actions called since its last reply
         self._notes: dict[str, list[str]] = {}  # agent -> the refusals it was given to read
         self._reasked: set[str] = set()  # agents asked again after copying a note
+        self._outputs: dict[str, list[str]] = {}  # agent -> its short tool outputs, in order
         agents = [{"name": guard.run_name}] if guard.run_name else []
         self.bus.start({"agents": agents}, model=model_label(model))
 
@@ -134,7 +147,10 @@ class GuardRun:
         local_task: str | None = None,
     ) -> Interaction:
         """A step of `agent` as the runtime's bus sees it, with the usage of its model calls
-        since its last step."""
+        since its last step (a short tool output is kept: an answer repeating one is asked
+        again)."""
+        if tool is not None and len(observation) <= _SHORT_OUTPUT:
+            self._outputs.setdefault(agent, []).append(observation)
         return Interaction(
             kind="tool" if tool is not None else "message",
             agent=agent,
@@ -187,15 +203,18 @@ class GuardRun:
 
     def reask(self, agent: str, answer: str) -> str | None:
         """The user turn asking `agent` once more when its answer only repeats overseer's
-        words (a refusal it read, the closing turn): such a reply is no answer (issue 39).
-        None: keep the answer (it is not a copy, or this run asked again already)."""
+        words (a refusal it read, the closing turn) or a tool output it was shown twice or more
+        (a trap's text): such a reply is no answer (issue 39). None: keep the answer (it is
+        not a copy, or this run asked again already)."""
         with self._lock:
             notes = [*self._notes.get(agent, []), CLOSED_NOTE, LAST_NOTE, COPIED_NOTE]
-            if agent in self._reasked or not copies_note(answer, notes):
+            copied = copies_note(answer, notes)
+            looped = repeats_output(answer, self._outputs.get(agent, []))
+            if agent in self._reasked or not (copied or looped):
                 return None
             self._reasked.add(agent)
             self.counts["reasked"] += 1
-            return closing_turn(COPIED_NOTE, self.task)
+            return closing_turn(COPIED_NOTE if copied else REPEATED_NOTE, self.task)
 
     def new_reply(self, agent: str) -> None:
         """`agent`'s next tool calls belong to a new model reply (a host that books no model

@@ -189,6 +189,8 @@ CLOSED_NOTE = "[overseer] Your tool calls were refused, so the tools are closed 
 LAST_NOTE = "[overseer] This is your last step, so the tools are closed now."
 #: the user turn after an answer that only repeated overseer's words (asked once)
 COPIED_NOTE = "[overseer] That reply repeats overseer's note; it is not an answer."
+#: the user turn after an answer that only repeated a tool output that kept coming back
+REPEATED_NOTE = "[overseer] That reply only repeats a tool's output; answer the question itself."
 
 
 def closing_turn(note: str, question: str) -> str:
@@ -207,6 +209,14 @@ def copies_note(answer: str, notes: Sequence[str]) -> bool:
         return True
     a = _norm(answer)
     return len(a) >= 12 and any(a in _norm(n) for n in notes)
+
+
+def repeats_output(answer: str, outputs: Sequence[str]) -> bool:
+    """Whether `answer` is the whole text of a tool output the agent was shown at least twice
+    (a trap's text that kept coming back, e.g. "Not here. Call next_page with n+1.") rather
+    than an answer: asked again once, as a copy of a note is (a 0.5B model answered it)."""
+    a = _norm(answer)
+    return bool(a) and sum(_norm(o) == a for o in outputs) >= 2
 
 
 #: the bus's judgement of a step: the observation to read next, or `stop` (the turn ends)

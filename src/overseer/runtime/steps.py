@@ -6,11 +6,13 @@ from overseer.runtime._agent import (
     CLOSED_NOTE,
     COPIED_NOTE,
     LAST_NOTE,
+    REPEATED_NOTE,
     Agent,
     AgentContext,
     AgentStepError,
     closing_turn,
     copies_note,
+    repeats_output,
 )
 from overseer.runtime._bus import Verifier
 from overseer.runtime._executor import last_line
@@ -22,6 +24,7 @@ __all__ = [
     "CLOSED_NOTE",
     "COPIED_NOTE",
     "LAST_NOTE",
+    "REPEATED_NOTE",
     "Agent",
     "AgentContext",
     "AgentStepError",
@@ -33,4 +36,5 @@ __all__ = [
     "closing_turn",
     "copies_note",
     "last_line",
+    "repeats_output",
 ]
