@@ -11,11 +11,16 @@ listener through a pooled async client, streamed back as it comes.
 
 What the HTTP stack does not do, the front does: a body cap (413 before the body is read when
 `Content-Length` says so), one JSON error naming the input for a malformed request (a bad
-`Content-Length` included), 404 for a model it does not serve, 400 for empty `messages` or an
-unknown role, and errors inside a stream sent as a `data: {"error": ...}` event that the
-OpenAI SDKs raise. `close()` drains: the listener stops, requests not yet started are refused
-with 503, streams stop at their next token and end with an error event, every other request in
-flight is answered, and it returns only once no call is inside llama.cpp.
+`Content-Length` included), 404 for a model it does not serve, and a 400 naming the field for a
+request outside the documented subset (`_chat_request`: tools, tool calls, text-only content,
+`max_tokens` >= 1, a 64-bit `seed`, valid Unicode); `/openapi.json` describes that subset.
+Every reply is generated as a stream inside, so a client that leaves (streamed or not) stops
+its generation at the next token and frees the slot; a client that leaves mid-upload costs no
+traceback. Errors inside a stream are sent as a `data: {"error": ...}` event that the OpenAI
+SDKs raise; `/props` and the other llama.cpp paths never show the model file's path. `close()`
+drains: the listener stops, requests not yet started are refused with 503, streams stop at
+their next token and end with an error event, every other request in flight is answered, and
+it returns only once no call is inside llama.cpp.
 """
 
 from __future__ import annotations
@@ -33,15 +38,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import uvicorn
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from overseer.models._chat_request import openapi, request_error
+from overseer.models._chunks import Assembled, Redacted, sse_chunks
+from overseer.models._http_server import (
+    MAX_BODY_BYTES,
+    Fault,
+    HttpServer,
+    error_body,
+    read_body,
+    read_json_object,
+    send_upstream,
+)
 from overseer.models._toolcalls import (
     answer_only,
     force_tool_schema,
@@ -53,17 +67,8 @@ from overseer.models._toolcalls import (
 Handle = Callable[[dict[str, Any], Callable[[Any], bool]], Any]
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
-#: the largest request body accepted (a full 8k-token context is well under 1 MiB)
-MAX_BODY_BYTES = 16 * 2**20
-#: connections the kernel queues before uvicorn accepts them (Linux caps it at somaxconn)
-BACKLOG = 2048
 _PASS_HEADERS = ("content-type", "authorization", "accept")
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-
-
-def error_body(status: int, message: str, kind: str = "invalid_request_error") -> dict[str, Any]:
-    """An OpenAI-shaped error object (the SDKs raise it, by status, with this message)."""
-    return {"error": {"code": status, "message": message, "type": kind}}
 
 
 def sse(payload: Any) -> bytes:
@@ -72,17 +77,6 @@ def sse(payload: Any) -> bytes:
 
 
 SSE_DONE = b"data: [DONE]\n\n"
-
-
-class Fault(Exception):
-    """A request the front refuses: an HTTP status and one line naming the input."""
-
-    def __init__(self, status: int, message: str, kind: str = "invalid_request_error") -> None:
-        super().__init__(message)
-        self.status, self.message, self.kind = status, message, kind
-
-    def response(self) -> JSONResponse:
-        return JSONResponse(error_body(self.status, self.message, self.kind), self.status)
 
 
 def _status(err: Any) -> int:
@@ -103,33 +97,6 @@ def _error_of(reply: Any) -> tuple[int, dict[str, Any]]:
     return _status(err), err
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, at most `limit` bytes: a larger declared length is refused before any
-    of it is read, a chunked body as soon as it passes the limit (413 either way)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise Fault(413, f"request body: {declared} bytes; expected at most {limit}")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise Fault(413, f"request body: over {limit} bytes; expected at most {limit}")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-async def read_json_object(request: Request, limit: int) -> dict[str, Any]:
-    """The request body as a JSON object, or a 400/413 Fault naming what is wrong."""
-    data = await read_body(request, limit)
-    try:
-        body = json.loads(data)
-    except ValueError as exc:
-        raise Fault(400, f"request body is not JSON ({exc}); expected a JSON object") from None
-    if not isinstance(body, dict):
-        raise Fault(400, f"request body: expected a JSON object, got {type(body).__name__}")
-    return body
-
-
 def check_messages(body: dict[str, Any]) -> None:
     """400 unless `messages` is a non-empty list of objects with a known role."""
     messages = body.get("messages")
@@ -140,133 +107,6 @@ def check_messages(body: dict[str, Any]) -> None:
         if role not in ROLES:
             got = f"role {role!r:.40}" if isinstance(m, dict) else f"{m!r:.40}"
             raise Fault(400, f"messages[{i}]: expected a role in {', '.join(ROLES)}, got {got}")
-
-
-def sse_chunks(reply: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
-    """A complete chat completion as the chunks of a stream: the message, the finish reason,
-    and (when asked) the usage."""
-    (choice,) = reply["choices"]
-    message = choice.get("message") or {}
-    delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
-    if message.get("tool_calls"):
-        delta["tool_calls"] = [dict(c, index=i) for i, c in enumerate(message["tool_calls"])]
-    head: dict[str, Any] = {k: reply[k] for k in ("id", "created", "model") if k in reply}
-    head["object"] = "chat.completion.chunk"
-    out = [
-        dict(head, choices=[{"index": 0, "delta": delta, "finish_reason": None}]),
-        dict(head, choices=[{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]),
-    ]
-    if include_usage and reply.get("usage"):
-        out.append(dict(head, choices=[], usage=reply["usage"]))
-    return out
-
-
-def _error_bytes(why: str) -> bytes:
-    """A whole HTTP/1.1 400 reply, one JSON error naming what was malformed; closes."""
-    if "Content-Length" in why:
-        why += " (expected the body's length in bytes, a decimal integer)"
-    data = json.dumps(error_body(400, f"malformed HTTP request: {why}")).encode()
-    head = (
-        b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\n"
-        b"connection: close\r\ncontent-length: %d\r\n\r\n" % len(data)
-    )
-    return head + data
-
-
-class _JsonErrorHttpTools(HttpToolsProtocol):
-    """uvicorn's httptools protocol (llhttp, in C: the faster parser), whose answer to a
-    malformed request is one JSON error naming what llhttp rejected."""
-
-    def send_400_response(self, msg: str) -> None:
-        exc = sys.exc_info()[1]  # uvicorn calls this inside its `except HttpParserError`
-        self.transport.write(_error_bytes(str(exc) if exc is not None else msg))
-        self.transport.close()
-
-
-async def send_upstream(client: httpx.AsyncClient, sent: httpx.Request, who: str) -> httpx.Response:
-    """`sent` on `client`, its reply streamed; a failure to reach `who` is a 502 Fault."""
-    try:
-        return await client.send(sent, stream=True)
-    except httpx.HTTPError as exc:
-        raise Fault(502, f"{who}: {type(exc).__name__}: {exc}", "server_error") from None
-
-
-def relayed(resp: httpx.Response, kind: str = "application/json") -> StreamingResponse:
-    """An upstream reply passed on as it arrives (closed once sent)."""
-    return StreamingResponse(
-        resp.aiter_raw(),
-        resp.status_code,
-        media_type=resp.headers.get("content-type", kind),
-        background=BackgroundTask(resp.aclose),
-    )
-
-
-def uvicorn_settings() -> dict[str, Any]:
-    """How every overseer HTTP face runs uvicorn: malformed requests answered with one JSON
-    error, lifespan on, no logs of its own, 30 s keep-alive."""
-    return {
-        "http": _JsonErrorHttpTools,
-        "lifespan": "on",
-        "log_config": None,
-        "log_level": "error",
-        "access_log": False,
-        "timeout_keep_alive": 30,
-    }
-
-
-def listening_socket(host: str, port: int, backlog: int = BACKLOG) -> socket.socket:
-    """A TCP socket bound and listening (a port in use is an OSError at once). IPPROTO_TCP
-    and TCP_NODELAY: asyncio then keeps Nagle's algorithm off on each connection (with
-    protocol 0 it does not, and small replies were held back for ~40 ms)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind((host, port))
-        sock.listen(backlog)
-    except OSError:
-        sock.close()
-        raise
-    return sock
-
-
-class HttpServer:
-    """One uvicorn server for an ASGI app in a thread of its own, on a socket bound here (a
-    port in use is an OSError at once) with a deep listen backlog."""
-
-    def __init__(self, app: Any, host: str, port: int, *, backlog: int = BACKLOG) -> None:
-        sock = listening_socket(host, port, backlog)
-        self.host, self.port = host, int(sock.getsockname()[1])
-        self.server = uvicorn.Server(uvicorn.Config(app, **uvicorn_settings()))
-        self.failure: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(sock,), daemon=True)
-        self._thread.start()
-        while not self.server.started and self._thread.is_alive():
-            time.sleep(0.005)
-        if not self.server.started:
-            raise OSError(f"the HTTP server did not start: {self.failure!r}")
-
-    def _run(self, sock: socket.socket) -> None:
-        try:
-            self.server.run(sockets=[sock])
-        except BaseException as exc:  # reported by __init__ when it happens at start
-            self.failure = exc
-
-    @property
-    def url(self) -> str:
-        """http://HOST:PORT of this server (no trailing slash)."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
-
-    def stop(self, flush_s: float = 10.0) -> None:
-        """Stop listening, let the replies in progress finish (at most `flush_s` seconds once
-        the caller has nothing left to send), and end the thread."""
-        self.server.should_exit = True
-        self._thread.join(flush_s)
-        if self._thread.is_alive():
-            self.server.force_exit = True
-            self._thread.join()
 
 
 @dataclass(eq=False)
@@ -335,9 +175,11 @@ class ChatFront:
         *,
         name: str,
         max_body_bytes: int = MAX_BODY_BYTES,
+        model_file: str = "",
     ) -> None:
         self.handle, self.native_url, self.name = handle, native_url, name
         self.max_body_bytes = max_body_bytes
+        self._redacted = Redacted(model_file, name)
         self.created = int(time.time())
         self._calls = _Calls()
         self._pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="llama-call")
@@ -348,6 +190,7 @@ class ChatFront:
                 Route("/v1/models", self._models, methods=["GET"]),
                 Route("/models", self._models, methods=["GET"]),
                 Route("/health", self._health, methods=["GET"]),
+                Route("/openapi.json", self._openapi, methods=["GET"]),
                 Route("/{path:path}", self._pass, methods=["GET", "POST", "PUT", "DELETE"]),
             ],
             exception_handlers={HTTPException: _http_error, Fault: _fault},
@@ -398,6 +241,10 @@ class ChatFront:
         model = dict(id=self.name, object="model", created=self.created, owned_by="overseer")
         return JSONResponse({"object": "list", "data": [model]})
 
+    async def _openapi(self, request: Request) -> Response:
+        """The OpenAPI description of the chat-completions subset this server accepts."""
+        return JSONResponse(openapi(self.name))
+
     async def _chat(self, request: Request) -> Response:
         body = await read_json_object(request, self.max_body_bytes)
         asked = body.get("model")
@@ -405,20 +252,31 @@ class ChatFront:
             msg = f"model {asked!r:.80}: not served here; expected {self.name!r}"
             raise Fault(404, msg, "not_found_error")
         check_messages(body)
+        bad = request_error(body)
+        if bad is not None:
+            raise Fault(400, bad)
+        try:
+            return await self._answer(request, body)
+        except Fault:
+            raise
+        except Exception as exc:  # a bug of ours: one JSON line for the client, one on stderr
+            line = f"internal error: {type(exc).__name__}: {exc}"
+            print(f"overseer serve: {line}", file=sys.stderr, flush=True)
+            raise Fault(500, line[:300], "server_error") from None
+
+    async def _answer(self, request: Request, body: dict[str, Any]) -> Response:
         stream = bool(body.get("stream"))
         if tool_names(body) and body.get("tool_choice") != "none":
-            return await self._tools(body, stream)
+            return await self._tools(request, body, stream)
         body = answer_only(body)  # tools absent, or closed by tool_choice "none"
         if stream:
-            return await self._stream(body)
-        status, reply = await self._complete(body)
+            return await self._stream(request, body)
+        status, reply = await self._complete(request, body)
         return JSONResponse(self._named(reply), status)
 
-    async def _tools(self, body: dict[str, Any], stream: bool) -> Response:
+    async def _tools(self, request: Request, body: dict[str, Any], stream: bool) -> Response:
         sent = force_tool_schema(body)
-        sent = dict(sent, stream=False)
-        sent.pop("stream_options", None)
-        status, reply = await self._complete(sent, streaming=stream)
+        status, reply = await self._complete(request, sent, streaming=stream)
         if status != 200:
             return JSONResponse(reply, status)
         reply = self._named(tool_calls_from_text(body, reply))
@@ -436,7 +294,12 @@ class ChatFront:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         sent = self._client.build_request(request.method, target, content=data, headers=headers)
         resp = await send_upstream(self._client, sent, "llama.cpp listener")
-        return relayed(resp, "text/plain")
+        return StreamingResponse(  # the model file's path is not the client's to see
+            self._redacted.stream(resp.aiter_raw()),
+            resp.status_code,
+            media_type=resp.headers.get("content-type", "text/plain"),
+            background=BackgroundTask(resp.aclose),
+        )
 
     # --- calls into llama.cpp ---------------------------------------------------------------
 
@@ -447,34 +310,42 @@ class ChatFront:
                 return None
             self.handle(body, take)
             return None
-        except ValueError as exc:
-            return str(exc)
+        except Exception as exc:  # raised while llama.cpp reads the request, before any token
+            return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
         finally:
             self._calls.done(call)
 
     async def _complete(
-        self, body: dict[str, Any], streaming: bool = False
+        self, request: Request, body: dict[str, Any], streaming: bool = False
     ) -> tuple[int, dict[str, Any]]:
-        """(HTTP status, reply) of one request generated in one piece."""
+        """(HTTP status, reply) of one request answered in one piece. llama.cpp streams it, so
+        the call stops at the next token once the client has left."""
         call = self._calls.add(streaming)
-        got: list[Any] = []
+        sent = dict(body, stream=True, stream_options={"include_usage": True})
+        whole, errors = Assembled(), []
 
-        def take(reply: Any) -> bool:
-            got.append(reply)
-            return False
+        def take(chunk: Any) -> bool:
+            if _is_error(chunk):
+                errors.append(chunk)
+                return True
+            whole.add(chunk)
+            return call.stop.is_set()
 
         loop = asyncio.get_running_loop()
-        refused = await loop.run_in_executor(self._pool, self._run, call, body, take)
+        async with _watching(request, call):
+            refused = await loop.run_in_executor(self._pool, self._run, call, sent, take)
         if refused is not None:
             return 400, error_body(400, f"llama.cpp rejected the request: {refused}")
-        if not got:
-            return 500, error_body(500, "llama.cpp gave no reply", "server_error")
-        if _is_error(got[-1]):
-            status, err = _error_of(got[-1])
+        if errors:
+            status, err = _error_of(errors[0])
             return status, {"error": err}
-        return 200, got[-1]
+        if call.cut:
+            return 503, _shutting_down().response_body()
+        if call.stop.is_set():
+            return 400, error_body(400, "the client left; the generation was stopped")
+        return 200, whole.reply()
 
-    async def _stream(self, body: dict[str, Any]) -> Response:
+    async def _stream(self, request: Request, body: dict[str, Any]) -> Response:
         """A streamed chat: the chunks as llama.cpp makes them. An error before the first
         chunk is an HTTP error; after it, an error event."""
         call = self._calls.add(streaming=True)
@@ -493,7 +364,8 @@ class ChatFront:
         running = loop.run_in_executor(self._pool, self._run, call, body, take)
         running.add_done_callback(lambda f: queue.put_nowait(_END))
         try:
-            first = await queue.get()
+            async with _watching(request, call):
+                first = await queue.get()
         except BaseException:
             call.stop.set()
             raise
@@ -536,6 +408,23 @@ _SHUTDOWN_STREAM = "server shutting down: the stream was stopped before its end"
 
 def _shutting_down() -> Fault:
     return Fault(503, "server shutting down; send the request elsewhere", "server_error")
+
+
+@contextlib.asynccontextmanager
+async def _watching(request: Request, call: _Call) -> AsyncIterator[None]:
+    """While the body runs, a client that leaves (its connection closed) stops `call` at the
+    next token: nobody is left to read the reply, and the slot is free for others."""
+
+    async def watch() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+        call.stop.set()
+
+    watcher = asyncio.create_task(watch())
+    try:
+        yield
+    finally:
+        watcher.cancel()
 
 
 async def _iterate(items: Iterable[bytes]) -> AsyncIterator[bytes]:

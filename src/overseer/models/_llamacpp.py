@@ -100,7 +100,12 @@ class LlamaCppModel(Model):
         """The OpenAI-compatible HTTP front on host:port (see `_front`)."""
         try:
             return ChatFront(
-                self._server.handle_chat_completions, self._native, host, port, name=self.name
+                self._server.handle_chat_completions,
+                self._native,
+                host,
+                port,
+                name=self.name,
+                model_file=str(self.path),
             )
         except OSError as exc:
             self._server = None

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from overseer.models._front import (
+from overseer.models._http_server import (
     BACKLOG,
     MAX_BODY_BYTES,
     Fault,
