@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from _frameworks_runners import ARMS, FRAMEWORKS
 
@@ -41,6 +42,9 @@ class Row:
     tools: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     commit: str = ""  # the code the run used (`+dirty`: src/ differed from it)
+    kind: str = "answerable"  # the task's kind (pageloop.KINDS)
+    invented: bool = False  # an unanswerable task answered with a value it could not have read
+    last_request: dict[str, Any] | None = None  # the run's last chat request, for replays
 
 
 class Store:

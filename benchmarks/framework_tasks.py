@@ -45,7 +45,16 @@ from pathlib import Path
 from typing import Any
 
 from overseer.proxy import UsageMeter
-from overseer.tasks.pageloop import DEV_SEED, PageTask, PageTools, make_tasks
+from overseer.tasks.pageloop import (
+    DEV_SEED,
+    KINDS,
+    PAGE_CHARS,
+    UNANSWERABLE,
+    PageTask,
+    PageTools,
+    invents,
+    make_tasks,
+)
 from overseer.tasks.pageloop import score_answer as score_page
 
 HERE = Path(__file__).resolve().parent
@@ -60,8 +69,10 @@ from _frameworks_runners import (  # noqa: E402
     RUNNERS,
     Job,
     acted_of,
+    applies,
     overseer,
     overseer_proxy,
+    peer_acted,
 )
 
 # -- one run --------------------------------------------------------------------------------
@@ -82,14 +93,16 @@ def run_one(framework: str, arm: str, task: PageTask, a: Any) -> Row:
         url, acted = meter.base_url, Counter[str]()
         if arm == "proxy":
             url, acted = stack.enter_context(overseer_proxy(meter.base_url))
-        job = Job(url, a.model, tools, task.prompt, RULES[arm], a.max_calls, a.max_tokens)
+        job = Job(url, a.model, tools, task.prompt, RULES[arm], a.max_calls, a.max_tokens, arm)
         try:
             row.answer = RUNNERS[framework](job)
         except Exception as exc:  # the framework's own stop (a cap) or a server error
             row.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
         row.acted = acted_of(job.attached[0].stats) if job.attached else {}
-    row.acted = row.acted or dict(acted)
     done = meter.completions
+    row.acted = row.acted or dict(acted) or peer_acted(job.peer, [c.request for c in done])
+    row.kind, row.invented = task.kind, task.kind in UNANSWERABLE and invents(task, row.answer)
+    row.last_request = done[-1].request if done else None
     row.seconds = round(time.perf_counter() - start, 2)
     row.calls, row.tools = len(done), dict(tools.ran)
     row.prompt_tokens, row.completion_tokens = meter.prompt_tokens, meter.completion_tokens
@@ -115,6 +128,17 @@ def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--model", default="qwen2.5-coder-0.5b", help="model name to ask for")
     ap.add_argument("--n", type=int, default=6, help="tasks (the first n of the seed's set)")
     ap.add_argument("--seed", type=int, default=DEV_SEED, help="task seed (29: development)")
+    ap.add_argument(
+        "--kinds",
+        default="answerable",
+        help=f"task kinds, some of {','.join(KINDS)} (n tasks of each; the last three have no "
+        "answer to find: right is saying so)",
+    )
+    ap.add_argument(
+        "--chars",
+        default=f"{PAGE_CHARS[0]}-{PAGE_CHARS[1]}",
+        help="page size range LO-HI (11000-13000: the peers benchmark's pages, corpus pageloop11k)",
+    )
     ap.add_argument("--frameworks", default=",".join(FRAMEWORKS))
     ap.add_argument("--arms", default=",".join(ARMS))
     ap.add_argument("--max-calls", type=int, default=6, help="model calls per run, at most")
@@ -122,11 +146,15 @@ def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--store", type=Path, default=Path("results/frameworks.sqlite"))
     ap.add_argument("--page", type=Path, help="write the evidence page here")
     a = ap.parse_args(argv)
-    for name, allowed in (("frameworks", FRAMEWORKS), ("arms", ARMS)):
+    for name, allowed in (("frameworks", FRAMEWORKS), ("arms", ARMS), ("kinds", KINDS)):
         picked = [x for x in getattr(a, name).split(",") if x]
         if not picked or set(picked) - set(allowed):
             ap.error(f"--{name}: expected some of {','.join(allowed)}, got {getattr(a, name)!r}")
         setattr(a, name, picked)
+    lo, _, hi = a.chars.partition("-")
+    if not (lo.isdigit() and hi.isdigit()):
+        ap.error(f"--chars: expected LO-HI, two integers, got {a.chars!r}")
+    a.chars = (int(lo), int(hi))
     if a.max_calls < 2:
         ap.error(f"--max-calls: expected an integer >= 2, got {a.max_calls}")
     return a
@@ -149,12 +177,15 @@ def _commit() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     a = options(argv)
     try:
-        tasks = make_tasks(a.n, a.seed)
+        tasks = [t for k in a.kinds for t in make_tasks(a.n, a.seed, chars=a.chars, kind=k)]
     except ValueError as exc:
         print(f"framework_tasks: {exc}", file=sys.stderr)
         return 2
     store = Store(a.store)
-    todo = [(fw, arm, t) for t in tasks for fw in a.frameworks for arm in a.arms]
+    # task by task, every arm of a task in a row: a run cut short leaves complete pairs
+    todo = [
+        (fw, arm, t) for t in tasks for fw in a.frameworks for arm in a.arms if applies(fw, arm)
+    ]
     todo = [x for x in todo if not store.has(a.model, x[0], x[1], a.seed, x[2].id)]
     if todo and not (a.base_url or a.serve):
         print(

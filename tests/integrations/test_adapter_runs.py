@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from overseer.integrations._guard import CLOSED_NOTE, GuardSettings, RunStopped
+from overseer.integrations._guard import GuardSettings, RunStopped
 from overseer.runtime import read_trace
 from overseer.runtime.books import list_traces
+from overseer.runtime.steps import closed_turn
 from overseer.supervise.rules import RuleSettings
 
 from .frameworks import FRAMEWORKS, Outcome, run_agent
@@ -86,8 +87,8 @@ def test_refusals_in_a_row_close_the_tools_and_the_model_answers(
     assert runs == ["42", "42"] and out.guard.stats["blocked"] == 2
     assert [bool(r.get("tools")) for r in srv.requests] == [True] * 4 + [False]
     closing = messages_text(srv.requests[-1], "user")[-1]  # its own user turn, last
-    assert closing.startswith(CLOSED_NOTE) and closing.endswith("Is job 42 done?")
-    assert not any(CLOSED_NOTE in t for t in messages_text(srv.requests[-1], "tool"))
+    assert closing == closed_turn("Is job 42 done?")  # the question, leave to say not found
+    assert not any(closing in t for t in messages_text(srv.requests[-1], "tool"))
     assert out.answer == "job 42: still pending"
     assert _run_end(tmp_path)["stop_reason"] == "done"
 

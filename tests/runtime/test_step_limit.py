@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from overseer.models import ScriptedModel
 from overseer.runtime import AgentSpec, Executor, TeamSpec, ToolResult
+from overseer.runtime.steps import closed_turn
 
 
 class Page:
@@ -42,7 +43,7 @@ async def test_the_last_step_may_only_answer(tmp_path: Path) -> None:
     assert "anyOf" in model.calls[1]["schema"]  # not the last step: tools open
     last = model.calls[2]
     assert last["schema"]["properties"]["action"] == {"const": "answer"}
-    assert "This is your last step" in last["messages"][-1]["content"]
+    assert last["messages"][-1]["content"] == closed_turn("q")  # the question, then leave
 
 
 async def test_a_turn_without_tools_is_not_cut(tmp_path: Path) -> None:

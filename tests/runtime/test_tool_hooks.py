@@ -21,7 +21,7 @@ from overseer.runtime import (
     Verdict,
     read_trace,
 )
-from overseer.runtime._agent import CLOSED_NOTE
+from overseer.runtime._agent import closed_turn
 from overseer.runtime._events import validate_event
 from overseer.runtime._interaction import ToolRecord
 
@@ -114,8 +114,9 @@ async def test_after_two_refusals_in_a_row_the_next_step_may_only_answer(
     assert "anyOf" in model.calls[2]["schema"]  # one refusal: tools still open
     closed = model.calls[3]
     assert closed["schema"]["properties"]["action"] == {"const": "answer"}
-    assert closed["messages"][-1]["content"].startswith(CLOSED_NOTE)
-    assert closed["messages"][-1]["content"].endswith("above: q")  # the question, restated
+    # the question first, with leave to say it could not be found (issue 48)
+    assert closed["messages"][-1]["content"] == closed_turn("q")
+    assert "could not find" in closed["messages"][-1]["content"]
     assert len(model.calls) == 5  # the tool call at step 3 was re-asked, not run or refused
 
 

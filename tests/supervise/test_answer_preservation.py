@@ -69,7 +69,7 @@ def _researcher(url: str, depth: int) -> Any:
 
     def reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
         done = sum(m["role"] == "assistant" for m in messages)
-        closed = "tools are closed" in messages[-1]["content"]
+        closed = "say that you could not find it" in messages[-1]["content"]
         if closed or done >= len(plan):
             return {"thought": "done", "action": "answer", "answer": "unknown"}
         tool, args = plan[done]
@@ -102,7 +102,7 @@ async def test_every_intervention_keeps_the_gold_row_in_view(suite: str, tmp_pat
                 kept += gold in json.dumps(after)
                 assert gold in json.dumps(after), (task.id, gold)
         assert seen, (task.id, "the table was never in view")
-        assert "tools are closed" in asks[-1][-1]["content"]  # the repeats closed the tools
+        assert "could not find it" in asks[-1][-1]["content"]  # the repeats closed the tools
     assert checked > 0 and kept == checked
 
 

@@ -15,7 +15,13 @@ from overseer.models import ScriptedModel
 from overseer.runtime import AgentSpec, Executor, TeamSpec, read_trace
 from overseer.supervise import SupervisorAgent
 from overseer.supervise import SupervisorSettings as Settings
-from overseer.supervise._grounding import Reading, numbers, regrounded, swap_number
+from overseer.supervise._grounding import (
+    Reading,
+    fact_numbers,
+    numbers,
+    regrounded,
+    swap_number,
+)
 from overseer.supervise.rules import RuleSettings
 
 from .test_supervisor import FakeTool, is_supervisor
@@ -54,6 +60,9 @@ def test_the_guess_before_reading_is_replaced_by_the_value_read() -> None:
         ("1965 or 1970", reading("1965 or 1970", PAGE, "1992")),  # two numbers answered
         ("about then", reading("1965", PAGE, "1992")),  # no number answered
         ("1965", Reading(guessed={"1965"})),  # never shown anything
+        # issue 48: a number from filler prose is never handed over, only a labelled fact
+        ("1965", reading("1965", "Rahol Bridge was mentioned 592 times in older accounts.", "592")),
+        ("1965", reading("1965", PAGE + "\nIt was mentioned 592 times.", "Maybe 592.")),
     ],
 )
 def test_anything_but_the_exact_pattern_is_left_alone(answer: str, r: Reading) -> None:
@@ -69,7 +78,14 @@ def test_a_regrounded_value_is_always_one_the_agent_read_and_wrote(
     if found is not None:
         old, new = found
         assert old in numbers(guess) and old not in numbers(page)
-        assert new in numbers(page) and new in numbers(later)
+        assert new in fact_numbers(page) and new in numbers(later)
+
+
+def test_labelled_facts_are_read_from_lines_rows_and_fact_sentences() -> None:
+    assert fact_numbers(PAGE) == {"1992", "310"}
+    assert fact_numbers("| Height | 55 m |") == {"55"}
+    assert fact_numbers("The fact sheet lists: Height: 55 m; Built: 1,871.") == {"55", "1871"}
+    assert fact_numbers("It was mentioned 592 times in 1990 accounts.") == set()
 
 
 def team() -> TeamSpec:

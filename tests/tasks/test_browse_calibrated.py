@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from overseer.tasks import load_suite, open_environment, score
-from overseer.tasks._browse_calibrated import MAX_STEPS, SIZE, VIEWPORT_CHARS, build_items
+from overseer.tasks._browse_calibrated import MAX_STEPS, SEED, SIZE, VIEWPORT_CHARS, build_items
 
 
 def test_every_fact_table_lies_whole_in_its_viewport() -> None:
@@ -44,3 +44,27 @@ async def test_visit_redirects_names_and_lists_hits_for_dead_ends() -> None:
     if task.meta["depth"] == 2:
         out, _ = await _call(env, "page_down")
     assert f">{task.answer}" in out and score(task, f"The answer is {task.answer}").correct
+
+
+HELDOUT_BROWSE_SEEDS = (
+    30,
+    31,
+    32,
+    33,
+    34,
+    35,
+    36,
+    37,
+)  # docs/evidence/heldout.md: the declared corpora
+
+
+async def test_a_tasks_own_address_lands_on_its_page_in_every_declared_corpus() -> None:
+    # issue 48: a title that is a substring of another address's flattened letters (host
+    # included: "wikilocalbellin..." holds "calbel") redirected a page's own address elsewhere
+    from overseer.tasks._browse_calibrated import CalibratedEnvironment
+
+    for seed in (SEED, *HELDOUT_BROWSE_SEEDS):
+        env = CalibratedEnvironment(SIZE, seed)
+        for it in build_items(SIZE, seed):
+            out, err = await _call(env, "visit", url=it.page.url)
+            assert err is None and out.startswith(f"Address: {it.page.url}\n"), (seed, it.page.url)

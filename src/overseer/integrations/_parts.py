@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from overseer.models import Completion, Model, ModelError, Request, Usage
-from overseer.runtime.steps import CLOSED_NOTE, closing_turn
+from overseer.runtime.steps import CLOSED_NOTE
+from overseer.runtime.steps import closed_turn as _closed_turn
 
 __all__ = [
     "CLOSED_NOTE",
@@ -32,11 +33,10 @@ T = TypeVar("T")
 OnRefusals = Literal["answer", "stop"]
 
 
-#: the user turn a model reads once its tools are closed: the runtime's wording, the question
-#: restated (`closing_turn`), never appended to a tool output (a small model copied it)
 def closed_turn(task: str) -> str:
-    """The user turn that closes an agent's tools in a framework run, restating `task`."""
-    return closing_turn(CLOSED_NOTE, task)
+    """The user turn that closes an agent's tools in a framework run: the runtime's wording
+    (`overseer.runtime.steps.closed_turn`), `task` restated, never appended to a tool output."""
+    return _closed_turn(task)
 
 
 class RunStopped(RuntimeError):

@@ -48,7 +48,7 @@ from overseer.proxy._runs import (
     text_of,
     usage_of,
 )
-from overseer.runtime.steps import CLOSED_NOTE, closing_turn
+from overseer.runtime.steps import closed_turn
 
 _PASS = ("authorization", "content-type", "accept", "openai-organization", "openai-project")
 _CHAT = ("/v1/chat/completions", "/chat/completions")
@@ -186,8 +186,8 @@ class ProxyApp:
         if self.settings.rules is not None:
             shown, answer = await run.apply(who.agent, messages)
             body = dict(body, messages=shown)
-            if answer and body.get("tools"):  # its calls keep being refused: answer now
-                closing = {"role": "user", "content": closing_turn(CLOSED_NOTE, run.run.task)}
+            if answer and body.get("tools"):  # its calls keep being refused: tools closed
+                closing = {"role": "user", "content": closed_turn(run.run.task)}
                 body.update(messages=[*shown, closing], tool_choice="none")
         headers = {h: v for h in _PASS if (v := request.headers.get(h))}
         headers["content-type"] = "application/json"

@@ -193,8 +193,35 @@ COPIED_NOTE = "[overseer] That reply repeats overseer's note; it is not an answe
 REPEATED_NOTE = "[overseer] That reply only repeats a tool's output; answer the question itself."
 
 
+#: the user turn that closes an agent's tools, by name (`benchmarks/closing_replay.py` replays
+#: recorded requests with each). Issue 48: with the old one ("legacy": CLOSED_NOTE, then the
+#: question) small agents answered a wrong year with the fact in view, and invented a value when
+#: a tool always failed; the turn now asks the question first and leaves the agent free to say
+#: it could not find the answer. It is never appended to a tool output (a model copied it).
+CLOSED_WORDINGS: dict[str, str] = {
+    "legacy": CLOSED_NOTE + " Answer this question from the observations above: {question}",
+    "honest": (
+        "Answer this question from the tool results above: {question} "
+        "If they do not give the answer, say that you could not find it."
+    ),
+    "plain": "Answer this question from the tool results above: {question}",
+    "no-guess": (
+        "{question}\nAnswer from the tool results above. If they do not give the answer, "
+        "say that you could not find it; do not guess a value."
+    ),
+}
+CLOSED_WORDING = "honest"
+
+
+def closed_turn(question: str, wording: str = CLOSED_WORDING) -> str:
+    """The user turn that closes an agent's tools (after refusals, or at its last step): the
+    question, and leave to say it could not be answered (never "answer now" at any price)."""
+    return CLOSED_WORDINGS[wording].format(question=question)
+
+
 def closing_turn(note: str, question: str) -> str:
-    """The user turn that closes an agent's tools: why, then the question it must answer."""
+    """The user turn that asks an agent again after a reply that was no answer: why, then the
+    question it must answer."""
     return f"{note} Answer this question from the observations above: {question}"
 
 
@@ -348,8 +375,7 @@ class Agent:
             # its step limit): otherwise every step's findings are lost with the turn
             last = 0 < step == self.max_steps - 1 and bool(done)
             open_ = not self._stuck(refused) and not last
-            note = LAST_NOTE if last else CLOSED_NOTE
-            messages = self._messages(base, done, view, open_, note, question)
+            messages = self._messages(base, done, view, open_, question)
             data, c = await self._decide(messages, open_)
             notes = _notes(done)
             if data["action"] == "answer" and copies_note(str(data["answer"]), notes):
@@ -453,7 +479,6 @@ class Agent:
         done: Sequence[_Done],
         view: View | None,
         open_: bool = True,
-        note: str = CLOSED_NOTE,
         question: str = "",
     ) -> list[Message]:
         """The prompt of the next step: the base messages, then each earlier tool step with
@@ -471,7 +496,7 @@ class Agent:
                 {"role": "user", "content": f"Observation from {d.record.tool}:\n{text}{d.note}"},
             ]
         if not open_:
-            messages.append({"role": "user", "content": closing_turn(note, question)})
+            messages.append({"role": "user", "content": closed_turn(question)})
         return messages
 
 

@@ -4,12 +4,14 @@ observers (live progress), the bus's verifier type and the default answer extrac
 
 from overseer.runtime._agent import (
     CLOSED_NOTE,
+    CLOSED_WORDINGS,
     COPIED_NOTE,
     LAST_NOTE,
     REPEATED_NOTE,
     Agent,
     AgentContext,
     AgentStepError,
+    closed_turn,
     closing_turn,
     copies_note,
     repeats_output,
@@ -22,6 +24,7 @@ from overseer.runtime._observer import StepObserver, StepReport
 __all__ = [
     "ALL_KINDS",
     "CLOSED_NOTE",
+    "CLOSED_WORDINGS",
     "COPIED_NOTE",
     "LAST_NOTE",
     "REPEATED_NOTE",
@@ -33,6 +36,7 @@ __all__ = [
     "StepReport",
     "ToolRecord",
     "Verifier",
+    "closed_turn",
     "closing_turn",
     "copies_note",
     "last_line",

@@ -5,9 +5,10 @@ page (its next thoughts name the page's value), then answers with the first gues
 losses of issue 39). The rule acts only on that exact pattern, with numbers compared as
 tokens: the answer holds one number, which the agent wrote before its first observation,
 which no observation it was shown holds, and which none of its thoughts since reading
-repeats; and its latest thought since reading names one number that an observation holds.
-Then the answer's number is replaced by that one. Anything else (no guess, a derived
-value, two candidates) is left alone.
+repeats; and its latest thought since reading names one number that an observation states
+as a labelled fact (`Height: 55 m`, a table row), never one from prose (issue 48: filler such as
+"mentioned 592 times in older accounts" became an answer). Then the answer's number is
+replaced by that one. Anything else (no guess, a derived value, two candidates) is left alone.
 """
 
 from __future__ import annotations
@@ -16,6 +17,19 @@ import re
 from dataclasses import dataclass, field
 
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+
+
+#: a labelled fact: a short label, a colon or a table cell's edge, then the value
+_FACT = re.compile(
+    r"(?:^|[\n;|>])\s*[A-Za-z][A-Za-z ()/%'-]{0,40}?\s*(?::|\|)\s*"
+    r"[^\n;|<]{0,12}?(?<![\w.])(\d[\d,]*(?:\.\d+)?)"
+)
+
+
+def fact_numbers(text: str) -> set[str]:
+    """The numbers `text` states as labelled facts (`label: value`, `| label | value |`), as
+    tokens without thousands separators: what grounding may hand an agent."""
+    return {n.replace(",", "") for n in _FACT.findall(text or "")}
 
 
 def numbers(text: str) -> set[str]:
@@ -30,6 +44,7 @@ class Reading:
     observations: int = 0
     guessed: set[str] = field(default_factory=set)  # in thoughts before any observation
     shown: set[str] = field(default_factory=set)  # in the observations as shown to it
+    facts: set[str] = field(default_factory=set)  # stated there as labelled facts
     since: list[set[str]] = field(default_factory=list)  # each later thought's numbers
 
     def thought(self, text: str) -> None:
@@ -43,12 +58,13 @@ class Reading:
         """An observation as the agent was shown it."""
         self.observations += 1
         self.shown |= numbers(text)
+        self.facts |= fact_numbers(text)
 
 
 def regrounded(answer: str, reading: Reading) -> tuple[str, str] | None:
     """(guess, read value) when `answer` is the agent's pre-reading guess that nothing it
-    read supports while its latest thought since reading names one value a page shows;
-    None otherwise."""
+    read supports while its latest thought since reading names one value a page states as a
+    labelled fact; None otherwise."""
     got = numbers(answer)
     if not reading.observations or len(got) != 1:
         return None
@@ -59,8 +75,9 @@ def regrounded(answer: str, reading: Reading) -> tuple[str, str] | None:
         return None
     for t in reversed(reading.since):
         read = t & reading.shown
-        if read:
-            return (guess, next(iter(read))) if len(read) == 1 else None
+        if read:  # one value, and a labelled fact where it was shown: never filler prose
+            ok = len(read) == 1 and read <= reading.facts
+            return (guess, next(iter(read))) if ok else None
     return None
 
 

@@ -166,6 +166,8 @@ class ClearSession(BrowserSession):
         """Like a wiki, an address naming a page's title words (any case, separators or host)
         is redirected to that page; any other address fails, listing the pages a search for
         its words finds (a dead end an agent can recover from)."""
+        if url.strip() in self.pages:  # a page's own address is that page, never another's
+            return super().visit(url)
         flat = re.sub(r"[^a-z0-9]+", "", url.lower())
         hits = sorted((len(p.title), u) for u, p in self.pages.items() if _title_in(p.title, flat))
         if hits and hits[-1][1] != url.strip():  # the longest title named: the most specific
