@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
+
+from overseer.supervise._markup import ASKS_METADATA, chrome_lines
+from overseer.supervise._rank import tfidf_scores
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -23,8 +26,12 @@ _META = re.compile(
     re.IGNORECASE,
 )
 # A short `label: value` line (a fact-table row as `strip_markup` writes it): always kept.
-_ROW_LINE = re.compile(r"^\s*[^\s:\[][^:\n]{0,59}:\s+\S.{0,79}$")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A list item (`- Icon: Person`, `1. Board: ...`) is a line of its paragraph, not a table row:
+# on real pages such lines are menus and results, and they took the rows' half of the budget.
+_ROW_LINE = re.compile(r"^\s*(?![-*•+>]\s|\d{1,3}[.)]\s)[^\s:\[][^:\n]{0,59}:\s+\S.{0,79}$")
+# a sentence ends at `.`, `!` or `?` and a space, but not after a list number (`2.`) or an
+# initial (`Arthur D. Levinson`)
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b\d\.)(?<!\b\d\d\.)(?<!\b[A-Z]\.)\s+")
 # characters; a longer sentence is cut into slices of at most this
 _PASSAGE_MAX = 600
 # A passage scoring below this share of the best one is not kept, however much budget is
@@ -56,18 +63,34 @@ def _split_long(par: str, limit: int) -> list[str]:
     return out
 
 
+Kind = Literal["row", "head", "chrome", "body"]
+
+
 class Passage(NamedTuple):
-    """A verbatim piece of the text: a sentence (or slice) of paragraph `para`, or a
-    metadata line / `label: value` row (`meta`, its own paragraph)."""
+    """A verbatim piece of the text: a sentence (or slice) of paragraph `para` (`body`), or a
+    line on its own: a `label: value` row, a heading / title / URL line (`head`), or page
+    chrome (metadata, banners, navigation: `chrome`, see `_markup.chrome_lines`)."""
 
     text: str
-    meta: bool
+    kind: Kind
     para: int
 
 
+def _line_kind(line: str, chrome: bool) -> Kind:
+    """What a line is: chrome first (a `"viewport": "..."` line is no fact row), then a row
+    or a heading, else a line of a body paragraph."""
+    if chrome:
+        return "chrome"
+    if _ROW_LINE.match(line):
+        return "row"
+    if _META.match(line) and len(line) <= _META_MAX:
+        return "head"
+    return "body"
+
+
 def passages(text: str, limit: int = _PASSAGE_MAX) -> list[Passage]:
-    """The text as passages in order: metadata lines and `label: value` rows alone,
-    paragraphs cut into sentences."""
+    """The text as passages in order: rows, headings and chrome lines alone, paragraphs cut
+    into sentences."""
     out: list[Passage] = []
     para: list[str] = []
     n = 0
@@ -75,19 +98,21 @@ def passages(text: str, limit: int = _PASSAGE_MAX) -> list[Passage]:
     def flush() -> None:
         nonlocal n
         if para:
-            out.extend(Passage(p, False, n) for p in _split_long("\n".join(para), limit))
+            out.extend(Passage(p, "body", n) for p in _split_long("\n".join(para), limit))
             para.clear()
             n += 1
 
-    for line in text.splitlines():
-        if not line.strip():
+    lines = text.splitlines()
+    for line, chrome in zip(lines, chrome_lines(lines), strict=True):
+        kind = _line_kind(line, chrome) if line.strip() else None
+        if kind is None:
             flush()
-        elif (_META.match(line) and len(line) <= _META_MAX) or _ROW_LINE.match(line):
-            flush()
-            out.append(Passage(line.strip(), True, n))
-            n += 1
-        else:
+        elif kind == "body":
             para.append(line.rstrip())
+        else:
+            flush()
+            out.append(Passage(line.strip(), kind, n))
+            n += 1
     flush()
     return out
 
@@ -126,33 +151,49 @@ def _scores(texts: list[str], query: str, embed: Embed | None) -> np.ndarray:
         norms[norms == 0] = 1.0
         vecs = vecs / norms[:, None]
         return np.asarray(vecs[1:] @ vecs[0])
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    vec = TfidfVectorizer(  # words, not `_`-joined names; stop words match everything
-        sublinear_tf=True, token_pattern=r"(?u)\b[^\W_]+\b", lowercase=True, stop_words="english"
-    )
-    try:
-        mat = vec.fit_transform([*texts, query])
-    except ValueError:  # no token at all (e.g. only punctuation)
-        return np.zeros(len(texts))
-    return np.asarray((mat[:-1] @ mat[-1].T).toarray()).ravel()
+    return tfidf_scores(texts, query)
 
 
-def _rows_and_meta(parts: list[Passage], keep_chars: int) -> tuple[set[int], int]:
-    """The `label: value` rows that fit in half the budget, then the metadata lines that fit
-    in a quarter more: their indices and the characters they use."""
+def _rows_and_heads(parts: list[Passage], keep_chars: int) -> tuple[set[int], int]:
+    """The `label: value` rows that fit in half the budget, then the heading / title / URL
+    lines that fit in a quarter more: their indices and the characters they use."""
     kept: set[int] = set()
     used = 0
-    for i, (p, is_meta, _) in enumerate(parts):
-        if is_meta and _ROW_LINE.match(p) and used + len(p) <= keep_chars // 2:
+    for i, p in enumerate(parts):
+        if p.kind == "row" and used + len(p.text) <= keep_chars // 2:
             kept.add(i)
-            used += len(p) + 1
-    meta_budget = keep_chars // 4 + used
-    for i, (p, is_meta, _) in enumerate(parts):
-        if is_meta and i not in kept and used + len(p) <= meta_budget:
+            used += len(p.text) + 1
+    head_budget = keep_chars // 4 + used
+    for i, p in enumerate(parts):
+        if p.kind == "head" and used + len(p.text) <= head_budget:
             kept.add(i)
-            used += len(p) + 1
+            used += len(p.text) + 1
     return kept, used
+
+
+def _prose(text: str) -> bool:
+    """A passage that is a sentence of running text (one line, ending as a sentence ends)."""
+    return "\n" not in text and text.rstrip().endswith((".", "!", "?"))
+
+
+def _fill(
+    parts: list[Passage], order: list[int], scores: np.ndarray, budget: tuple[int, int, float]
+) -> tuple[set[int], int, bool]:
+    """Passages `order` (indices into `parts`, `scores` theirs) by falling score, earlier first
+    on ties, while they fit: (kept, characters used, whether every one was kept). A sentence
+    of prose scoring under the floor is never kept (issue 39's filler); lines of a list, a
+    table or a screen's text are, when they fit: on real pages (Who&When) the answer was
+    often an item of a list that shared no word with the task."""
+    used, keep_chars, floor = budget
+    kept: set[int] = set()
+    for j in sorted(range(len(order)), key=lambda j: (-float(scores[j]), order[j])):
+        text = parts[order[j]].text
+        if floor > 0 and scores[j] < floor and _prose(text):
+            continue
+        if used + len(text) <= keep_chars:
+            kept.add(order[j])
+            used += len(text) + 2
+    return kept, used, len(kept) == len(order)
 
 
 def extract(
@@ -161,12 +202,14 @@ def extract(
     """The most relevant passages of `text` for `query`, about `keep_chars` long, plus a note.
 
     Texts already within `keep_chars` come back unchanged, unless `prune`: then only the
-    passages below the relevance floor are cut (a short page's filler). `label: value` rows (a fact
-    table: what a question about the page most often asks) are kept first, up to half the
-    budget; then metadata lines (title, URL, source, headings), then passages by falling
+    passages below the relevance floor are cut (a short page's filler). `label: value` rows (a
+    fact table: what a question about the page most often asks) are kept first, up to half the
+    budget; then heading lines (title, URL, source, headings), then body passages by falling
     relevance (ties: earlier first) while they fit, none below `RELEVANCE_FLOOR` of the best
     (when any shares a term with the query) and, when cutting, none made only of the query's
-    own words; the kept ones are printed in their original order.
+    own words. Page chrome (meta tags, JSON-LD, cookie banners, navigation) comes last: it is
+    kept only when every body passage was, unless the query asks about metadata. The kept
+    passages are printed in their original order.
     """
     if keep_chars < 1:
         raise ValueError(f"extract keep_chars: expected an integer >= 1, got {keep_chars!r}")
@@ -175,20 +218,22 @@ def extract(
     cutting = len(text) > keep_chars  # else only pruned: its headings cost nothing to keep
     keep_chars = min(keep_chars, len(text))
     parts = passages(text, min(_PASSAGE_MAX, keep_chars))
-    kept, used = _rows_and_meta(parts, keep_chars)
+    kept, used = _rows_and_heads(parts, keep_chars)
     asked = {w.lower() for w in _WORD.findall(_URL_HOST.sub(" ", query))} if cutting else set()
-    body = [
-        i for i in range(len(parts)) if i not in kept and not _says_nothing_new(parts[i][0], asked)
+    last = {"chrome"} if ASKS_METADATA.search(query) is None else set()
+    ranked = [
+        i for i, p in enumerate(parts) if i not in kept and not _says_nothing_new(p.text, asked)
     ]
-    scores = _scores([parts[i][0] for i in body], query, embed) if body else np.zeros(0)
+    scores = _scores([parts[i].text for i in ranked], query, embed) if ranked else np.zeros(0)
     floor = RELEVANCE_FLOOR * float(scores.max()) if len(scores) else 0.0
-    for j in sorted(range(len(body)), key=lambda j: (-float(scores[j]), body[j])):
-        p = parts[body[j]][0]
-        if floor > 0 and scores[j] < floor:
-            break
-        if used + len(p) <= keep_chars:
-            kept.add(body[j])
-            used += len(p) + 2
+    first = [j for j, i in enumerate(ranked) if parts[i].kind not in last]
+    body, used, whole = _fill(
+        parts, [ranked[j] for j in first], scores[first], (used, keep_chars, floor)
+    )
+    kept |= body
+    if whole:  # chrome only when no body passage was left out
+        rest = [j for j, i in enumerate(ranked) if parts[i].kind in last]
+        kept |= _fill(parts, [ranked[j] for j in rest], scores[rest], (used, keep_chars, floor))[0]
     if len(kept) == len(parts) and len(text) <= keep_chars:
         return text  # pruned nothing
     out = _joined(parts, kept)

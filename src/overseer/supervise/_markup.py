@@ -119,3 +119,69 @@ def table_rows(markup: str) -> list[str]:
 def _lines(block: str) -> str:
     """A multi-line block (a table, a header) with each line's whitespace collapsed."""
     return "\n".join(" ".join(ln.split()) for ln in block.splitlines() if ln.strip())
+
+
+# --- page chrome in text: what an agent's browser wrote around the page's body -------------
+
+# A line that is page metadata wherever it stands: a meta tag's or JSON-LD's key (as a
+# browser tool prints them, `"og:title": "..."`), a raw <meta>/<link>/<script> tag, or a line
+# of JSON punctuation only.
+_META_LINE = re.compile(
+    r"""^\s*(?:<(?:meta|link|script)\b|[\[\]{}(),]+\s*$|
+    "?(?:og|twitter|fb|al|article|profile|msapplication|apple-mobile-web-app|itemprop)[:_-]|
+    "?(?:viewport|robots|googlebot|referrer|theme-color|google(?:-site-verification)?|
+    generator|format-detection|charset|csrf-(?:token|param)|next-head-count|color-scheme|
+    @context|@type|@id|@graph|sameAs|potentialAction|query-input|
+    SystemEntropyOriginTrialToken|adtags|nuxtstatus)"?\s*[:=])""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# A JSON member that opens a block of page metadata (`"meta_tags": {`), or a browser tool's
+# header before one (Magentic-One's WebSurfer: "The following metadata was extracted ...").
+_META_BLOCK = re.compile(
+    r"""^\s*(?:"(?:meta_?tags|jsonld|json-ld|microdata|opengraph|metadata)"\s*:\s*[\[{]|
+    the\ following\ metadata\ was\ extracted\b)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# Banners and navigation: a cookie notice, or a line that is only a menu entry.
+_COOKIE = re.compile(
+    r"\bcookies?\b.{0,200}\b(?:accept|consent|agree|preferences|settings|privacy)\b|"
+    r"\b(?:accept|consent|agree|manage)\b.{0,80}\bcookies?\b",
+    re.IGNORECASE | re.DOTALL,
+)
+_NAV_ENTRY = re.compile(
+    r"^[\s*\-•|>#\[]*(?:skip to (?:main )?content|sign ?in|log ?in|sign ?up|log ?out|register|"
+    r"subscribe|menu|home|search|privacy policy|terms of (?:use|service)|cookie (?:settings|"
+    r"policy)|accept all|reject all|contact us|about us|back to top|share|print)[\s*\]|.:]*$",
+    re.IGNORECASE,
+)
+# a question that asks about the page's metadata itself: then it is content
+ASKS_METADATA = re.compile(
+    r"\b(?:meta ?(?:data|tags?|description)|og:\w+|open ?graph|twitter card|viewport|robots|"
+    r"json-?ld|schema\.org|cookies?)\b",
+    re.IGNORECASE,
+)
+
+
+def chrome_lines(lines: list[str]) -> list[bool]:
+    """For each line of a page as text, whether it is chrome, not body: page metadata (a
+    meta-tag / JSON-LD block a browser tool printed, `og:` / `twitter:` / viewport / robots
+    lines, raw meta or script tags), a cookie banner or a lone navigation entry. Real agents'
+    pages carry such blocks at their top (issue 48: 30% of what purification kept of Who&When's
+    pages), and they answer no question about the page's content."""
+    out: list[bool] = []
+    depth = 0  # brackets still open in a metadata block
+    for line in lines:
+        opens = line.count("{") + line.count("[") - line.count("}") - line.count("]")
+        if depth > 0:
+            depth = max(0, depth + opens)
+            out.append(True)
+            continue
+        if _META_BLOCK.match(line):
+            out.append(True)
+            depth = max(0, opens)
+            continue
+        s = line.strip()
+        out.append(
+            bool(s) and bool(_META_LINE.match(s) or _NAV_ENTRY.match(s) or _COOKIE.search(s))
+        )
+    return out

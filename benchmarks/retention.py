@@ -1,0 +1,187 @@
+"""Does purification keep the gold answer on real agents' observations? A table, per subset.
+
+    python benchmarks/retention.py                 # both subsets
+    python benchmarks/retention.py --subset hand --show-lost
+
+Split, declared before any held-out number was looked at (also in docs/evidence/retention.md):
+the Who&When **hand-crafted** logs (58) are DEVELOPMENT: every knob of `_extract` / `_markup`
+may be tuned on them. The **algorithm-generated** logs (126) are HELD OUT: they are run once the
+extraction is frozen and nothing is changed because of what they show (`--show-lost` is for
+development only).
+
+For every observation step of a log (as the offline replay reads it, `overseer.traces.replay`:
+the step's text, with the log's question as the task and the first 200 characters of the step
+before as the call's arguments), the rule tier's own purification runs (`RuleTier.
+after_observation` with the default `RuleSettings`: the same budgets and thresholds as a live
+run). An observation is *cut* when purification fired. It *holds the gold* when one of the gold
+answer's lines, normalised (NFKC, lower case, thousands separators dropped, every run of
+non-alphanumerics one space; lines under 4 characters, such as "3" or "0.2", are skipped: they
+match any page), occurs in it at word boundaries; the gold is *kept* when every gold line the
+original held is still in the extract. Reported per subset: how many cut observations held the
+gold, the share whose extract kept it, the characters kept (extract / original, over those and
+over all cut observations) and the share of kept characters that are page metadata (a meta-tag
+JSON block, `og:` / `twitter:` / viewport / robots lines, JSON-LD, `<meta>` / `<script>` tags;
+detected here, independently of the extractor's own rules).
+
+No timing is asserted; the run time is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from overseer.supervise.filters import Step
+from overseer.supervise.rules import RuleSettings, RuleTier
+from overseer.traces import load_whowhen
+from overseer.traces._types import Trajectory
+
+SUBSETS = {"hand": "development", "alg": "held out"}
+MIN_GOLD = 4  # characters of a normalised gold line; shorter ones match any page
+_DIGIT_COMMA = re.compile(r"(?<=\d),(?=\d{3})")
+_NON_ALNUM = re.compile(r"[\W_]+")
+_NOTE = "\n\n[overseer:"
+# Page metadata, as a reviewer would point at it (not the extractor's rules).
+_META_HEADER = "The following metadata was extracted from the webpage"
+_META_LINE = re.compile(
+    r"""^\s*(?:<meta\b|<link\b|<script\b|"?(?:og|twitter|fb|al|article|msapplication)[:_]|
+    "?(?:viewport|robots|referrer|theme-color|google-site-verification|generator|
+    format-detection|charset|csrf-token|@context|@type|@id|sameAs|potentialAction)"?\s*[:=])""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_PIECE = re.compile(r"(?<=[.!?])\s+")
+
+
+def normalise(text: str) -> str:
+    """Text as gold answers are matched: NFKC, lower case, `3,080,000` as `3080000`, every run
+    of non-alphanumerics one space."""
+    text = _DIGIT_COMMA.sub("", unicodedata.normalize("NFKC", text).lower())
+    return " ".join(_NON_ALNUM.sub(" ", text).split())
+
+
+def gold_lines(gold: str | None) -> list[str]:
+    """The normalised lines of a gold answer long enough to be matched."""
+    lines = (normalise(x) for x in (gold or "").splitlines())
+    return [x for x in lines if len(x) >= MIN_GOLD]
+
+
+def holds(text: str, lines: list[str]) -> list[str]:
+    """The gold lines that occur in `text` at word boundaries."""
+    padded = f" {normalise(text)} "
+    return [x for x in lines if f" {x} " in padded]
+
+
+def metadata_lines(text: str) -> list[str]:
+    """The lines of `text` that are page metadata: the JSON block after a metadata header (up
+    to its closing brace at the margin), and meta-tag / JSON-LD / script lines anywhere."""
+    out: list[str] = []
+    inside = False
+    for line in text.splitlines():
+        if _META_HEADER in line:
+            inside = True
+            continue
+        if inside or _META_LINE.match(line):
+            out.append(line.strip())
+        if inside and line.startswith("}"):
+            inside = False
+    return [x for x in out if x]
+
+
+def metadata_kept(original: str, extract: str) -> int:
+    """Characters of the extract that are metadata lines of the original (each line counted by
+    its sentence pieces of 8 characters or more found verbatim in the extract)."""
+    kept = 0
+    for line in metadata_lines(original):
+        kept += sum(len(p) for p in _PIECE.split(line) if len(p) >= 8 and p in extract)
+    return kept
+
+
+@dataclass(frozen=True)
+class Case:
+    """One observation the rule tier cut."""
+
+    log: str
+    step: int
+    chars: int
+    kept_chars: int
+    meta_chars: int
+    gold: tuple[str, ...]  # the gold lines the original held
+    lost: tuple[str, ...]  # ... and the extract no longer holds
+
+
+def cut_observations(traj: Trajectory, settings: RuleSettings) -> Iterator[Case]:
+    """The observations of one log that purification cuts, as the offline replay feeds them."""
+    tier = RuleTier(settings)
+    lines = gold_lines(traj.ground_truth)
+    for s in traj.steps:
+        if not s.is_observation:
+            continue
+        prev = traj.steps[s.index - 1].content if s.index > 0 else ""
+        step = Step(
+            agent=s.agent, subtask="task", kind="tool", tool=s.agent, args=prev[:200],
+            observation=s.text,
+        )  # fmt: skip
+        shown, firing = tier.after_observation(step, local_task=traj.question)
+        if firing is None or firing.rule != "purification":
+            continue
+        body = shown.split(_NOTE)[0]
+        gold = holds(s.text, lines)
+        lost = [g for g in gold if g not in holds(body, gold)]
+        meta = metadata_kept(s.text, body)
+        yield Case(traj.id, s.index, len(s.text), len(body), meta, tuple(gold), tuple(lost))
+
+
+def _ratio(a: int, b: int) -> str:
+    return f"{a / b:.3f}" if b else "-"
+
+
+def row(subset: str, cases: list[Case], n_logs: int, n_obs: int) -> str:
+    """One Markdown row of the table."""
+    gold = [c for c in cases if c.gold]
+    kept = sum(not c.lost for c in gold)
+    share = f"{kept}/{len(gold)} = {kept / len(gold):.3f}" if gold else "-"
+    return (
+        f"| {subset} ({SUBSETS[subset]}) | {n_logs} | {n_obs} | {len(cases)} | {len(gold)} "
+        f"| {share} | {_ratio(sum(c.kept_chars for c in gold), sum(c.chars for c in gold))} "
+        f"| {_ratio(sum(c.kept_chars for c in cases), sum(c.chars for c in cases))} "
+        f"| {_ratio(sum(c.meta_chars for c in cases), sum(c.kept_chars for c in cases))} |"
+    )
+
+
+HEADER = (
+    "| subset | logs | observations | cut | cut, held the gold (n) | gold kept "
+    "| chars kept (those n) | chars kept (all cut) | metadata share of kept chars |\n"
+    "|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the table (and, with --show-lost, each development case that lost its gold)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--subset", choices=[*SUBSETS, "all"], default="all")
+    ap.add_argument("--show-lost", action="store_true", help="list the lost cases (development)")
+    args = ap.parse_args(argv)
+    started = time.perf_counter()
+    rows = []
+    for subset in SUBSETS if args.subset == "all" else [args.subset]:
+        logs = load_whowhen(subset)  # type: ignore[arg-type]
+        n_obs = sum(s.is_observation for t in logs for s in t.steps)
+        cases = [c for t in logs for c in cut_observations(t, RuleSettings())]
+        rows.append(row(subset, cases, len(logs), n_obs))
+        if args.show_lost:
+            for c in cases:
+                if c.lost:
+                    print(f"lost: {c.log} step {c.step} ({c.chars:,} chars): {c.lost}")
+    print(HEADER)
+    print("\n".join(rows))
+    print(f"\n({time.perf_counter() - started:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
