@@ -83,10 +83,11 @@ def test_the_counts_across_suites() -> None:
 
 
 @pytest.mark.parametrize("suite", SUITES)
-def test_tools_build_in_langchain_openai_agents_and_smolagents(suite: str) -> None:
+def test_tools_build_in_langchain_openai_agents_smolagents_and_pydantic_ai(suite: str) -> None:
     from agents import FunctionTool, function_tool
     from langchain_core.tools import BaseTool
     from langchain_core.tools import tool as lc_tool
+    from pydantic_ai import Tool as PaiTool
     from smolagents import Tool as SmolTool
     from smolagents import tool as smol_tool
 
@@ -102,6 +103,8 @@ def test_tools_build_in_langchain_openai_agents_and_smolagents(suite: str) -> No
             sm = smol_tool(f)
             assert isinstance(sm, SmolTool) and set(sm.inputs) == params
             assert all(sm.inputs[p]["description"] for p in params)
+            pai = PaiTool(f)
+            assert set(pai.function_schema.json_schema["properties"]) == params
 
 
 def test_a_tool_runs_through_langchain_and_smolagents_and_is_counted() -> None:
@@ -125,14 +128,29 @@ def test_a_tool_runs_through_langchain_and_smolagents_and_is_counted() -> None:
 
 
 def test_the_send_email_attachment_is_typed_for_strict_schemas() -> None:
+    import asyncio
+    import json
+
     from agents import function_tool
+    from agents.tool_context import ToolContext
 
     tools = _task("workspace", 0).tools()
-    send = next(f for f in tools.functions() if f.__name__ == "send_email")
-    schema = function_tool(send).params_json_schema
-    assert schema["$defs"]["FileAttachment"]["required"] == ["type", "file_id"]
-    send(["a@b.com"], "s", "b", attachments=[{"type": "file", "file_id": "19"}])
-    assert tools.env.inbox.sent[-1].attachments == ["19"]
+    send = function_tool(next(f for f in tools.functions() if f.__name__ == "send_email"))
+    assert send.params_json_schema["$defs"]["FileAttachment"]["required"] == ["type", "file_id"]
+    args = json.dumps(
+        {
+            "recipients": ["a@b.com"],
+            "subject": "s",
+            "body": "b",
+            "attachments": [{"type": "file", "file_id": "19"}],
+            "cc": None,
+            "bcc": None,
+        }
+    )
+    ctx = ToolContext(context=None, tool_name=send.name, tool_call_id="1", tool_arguments=args)
+    out = asyncio.run(send.on_invoke_tool(ctx, args))
+    assert "status: sent" in out
+    assert tools.env.inbox.sent[-1].attachments == ["19"] and tools.ran == {"send_email": 1}
 
 
 @pytest.mark.parametrize("suite", SUITES)
