@@ -215,6 +215,8 @@ def test_a_tools_own_error_is_raised_as_the_hosts_type() -> None:
         tools.call("format_disk", {})
     with pytest.raises(HostToolError, match="send_email"):
         send()
+    with pytest.raises(HostToolError, match="send_email: missing a required argument"):
+        tools.call("send_email", {"to": "a@b.com"})
     assert tools.ran["send_email"] == 2
     assert len(tools.env.inbox.sent) == len(_task("workspace", 0).tools().env.inbox.sent)
 

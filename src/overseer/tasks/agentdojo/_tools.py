@@ -148,19 +148,20 @@ class DojoTools:
     def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> str:
         """Run tool `name` with `arguments` on this run's environment; its result as text.
 
-        Raises `failure` for an unknown tool, arguments that do not fit, or the tool's error.
+        Raises `failure` for an unknown tool, arguments that do not fit, or the tool's error;
+        `ran` and `calls` hold every call that ran, a failed one too.
         """
         fn = self._by_name.get(name)
         if fn is None:
             raise self.failure(f"unknown tool {name!r}; the tools are {', '.join(self.names)}")
         args = dict(arguments or {})
+        try:
+            inspect.signature(fn).bind(**args)
+        except TypeError as exc:  # not a call that ran: neither counted nor traced
+            raise self.failure(f"{name}: {exc}") from None
         with self._lock:
             self.ran[name] += 1
             self.calls.append(ToolCall(str(len(self.calls)), name, args))
-            try:
-                inspect.signature(fn).bind(**args)
-            except TypeError as exc:
-                raise self.failure(f"{name}: {exc}") from None
             token = CURRENT.set(self._store)
             try:
                 out = drive(fn(**args))
