@@ -149,8 +149,8 @@ _PEER_MARKS = {
 def peer_acted(counted: Counter[str], requests: list[dict[str, Any]]) -> dict[str, int]:
     """What a peer did in a run: its own counts, else the most tool messages of one request
     that carry a peer's mark."""
-    if counted:
-        return dict(counted)
+    if +counted:  # the positive counts
+        return dict(+counted)
     out: Counter[str] = Counter()
     for body in requests:
         tools = [str(m.get("content")) for m in body.get("messages", []) if m.get("role") == "tool"]
@@ -268,6 +268,7 @@ def openai_agents(j: Job) -> str | None:
 def pydantic_ai(j: Job) -> str | None:
     """pydantic-ai on OpenAIChatModel; overseer: `capabilities=[OverseerCapability()]`."""
     from pydantic_ai import Agent, ModelRetry, UsageLimits
+    from pydantic_ai.capabilities import ProcessHistory
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
@@ -280,10 +281,10 @@ def pydantic_ai(j: Job) -> str | None:
         tools=j.tools.functions(),
         retries=j.max_calls,  # the failing tool may be retried until the request limit
         model_settings={"max_tokens": j.max_tokens, "temperature": 0.0, "timeout": 1800},
-        history_processors=[_pai_mask(j)] if j.arm == "mask" else [],
     )
-    cap = [OverseerCapability(GuardSettings(rules=j.rules))] if j.rules else []
+    cap: list[Any] = [OverseerCapability(GuardSettings(rules=j.rules))] if j.rules else []
     j.attached.extend(cap)
+    cap += [ProcessHistory(_pai_mask(j))] if j.arm == "mask" else []
     limits = UsageLimits(request_limit=j.max_calls)
     return str(agent.run_sync(j.prompt, capabilities=cap, usage_limits=limits).output)
 

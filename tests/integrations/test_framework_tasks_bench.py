@@ -69,7 +69,7 @@ def test_every_framework_and_arm_is_run_stored_paired_and_written(
         argv += ["--store", str(store), "--page", str(page)]
         assert ft.main([*argv, "--arms", "without,with,nomask"]) == 0
         # a second invocation adds the proxy arm and skips every stored row
-        argv += ["--frameworks", ",".join(proxied)]
+        argv += ["--frameworks", ",".join(proxied), "--arms", "without,with,nomask,proxy"]
         assert ft.main(argv) == 0
         served, runs = len(srv.requests), srv.usages
         rows = {(r.framework, r.arm): r for r in ft.Store(store).rows()}
@@ -128,6 +128,38 @@ def test_every_framework_stops_at_the_call_cap(tmp_path: Path) -> None:
                 args.base_url = srv.base_url
                 row = ft.run_one(fw, arm, TASK, args)
             assert row.calls == 4 and not row.right, (fw, arm, row)
+
+
+def test_the_peers_act_in_their_own_framework_and_the_unanswerable_are_scored(
+    tmp_path: Path,
+) -> None:
+    """Issue 48: each peer arm runs the framework's own mechanism and the row says what it
+    did (LangChain cleared and limited tool calls; masking hid outputs beyond the last
+    MASK_KEEP); an unanswerable task answered with a number is counted as invented."""
+    (missing,) = make_tasks(1, 29, chars=(11_000, 13_000), kind="missing")
+
+    def pager(body: Mapping[str, Any], n: int) -> Reply:
+        step = sum(m.get("role") == "assistant" for m in body.get("messages", []))
+        if body.get("tools") and step < 13:
+            return Reply(calls=(ToolCall("next_page", {"n": step}),))
+        return Reply(text="It is 42.")  # a value the page never held
+
+    args = ft.options(["--model", "scripted", "--max-calls", "14"])
+    runs = [("langgraph", "lc-tuned"), ("langgraph", "mask"), ("openai-agents", "mask"),
+            ("pydantic-ai", "mask"), ("smolagents", "mask"), ("openai-agents", "trim")]  # fmt: skip
+    acted = {}
+    for fw, arm in runs:
+        with LoopbackServer(pager) as srv:
+            args.base_url = srv.base_url
+            row = ft.run_one(fw, arm, missing, args)
+        assert row.kind == "missing" and row.invented and not row.right, (fw, arm, row)
+        acted[fw, arm] = row.acted
+    assert acted["langgraph", "lc-tuned"].get("limited", 0) >= 1
+    for fw in ("langgraph", "openai-agents", "pydantic-ai", "smolagents"):
+        assert max(acted[fw, "mask"].values(), default=0) >= 1, (fw, acted[fw, "mask"])
+    # the SDK's trimmer never trims inside one turn: its recent window holds the whole run
+    assert acted["openai-agents", "trim"] == {}
+    assert not ft.applies("pydantic-ai", "trim") and ft.applies("pydantic-ai", "mask")
 
 
 def test_the_proxy_purifies_what_smolagents_sends() -> None:

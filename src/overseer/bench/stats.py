@@ -154,6 +154,31 @@ def paired_diff_ci(wins: int, losses: int, n: int, *, level: float = 0.95) -> tu
     return max(-1.0, d - z * se), min(1.0, d + z * se)
 
 
+def newcombe_paired(
+    both: int, wins: int, losses: int, n: int, *, level: float = 0.95
+) -> tuple[float, float]:
+    """Newcombe's (1998, method 10) score interval for a difference of paired proportions
+    (config minus baseline) from the pairs right on both sides (`both`), right only with the
+    config (`wins`), only with the baseline (`losses`), among `n`: built from the two Wilson
+    intervals and the pairs' correlation, it falls below zero when it should (a run with no
+    loss and few wins is not automatically non-inferior, as a percentile bootstrap makes it)."""
+    from overseer.stats import wilson
+
+    neither = n - both - wins - losses
+    if n <= 0 or min(both, wins, losses, neither) < 0:
+        raise ValueError(f"newcombe_paired: expected cell counts >= 0 summing to n = {n}")
+    p1, p2 = (both + wins) / n, (both + losses) / n
+    (l1, u1), (l2, u2) = wilson(both + wins, n, level=level), wilson(both + losses, n, level=level)
+    margins = [(both + wins), (losses + neither), (both + losses), (wins + neither)]
+    cross = both * neither - wins * losses
+    num = max(cross - n / 2, 0.0) if cross > 0 else float(cross)
+    phi = num / math.sqrt(math.prod(margins)) if all(margins) else 0.0
+    d = p1 - p2
+    lo = math.sqrt(max((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2, 0.0))
+    hi = math.sqrt(max((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2, 0.0))
+    return max(-1.0, d - lo), min(1.0, d + hi)
+
+
 #: How a page states its power, in the page's words.
 POWER_METHOD = (
     "minimum detectable effect (MDE) of a paired comparison, two-sided alpha = 0.05, power "
