@@ -39,7 +39,8 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -75,25 +76,70 @@ from _frameworks_runners import (  # noqa: E402
     peer_acted,
 )
 
+# -- the tasks: generated page-and-loop ones, AgentDojo's user tasks ------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """One task of any family as a run needs it: its tools (fresh per run), how an answer
+    is scored (with the run's tools: AgentDojo's checks read the environment after the calls),
+    and whether an answer states a value the task cannot have."""
+
+    id: str
+    seed: int
+    prompt: str
+    kind: str
+    tools: Callable[[], Any]
+    score: Callable[[str | None, Any], bool]
+    invents: Callable[[str | None], bool]
+
+
+def page_case(t: PageTask) -> Case:
+    """A pageloop task as a case."""
+    unanswerable = t.kind in UNANSWERABLE
+    return Case(
+        t.id, t.seed, t.prompt, t.kind, lambda: PageTools(t),
+        lambda answer, _: score_page(t, answer).correct,
+        lambda answer: unanswerable and invents(t, answer),
+    )  # fmt: skip
+
+
+def dojo_cases(suites: Sequence[str], n: int) -> list[Case]:
+    """The first `n` non-trivial user tasks of each AgentDojo suite (issue 48 (b)), scored by
+    their own utility checks; seed 0 (the suites are fixed)."""
+    from overseer.tasks.agentdojo import load_dojo
+
+    out = []
+    for suite in suites:
+        tasks = [t for t in load_dojo(suite) if t.kind != "trivial"][:n]
+        out += [
+            Case(t.id, 0, t.prompt, f"dojo-{t.kind}", t.tools, t.score, lambda _: False)
+            for t in tasks
+        ]
+    return out
+
+
 # -- one run --------------------------------------------------------------------------------
 
 
-def run_one(framework: str, arm: str, task: PageTask, a: Any) -> Row:
+def run_one(framework: str, arm: str, task: PageTask | Case, a: Any) -> Row:
     """Run `framework`'s agent on `task` in `arm` against `a.base_url` (or a fresh `overseer
     serve A.SERVE` of its own); the row it gives."""
-    tools, row = PageTools(task), Row(a.model, framework, arm, task.seed, task.id)
+    case = task if isinstance(task, Case) else page_case(task)
+    tools, row = case.tools(), Row(a.model, framework, arm, case.seed, case.id)
     start = time.perf_counter()
     with contextlib.ExitStack() as stack:
         base = a.base_url
         if a.serve:
             serve = ("serve", *shlex.split(a.serve))
             base = stack.enter_context(overseer(*serve, health="/health", wait_s=600))
-        # each chat completion tagged with the fetch_page calls run when it was asked
-        meter = stack.enter_context(UsageMeter(base, lambda body: tools.ran["fetch_page"]))
+        # each chat completion tagged with the page fetches (the tool calls) run when asked
+        ran = (lambda b: tools.ran["fetch_page"]) if case.kind in KINDS else _calls_of(tools)
+        meter = stack.enter_context(UsageMeter(base, ran))
         url, acted = meter.base_url, Counter[str]()
         if arm == "proxy":
             url, acted = stack.enter_context(overseer_proxy(meter.base_url))
-        job = Job(url, a.model, tools, task.prompt, RULES[arm], a.max_calls, a.max_tokens, arm)
+        job = Job(url, a.model, tools, case.prompt, RULES[arm], a.max_calls, a.max_tokens, arm)
         try:
             row.answer = RUNNERS[framework](job)
         except Exception as exc:  # the framework's own stop (a cap) or a server error
@@ -101,7 +147,7 @@ def run_one(framework: str, arm: str, task: PageTask, a: Any) -> Row:
         row.acted = acted_of(job.attached[0].stats) if job.attached else {}
     done = meter.completions
     row.acted = row.acted or dict(acted) or peer_acted(job.peer, [c.request for c in done])
-    row.kind, row.invented = task.kind, task.kind in UNANSWERABLE and invents(task, row.answer)
+    row.kind, row.invented = case.kind, case.invents(row.answer)
     row.last_request = done[-1].request if done else None
     row.seconds = round(time.perf_counter() - start, 2)
     row.calls, row.tools = len(done), dict(tools.ran)
@@ -109,9 +155,13 @@ def run_one(framework: str, arm: str, task: PageTask, a: Any) -> Row:
     row.evaluated_tokens = meter.evaluated_tokens
     row.evaluated_from = ",".join(sorted({c.evaluated_from for c in done})) or "none"
     row.page_tokens = next((c.prompt_tokens for c in done if c.tag), 0)
-    row.right = row.error is None and score_page(task, row.answer).correct
+    row.right = row.error is None and case.score(row.answer, tools)
     row.commit = _commit()
     return row
+
+
+def _calls_of(tools: Any) -> Callable[[object], int]:
+    return lambda body: sum(tools.ran.values())
 
 
 # -- the command ----------------------------------------------------------------------------
@@ -138,6 +188,12 @@ def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--chars",
         default=f"{PAGE_CHARS[0]}-{PAGE_CHARS[1]}",
         help="page size range LO-HI (11000-13000: the peers benchmark's pages, corpus pageloop11k)",
+    )
+    ap.add_argument(
+        "--dojo",
+        default="",
+        help="AgentDojo suites, some of workspace,travel,banking,slack: their first n "
+        "non-trivial user tasks instead of pageloop tasks (scored by their own checks)",
     )
     ap.add_argument("--frameworks", default=",".join(FRAMEWORKS))
     ap.add_argument("--arms", default=",".join(ARMS))
@@ -177,8 +233,15 @@ def _commit() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     a = options(argv)
     try:
-        tasks = [t for k in a.kinds for t in make_tasks(a.n, a.seed, chars=a.chars, kind=k)]
-    except ValueError as exc:
+        if a.dojo:
+            tasks: list[Any] = dojo_cases([s for s in a.dojo.split(",") if s], a.n)
+        else:
+            tasks = [
+                page_case(t)
+                for k in a.kinds
+                for t in make_tasks(a.n, a.seed, chars=a.chars, kind=k)
+            ]
+    except (ValueError, RuntimeError) as exc:
         print(f"framework_tasks: {exc}", file=sys.stderr)
         return 2
     store = Store(a.store)
@@ -186,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     todo = [
         (fw, arm, t) for t in tasks for fw in a.frameworks for arm in a.arms if applies(fw, arm)
     ]
-    todo = [x for x in todo if not store.has(a.model, x[0], x[1], a.seed, x[2].id)]
+    todo = [x for x in todo if not store.has(a.model, x[0], x[1], x[2].seed, x[2].id)]
     if todo and not (a.base_url or a.serve):
         print(
             "framework_tasks: --base-url or --serve: expected a server for the runs left",
@@ -206,7 +269,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[{i}/{len(todo)}] {fw} {arm} {task.id}: {row.calls} calls, {row.prompt_tokens:,} "
               f"prompt tokens, {'right' if row.right else 'wrong'}, {row.seconds:.0f} s"
               + (f"; {row.error[:80]}" if row.error else ""), flush=True)  # fmt: skip
-    rows = [r for r in store.rows() if r.model == a.model and r.seed == a.seed]
+    seeds = {t.seed for t in tasks}
+    rows = [r for r in store.rows() if r.model == a.model and r.seed in seeds]
     print_tables(rows)
     if a.page:
         write_page(a.page, rows, store)

@@ -162,6 +162,31 @@ def test_the_peers_act_in_their_own_framework_and_the_unanswerable_are_scored(
     assert not ft.applies("pydantic-ai", "trim") and ft.applies("pydantic-ai", "mask")
 
 
+def test_an_agentdojo_task_runs_in_each_framework_and_is_scored_by_its_own_check(
+    tmp_path: Path,
+) -> None:
+    """Issue 48 (b): AgentDojo's user tasks run as cases of the benchmark: the suite's tools
+    reach the framework's agent, and the task's own utility check scores the answer."""
+    (case,) = [c for c in ft.dojo_cases(["banking"], 2) if c.id.endswith("user_task_1")]
+
+    def solver(body: Mapping[str, Any], n: int) -> Reply:
+        offered = {t["function"]["name"] for t in body.get("tools") or []}
+        step = sum(m.get("role") == "assistant" for m in body.get("messages", []))
+        if step == 0 and "get_most_recent_transactions" in offered:
+            return Reply(calls=(ToolCall("get_most_recent_transactions", {"n": 100}),))
+        if "final_answer" in offered:
+            return Reply(calls=(ToolCall("final_answer", {"answer": "It was 1050."}),))
+        return Reply(text="Your total spending in March 2022 was 1050.")
+
+    args = ft.options(["--model", "scripted", "--max-calls", "6"])
+    for fw in ft.FRAMEWORKS:
+        with LoopbackServer(solver) as srv:
+            args.base_url = srv.base_url
+            row = ft.run_one(fw, "with", case, args)
+        assert row.kind == "dojo-answer" and row.tools == {"get_most_recent_transactions": 1}
+        assert row.right and not row.invented, (fw, row)
+
+
 def test_the_proxy_purifies_what_smolagents_sends() -> None:
     """smolagents sends its calls as 'Calling tools:' text and each output as a user turn
     'Observation:...': the proxy judges those too (the page cut, the loop refused)."""
