@@ -15,7 +15,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from overseer.supervise._markup import ASKS_METADATA, chrome_lines
-from overseer.supervise._rank import tfidf_scores
+from overseer.supervise._rank import TermMatrix
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -78,12 +78,14 @@ class Passage(NamedTuple):
 
 def _line_kind(line: str, chrome: bool) -> Kind:
     """What a line is: chrome first (a `"viewport": "..."` line is no fact row), then a row
-    or a heading, else a line of a body paragraph."""
+    or a heading, else a line of a body paragraph (the regexes only where a colon, a `#` or a
+    URL could make them match: most lines of a page have none)."""
     if chrome:
         return "chrome"
-    if _ROW_LINE.match(line):
+    colon = ":" in line
+    if colon and _ROW_LINE.match(line):
         return "row"
-    if _META.match(line) and len(line) <= _META_MAX:
+    if (colon or "#" in line) and _META.match(line) and len(line) <= _META_MAX:
         return "head"
     return "body"
 
@@ -140,18 +142,31 @@ def _says_nothing_new(text: str, asked: set[str]) -> bool:
     return bool(words) and words <= asked
 
 
-def _scores(texts: list[str], query: str, embed: Embed | None) -> np.ndarray:
-    """Relevance of each passage to the query (higher is better), deterministic."""
+def _ranked(
+    parts: list[Passage], kept: set[int], query: str, cutting: bool, embed: Embed | None
+) -> tuple[list[int], np.ndarray]:
+    """The passages still to rank (not kept already; when cutting, none made only of the
+    query's words) and their relevance to the query (higher is better), deterministic.
+
+    The text is tokenised once (`TermMatrix`): a passage with a term the query lacks says
+    something new, so only the few without one get the exact word-by-word check."""
     query = _URL_HOST.sub(" ", query)
-    if not query.strip():
-        return np.zeros(len(texts))
+    matrix = TermMatrix([*(p.text for p in parts), query])
+    n = len(parts)
+    ranked = [i for i in range(n) if i not in kept]
+    if cutting:
+        asked = {w.lower() for w in _WORD.findall(query)}
+        novel = matrix.novel(n)
+        ranked = [i for i in ranked if novel[i] or not _says_nothing_new(parts[i].text, asked)]
+    if not ranked or not query.strip():
+        return ranked, np.zeros(len(ranked))
     if embed is not None:
-        vecs = np.asarray(embed([query, *texts]), dtype=np.float64)
+        vecs = np.asarray(embed([query, *(parts[i].text for i in ranked)]), dtype=np.float64)
         norms = np.linalg.norm(vecs, axis=1)
         norms[norms == 0] = 1.0
         vecs = vecs / norms[:, None]
-        return np.asarray(vecs[1:] @ vecs[0])
-    return tfidf_scores(texts, query)
+        return ranked, np.asarray(vecs[1:] @ vecs[0])
+    return ranked, matrix.cosine(np.asarray(ranked, dtype=np.int64), n)
 
 
 def _rows_and_heads(parts: list[Passage], keep_chars: int) -> tuple[set[int], int]:
@@ -219,12 +234,8 @@ def extract(
     keep_chars = min(keep_chars, len(text))
     parts = passages(text, min(_PASSAGE_MAX, keep_chars))
     kept, used = _rows_and_heads(parts, keep_chars)
-    asked = {w.lower() for w in _WORD.findall(_URL_HOST.sub(" ", query))} if cutting else set()
+    ranked, scores = _ranked(parts, kept, query, cutting, embed)
     last = {"chrome"} if ASKS_METADATA.search(query) is None else set()
-    ranked = [
-        i for i, p in enumerate(parts) if i not in kept and not _says_nothing_new(p.text, asked)
-    ]
-    scores = _scores([parts[i].text for i in ranked], query, embed) if ranked else np.zeros(0)
     floor = RELEVANCE_FLOOR * float(scores.max()) if len(scores) else 0.0
     first = [j for j, i in enumerate(ranked) if parts[i].kind not in last]
     body, used, whole = _fill(

@@ -162,26 +162,41 @@ ASKS_METADATA = re.compile(
 )
 
 
+# What a chrome line can start with (lower-cased, stripped): a cheap test before the regexes.
+_CHROME_START = (
+    *("<", "[", "]", "{", "}", "(", ")", ",", '"', "og", "twitter", "fb", "al:", "al_", "article"),
+    *("profile", "msapplication", "apple-mobile", "itemprop", "viewport", "robots", "googlebot"),
+    *("referrer", "theme-color", "google", "generator", "format-detection", "charset", "csrf"),
+    *("next-head", "color-scheme", "@", "sameas", "potentialaction", "query-input"),
+    *("systementropy", "adtags", "nuxtstatus", "the following metadata"),
+)
+_NAV_MAX = 40  # characters: a longer line is no lone menu entry
+
+
+def _chrome_line(s: str, cookies: bool) -> bool:
+    """Whether one stripped, non-empty line outside a metadata block is chrome."""
+    head = s[:24].lower()
+    if head.startswith(_CHROME_START) and _META_LINE.match(s):
+        return True
+    if len(s) <= _NAV_MAX and _NAV_ENTRY.match(s):
+        return True
+    return cookies and "cookie" in s.lower() and _COOKIE.search(s) is not None
+
+
 def chrome_lines(lines: list[str]) -> list[bool]:
     """For each line of a page as text, whether it is chrome, not body: page metadata (a
     meta-tag / JSON-LD block a browser tool printed, `og:` / `twitter:` / viewport / robots
     lines, raw meta or script tags), a cookie banner or a lone navigation entry. Real agents'
     pages carry such blocks at their top (issue 48: 30% of what purification kept of Who&When's
     pages), and they answer no question about the page's content."""
+    cookies = "cookie" in "\n".join(lines).lower()
     out: list[bool] = []
     depth = 0  # brackets still open in a metadata block
     for line in lines:
-        opens = line.count("{") + line.count("[") - line.count("}") - line.count("]")
-        if depth > 0:
-            depth = max(0, depth + opens)
-            out.append(True)
-            continue
-        if _META_BLOCK.match(line):
-            out.append(True)
-            depth = max(0, opens)
-            continue
         s = line.strip()
-        out.append(
-            bool(s) and bool(_META_LINE.match(s) or _NAV_ENTRY.match(s) or _COOKIE.search(s))
-        )
+        if depth > 0 or (s[:1] in ('"', "t", "T") and _META_BLOCK.match(s)):
+            depth = max(0, depth + sum(map(line.count, "{[")) - sum(map(line.count, "}]")))
+            out.append(True)
+        else:
+            out.append(bool(s) and _chrome_line(s, cookies))
     return out

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from itertools import chain, filterfalse
+from itertools import filterfalse
 
 import numpy as np
 
@@ -54,6 +54,10 @@ STOP_WORDS = frozenset(_STOP_TEXT.split())
 
 _SEP = "\x01"  # between documents: kept by `_words_only`, in no document's text
 _TABLE_SIZE = 0x10000
+# ASCII characters that are no part of a token, as spaces (`_SEP` kept)
+_ASCII_SPACES = str.maketrans(
+    {c: " " for c in range(128) if not chr(c).isalnum() and chr(c) not in ("_", _SEP)}
+)
 
 
 @cache
@@ -70,14 +74,28 @@ def warm() -> None:
     _word_table()
 
 
-def _words_only(text: str) -> str:
-    """`text` with every character that is not a word character (nor `_SEP`) made a space, in
-    one vectorised pass (a regex scan costs about ten times more). Characters beyond the
-    Basic Multilingual Plane are kept and left to `_fix`."""
+def _words_only(text: str) -> tuple[str, bool]:
+    """`text` with every character that is not part of a token (nor `_SEP`) made a space, in
+    one vectorised pass (a regex scan costs about ten times more), and whether its words still
+    need `_fix`. A run of word characters that holds `_` is no token at all (the pattern needs
+    a word boundary at both ends), so it is blanked whole; a character beyond the Basic
+    Multilingual Plane is kept, and its text left to `_fix`."""
+    if text.isascii() and "_" not in text:  # most tool output: a C-speed table, no numpy
+        return text.translate(_ASCII_SPACES), False
     cp = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    keep = _word_table()[np.minimum(cp, _TABLE_SIZE - 1)]
-    keep |= (cp >= _TABLE_SIZE) | (cp == ord(_SEP))
-    return np.where(keep, cp, np.uint32(32)).astype(np.uint32).tobytes().decode("utf-32-le")
+    astral = cp >= _TABLE_SIZE
+    if astral.any():
+        word = _word_table()[np.where(astral, 0, cp)] | astral
+        fix = True
+    else:
+        word = _word_table()[cp]
+        under = cp == 0x5F
+        if under.any():
+            run = np.cumsum(~word)  # one id per run of word characters
+            word &= np.bincount(run, weights=under)[run] == 0
+        fix = False
+    word |= cp == ord(_SEP)
+    return np.where(word, cp, np.uint32(32)).astype(np.uint32).tobytes().decode("utf-32-le"), fix
 
 
 def _fix(words: list[str]) -> list[str]:
@@ -86,7 +104,7 @@ def _fix(words: list[str]) -> list[str]:
     a character beyond the Basic Multilingual Plane may hold several."""
     out: list[str] = []
     for w in words:
-        if w.isalnum():
+        if w.isalnum() or w == _SEP:
             out.append(w)
         else:
             out.extend(TOKEN.findall(w))
@@ -95,50 +113,70 @@ def _fix(words: list[str]) -> list[str]:
 
 def terms(text: str) -> list[str]:
     """The indexed terms of `text`: lower-cased words, stop words dropped."""
-    return _doc_terms([text])[0]
+    return list(filterfalse(STOP_WORDS.__contains__, _words([text])))
 
 
-def _doc_terms(docs: list[str]) -> list[list[str]]:
-    """The indexed terms of each document (one vectorised pass over all of them)."""
-    parts = _words_only(_SEP.join(docs).lower()).split(_SEP)
-    if len(parts) != len(docs):  # a document holds the separator itself
-        return [_doc_terms([d.replace(_SEP, " ")])[0] for d in docs]
-    out = []
-    for part in parts:
-        words = part.split()
-        if not "".join(words).isalnum():
-            words = _fix(words)
-        out.append(list(filterfalse(STOP_WORDS.__contains__, words)))
-    return out
+def _words(docs: list[str]) -> list[str]:
+    """Every word of the documents in order, lower-cased (stop words kept), with `_SEP` as a
+    word of its own between two documents: one vectorised pass and one split for them all."""
+    clean = [d.replace(_SEP, " ") for d in docs] if any(_SEP in d for d in docs) else docs
+    text, fix = _words_only(f" {_SEP} ".join(clean).lower())
+    return _fix(text.split()) if fix else text.split()
 
 
 def _term_ids(docs: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
-    """Every term occurrence as (document index, term id), and the number of distinct terms;
-    ids in order of first occurrence, so that the result never depends on hashing."""
-    per_doc = _doc_terms(docs)
-    flat = list(chain.from_iterable(per_doc))
-    vocab = {w: i for i, w in enumerate(dict.fromkeys(flat))}
-    ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
-    doc = np.repeat(np.arange(len(docs), dtype=np.int64), [len(d) for d in per_doc])
-    return doc, ids, len(vocab)
+    """Every term occurrence as (document index, term id), and the number of term ids; ids in
+    order of first occurrence, so that the result never depends on hashing (ids of stop words
+    are assigned too, and never occur)."""
+    words = _words(docs)
+    vocab = {w: i for i, w in enumerate(dict.fromkeys([_SEP, *words]))}  # _SEP is id 0
+    ids = np.fromiter(map(vocab.__getitem__, words), dtype=np.int64, count=len(words))
+    stop = np.fromiter((w in STOP_WORDS for w in vocab), dtype=bool, count=len(vocab))
+    stop[0] = True
+    doc = np.cumsum(ids == 0)
+    keep = ~stop[ids]
+    return doc[keep], ids[keep], len(vocab)
+
+
+class TermMatrix:
+    """The term counts of a list of documents, computed once: which documents say anything
+    beyond another one, and TF-IDF cosines among any subset of them."""
+
+    def __init__(self, docs: list[str]) -> None:
+        self.n_docs = len(docs)
+        doc, term, self.n_terms = _term_ids(docs)
+        key, self.count = np.unique(doc * max(self.n_terms, 1) + term, return_counts=True)
+        self.doc, self.term = np.divmod(key, max(self.n_terms, 1))
+
+    def novel(self, ref: int) -> np.ndarray:
+        """Per document, how many of its distinct terms document `ref` lacks."""
+        in_ref = np.zeros(self.n_terms, dtype=bool)
+        in_ref[self.term[self.doc == ref]] = True
+        return np.bincount(self.doc, weights=~in_ref[self.term], minlength=self.n_docs)
+
+    def cosine(self, docs: np.ndarray, ref: int) -> np.ndarray:
+        """The TF-IDF cosine of each document of `docs` (indices, `ref` not among them) with
+        document `ref`, the IDF counted over `docs` and `ref` alone (as if only they had been
+        given): one float64 per document of `docs`."""
+        n = len(docs) + 1
+        slot = np.full(self.n_docs, -1, dtype=np.int64)
+        slot[docs] = np.arange(len(docs))
+        slot[ref] = n - 1
+        keep = slot[self.doc] >= 0
+        doc, term, count = slot[self.doc[keep]], self.term[keep], self.count[keep]
+        if len(term) == 0:
+            return np.zeros(len(docs))
+        df = np.bincount(term, minlength=self.n_terms)
+        idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
+        weight = (1.0 + np.log(count)) * idf[term]
+        weight /= np.sqrt(np.bincount(doc, weights=weight * weight, minlength=n))[doc]
+        ref_weight = np.zeros(self.n_terms)
+        ref_weight[term[doc == n - 1]] = weight[doc == n - 1]
+        scores = np.bincount(doc, weights=weight * ref_weight[term], minlength=n)
+        return np.asarray(scores[:-1])
 
 
 def tfidf_scores(texts: list[str], query: str) -> np.ndarray:
     """The TF-IDF cosine of each of `texts` with `query` (zeros when no text or the query has
     no term), one float64 per text."""
-    n = len(texts) + 1
-    doc, term, n_terms = _term_ids([*texts, query])
-    if n_terms == 0:
-        return np.zeros(len(texts))
-    pair = np.unique(doc * n_terms + term, return_counts=True)  # (document, term) counts
-    pair_doc, pair_term = np.divmod(pair[0], n_terms)
-    df = np.bincount(pair_term, minlength=n_terms)
-    idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
-    weight = (1.0 + np.log(pair[1])) * idf[pair_term]
-    norm = np.sqrt(np.bincount(pair_doc, weights=weight * weight, minlength=n))
-    weight /= norm[pair_doc]
-    query_weight = np.zeros(n_terms)
-    in_query = pair_doc == n - 1
-    query_weight[pair_term[in_query]] = weight[in_query]
-    scores = np.bincount(pair_doc, weights=weight * query_weight[pair_term], minlength=n)
-    return np.asarray(scores[:-1])
+    return TermMatrix([*texts, query]).cosine(np.arange(len(texts)), len(texts))
