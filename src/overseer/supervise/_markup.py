@@ -154,6 +154,13 @@ _NAV_ENTRY = re.compile(
     r"policy)|accept all|reject all|contact us|about us|back to top|share|print)[\s*\]|.:]*$",
     re.IGNORECASE,
 )
+# A label that opens a block of navigation (a screen reader's or OCR's "**Top Navigation:**",
+# "Header:", "Footer:"): the block, up to the next blank line, is chrome.
+_NAV_BLOCK = re.compile(
+    r"^[\s*#\-]*(?:(?:top |main |site |primary |global )?(?:navigation|nav ?bar)(?: menu| links)?|"
+    r"(?:top|main|site|navigation) menu|header|footer|sidebar|breadcrumbs?)[\s*:]*$",
+    re.IGNORECASE,
+)  # (not a bare "Menu": a restaurant's menu is content)
 # a question that asks about the page's metadata itself: then it is content
 ASKS_METADATA = re.compile(
     r"\b(?:meta ?(?:data|tags?|description)|og:\w+|open ?graph|twitter card|viewport|robots|"
@@ -192,9 +199,13 @@ def chrome_lines(lines: list[str]) -> list[bool]:
     cookies = "cookie" in "\n".join(lines).lower()
     out: list[bool] = []
     depth = 0  # brackets still open in a metadata block
+    nav = False  # inside a navigation block (until a blank line)
     for line in lines:
         s = line.strip()
-        if depth > 0 or (s[:1] in ('"', "t", "T") and _META_BLOCK.match(s)):
+        nav = bool(s) and (nav or (len(s) <= _NAV_MAX and _NAV_BLOCK.match(s) is not None))
+        if nav:
+            out.append(True)
+        elif depth > 0 or (s[:1] in ('"', "t", "T") and _META_BLOCK.match(s)):
             depth = max(0, depth + sum(map(line.count, "{[")) - sum(map(line.count, "}]")))
             out.append(True)
         else:
