@@ -100,7 +100,7 @@ BAD = [
         "messages[1].tool_calls",
     ),
     (
-        {"messages": [*HI, {"role": "assistant", "tool_calls": [{"fn": 1}]}, *HI]},
+        {"messages": [*HI, {"role": "assistant", "tool_calls": [{"type": "function"}]}, *HI]},
         "messages[1].tool_calls[0].function",
     ),
     ({"messages": [*HI, {"role": "assistant", "tool_calls": [dict(CALL, type=7)]}, *HI]},

@@ -20,11 +20,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
     Tag,
     ValidationError,
+    WithJsonSchema,
     model_validator,
 )
 from pydantic_core import ErrorDetails
@@ -34,7 +36,14 @@ INT64 = 2**63
 #: the largest token count llama.cpp takes (an int32)
 MAX_TOKENS = 2**31 - 1
 
-Tokens = Annotated[int, Field(ge=1, le=MAX_TOKENS)]
+
+def _whole(value: Any) -> Any:
+    """A JSON number with no fraction (256.0) as the integer it is, as JSON Schema reads it."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+_WHOLE = BeforeValidator(_whole)
+Tokens = Annotated[int, Field(ge=1, le=MAX_TOKENS), _WHOLE]
 
 
 class TextPart(BaseModel):
@@ -60,9 +69,15 @@ def _part_kind(part: Any) -> str:
     return "text" if isinstance(part, dict) and part.get("type") == "text" else "other"
 
 
+_TEXT_PART = {
+    "type": "object",
+    "properties": {"type": {"const": "text"}, "text": {"type": "string"}},
+    "required": ["type", "text"],
+}
 Part = Annotated[
     Annotated[TextPart, Tag("text")] | Annotated[_Other, Tag("other")],
     Discriminator(_part_kind),
+    WithJsonSchema(_TEXT_PART),  # described: text parts only (the others are refused)
 ]
 Content = str | list[Part] | None
 
@@ -76,18 +91,19 @@ class FunctionCall(BaseModel):
 class ToolCall(BaseModel):
     model_config = _OPEN
     id: str | None = None
-    type: Literal["function"] = "function"
+    type: Literal["function"]  # llama.cpp: "Missing tool call type"
     function: FunctionCall
 
 
 class _Message(BaseModel):
     model_config = _OPEN
     content: Content = None
-    name: str | None = None
+    name: str = ""  # a string when present (llama.cpp refuses null)
 
 
 class PlainMessage(_Message):
     role: Literal["system", "developer", "user", "function"]
+    content: str | list[Part]  # llama.cpp: every message but the assistant's has content
 
 
 class AssistantMessage(_Message):
@@ -95,9 +111,16 @@ class AssistantMessage(_Message):
     tool_calls: list[ToolCall] | None = None
     reasoning_content: str | None = None
 
+    @model_validator(mode="after")
+    def _says_something(self) -> AssistantMessage:
+        if self.content is None and not self.tool_calls:
+            raise ValueError("an assistant message without content; expected content or tool_calls")
+        return self
+
 
 class ToolMessage(_Message):
     role: Literal["tool"]
+    content: str | list[Part]
     tool_call_id: str | None = None
 
 
@@ -165,12 +188,12 @@ class ChatRequest(BaseModel):
     top_p: Annotated[float, Field(ge=0, le=1)] | None = None
     presence_penalty: float | None = None
     frequency_penalty: float | None = None
-    seed: Annotated[int, Field(ge=-INT64, lt=INT64)] | None = None
+    seed: Annotated[int, Field(ge=-INT64, lt=INT64), _WHOLE] | None = None
     stop: str | list[str] | None = None
     stream: bool | None = None
     stream_options: StreamOptions | None = None
     logprobs: bool | None = None
-    top_logprobs: Annotated[int, Field(ge=0, le=20)] | None = None
+    top_logprobs: Annotated[int, Field(ge=0, le=20), _WHOLE] | None = None
     logit_bias: dict[str, float] | None = None
     response_format: ResponseFormat | None = None
     user: str | None = None

@@ -35,6 +35,7 @@ from starlette.routing import Route
 
 from overseer.models import Model, Usage
 from overseer.models import serve as front
+from overseer.proxy._request import check_request
 from overseer.proxy._runs import (
     BudgetExceeded,
     MemoryStore,
@@ -169,11 +170,8 @@ class ProxyApp:
     async def _chat(self, request: Request) -> Response:
         t0 = time.perf_counter()
         body = await front.read_json_object(request, self.max_body_bytes)
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not messages:
-            raise front.Fault(
-                400, f"messages: expected a non-empty list of messages, got {messages!r:.80}"
-            )
+        check_request(body)  # messages, and the fields naming a run: a JSON 400 naming it
+        messages = body["messages"]
         who = identify(request.headers, body)
         assert self.runs is not None and self._client is not None
         run = await self.runs.get(who, body)
