@@ -30,8 +30,9 @@ _META = re.compile(
 # on real pages such lines are menus and results, and they took the rows' half of the budget.
 _ROW_LINE = re.compile(r"^\s*(?![-*•+>]\s|\d{1,3}[.)]\s)[^\s:\[][^:\n]{0,59}:\s+\S.{0,79}$")
 # a sentence ends at `.`, `!` or `?` and a space, but not after a list number (`2.`) or an
-# initial (`Arthur D. Levinson`)
-_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b\d\.)(?<!\b\d\d\.)(?<!\b[A-Z]\.)\s+")
+# initial (`Arthur D. Levinson`); the pattern starts with the punctuation, so that the regex
+# engine skips to it (a pattern starting with a look-behind is tried at every character)
+_SENTENCE_END = re.compile(r"[.!?](?<!\b\d\.)(?<!\b\d\d\.)(?<!\b[A-Z]\.)\s+")
 # characters; a longer sentence is cut into slices of at most this
 _PASSAGE_MAX = 600
 # A passage scoring below this share of the best one is not kept, however much budget is
@@ -51,8 +52,11 @@ def _split_long(par: str, limit: int) -> list[str]:
     into slices of at most `limit`. Sentences are scored alone: a fact sentence inside a
     paragraph of filler is not diluted by its neighbours (issue 39)."""
     out: list[str] = []
-    for sentence in _SENTENCE_END.split(par):
-        rest = sentence.strip()
+    start = 0
+    bounds = [(m.start() + 1, m.end()) for m in _SENTENCE_END.finditer(par)]
+    for end, after in [*bounds, (len(par), len(par))]:
+        rest = par[start:end].strip()
+        start = after
         while len(rest) > limit:
             cut = rest.rfind(" ", 0, limit)
             cut = cut if cut > 0 else limit
@@ -106,13 +110,13 @@ def passages(text: str, limit: int = _PASSAGE_MAX) -> list[Passage]:
 
     lines = text.splitlines()
     for line, chrome in zip(lines, chrome_lines(lines), strict=True):
-        kind = _line_kind(line, chrome) if line.strip() else None
-        if kind is None:
-            flush()
-        elif kind == "body":
+        kind = _line_kind(line, chrome) if line and not line.isspace() else None
+        if kind == "body":
             para.append(line.rstrip())
-        else:
+            continue
+        if para:
             flush()
+        if kind is not None:
             out.append(Passage(line.strip(), kind, n))
             n += 1
     flush()
@@ -201,7 +205,7 @@ def _fill(
     often an item of a list that shared no word with the task."""
     used, keep_chars, floor = budget
     kept: set[int] = set()
-    for j in sorted(range(len(order)), key=lambda j: (-float(scores[j]), order[j])):
+    for j in np.lexsort((np.asarray(order), -scores)).tolist():  # falling score, then earlier
         text = parts[order[j]].text
         if floor > 0 and scores[j] < floor and _prose(text):
             continue

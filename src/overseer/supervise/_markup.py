@@ -148,19 +148,29 @@ _COOKIE = re.compile(
     r"\b(?:accept|consent|agree|manage)\b.{0,80}\bcookies?\b",
     re.IGNORECASE | re.DOTALL,
 )
-_NAV_ENTRY = re.compile(
-    r"^[\s*\-•|>#\[]*(?:skip to (?:main )?content|sign ?in|log ?in|sign ?up|log ?out|register|"
-    r"subscribe|menu|home|search|privacy policy|terms of (?:use|service)|cookie (?:settings|"
-    r"policy)|accept all|reject all|contact us|about us|back to top|share|print)[\s*\]|.:]*$",
-    re.IGNORECASE,
+# A short line that is a lone menu entry, or a label that opens a block of navigation (a
+# screen reader's or OCR's "**Top Navigation:**", "[Header]", "Footer:"): chrome up to the next
+# blank line. Compared as the line stripped of its decoration and lower-cased (a set lookup: a
+# regex per short line cost more than the rest of the scan). Not a bare "Menu" as a label: a
+# restaurant's menu is content.
+_NAV_DECOR = " \t*-•|>#[]().:"
+_NAV_ENTRIES = frozenset(
+    (
+        *("skip to content", "skip to main content", "sign in", "signin", "log in", "login"),
+        *("sign up", "signup", "log out", "logout", "register", "subscribe", "menu", "home"),
+        *("search", "privacy policy", "terms of use", "terms of service", "cookie settings"),
+        *("cookie policy", "accept all", "reject all", "contact us", "about us", "back to top"),
+        *("share", "print"),
+    )
 )
-# A label that opens a block of navigation (a screen reader's or OCR's "**Top Navigation:**",
-# "Header:", "Footer:"): the block, up to the next blank line, is chrome.
-_NAV_BLOCK = re.compile(
-    r"^[\s*#\-]*(?:(?:top |main |site |primary |global )?(?:navigation|nav ?bar)(?: menu| links)?|"
-    r"(?:top|main|site|navigation) menu|header|footer|sidebar|breadcrumbs?)[\s*:]*$",
-    re.IGNORECASE,
-)  # (not a bare "Menu": a restaurant's menu is content)
+_NAV_LABELS = frozenset(
+    (
+        *(f"{where}{what}{tail}" for where in ("", "top ", "main ", "site ", "primary ", "global ")
+          for what in ("navigation", "nav bar", "navbar") for tail in ("", " menu", " links")),
+        *("top menu", "main menu", "site menu", "navigation menu", "header", "footer"),
+        *("sidebar", "breadcrumb", "breadcrumbs"),
+    )
+)  # fmt: skip
 # a question that asks about the page's metadata itself: then it is content
 ASKS_METADATA = re.compile(
     r"\b(?:meta ?(?:data|tags?|description)|og:\w+|open ?graph|twitter card|viewport|robots|"
@@ -178,14 +188,12 @@ _CHROME_START = (
     *("systementropy", "adtags", "nuxtstatus", "the following metadata"),
 )
 _NAV_MAX = 40  # characters: a longer line is no lone menu entry
+_NAV_ANY = _NAV_ENTRIES | _NAV_LABELS
 
 
 def _chrome_line(s: str, cookies: bool) -> bool:
-    """Whether one stripped, non-empty line outside a metadata block is chrome."""
-    head = s[:24].lower()
-    if head.startswith(_CHROME_START) and _META_LINE.match(s):
-        return True
-    if len(s) <= _NAV_MAX and _NAV_ENTRY.match(s):
+    """Whether one stripped line (longer than a menu entry, outside any block) is chrome."""
+    if s[:24].lower().startswith(_CHROME_START) and _META_LINE.match(s):
         return True
     return cookies and "cookie" in s.lower() and _COOKIE.search(s) is not None
 
@@ -193,21 +201,27 @@ def _chrome_line(s: str, cookies: bool) -> bool:
 def chrome_lines(lines: list[str]) -> list[bool]:
     """For each line of a page as text, whether it is chrome, not body: page metadata (a
     meta-tag / JSON-LD block a browser tool printed, `og:` / `twitter:` / viewport / robots
-    lines, raw meta or script tags), a cookie banner or a lone navigation entry. Real agents'
-    pages carry such blocks at their top (issue 48: 30% of what purification kept of Who&When's
-    pages), and they answer no question about the page's content."""
+    lines, raw meta or script tags), a cookie banner, a navigation block or a lone menu entry.
+    Real agents' pages carry such blocks at their top (issue 48: 30% of what purification kept
+    of Who&When's pages), and they answer no question about the page's content."""
     cookies = "cookie" in "\n".join(lines).lower()
     out: list[bool] = []
     depth = 0  # brackets still open in a metadata block
     nav = False  # inside a navigation block (until a blank line)
     for line in lines:
         s = line.strip()
-        nav = bool(s) and (nav or (len(s) <= _NAV_MAX and _NAV_BLOCK.match(s) is not None))
-        if nav:
+        if not s:
+            nav = False
+            out.append(False)
+        elif depth > 0 or (s[0] in '"tT' and _META_BLOCK.match(s)):
+            opens = line.count("{") + line.count("[") - line.count("}") - line.count("]")
+            depth = max(0, depth + opens)
             out.append(True)
-        elif depth > 0 or (s[:1] in ('"', "t", "T") and _META_BLOCK.match(s)):
-            depth = max(0, depth + sum(map(line.count, "{[")) - sum(map(line.count, "}]")))
+        elif nav:
+            out.append(True)
+        elif len(s) <= _NAV_MAX and (word := s.strip(_NAV_DECOR).lower()) in _NAV_ANY:
+            nav = word in _NAV_LABELS
             out.append(True)
         else:
-            out.append(bool(s) and _chrome_line(s, cookies))
+            out.append(_chrome_line(s, cookies))
     return out

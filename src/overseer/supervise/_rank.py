@@ -95,7 +95,9 @@ def _words_only(text: str) -> tuple[str, bool]:
             word &= np.bincount(run, weights=under)[run] == 0
         fix = False
     word |= cp == ord(_SEP)
-    return np.where(word, cp, np.uint32(32)).astype(np.uint32).tobytes().decode("utf-32-le"), fix
+    out = cp.copy()
+    out[~word] = 32
+    return out.tobytes().decode("utf-32-le"), fix
 
 
 def _fix(words: list[str]) -> list[str]:
@@ -131,7 +133,7 @@ def _term_ids(docs: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
     words = _words(docs)
     vocab = {w: i for i, w in enumerate(dict.fromkeys([_SEP, *words]))}  # _SEP is id 0
     ids = np.fromiter(map(vocab.__getitem__, words), dtype=np.int64, count=len(words))
-    stop = np.fromiter((w in STOP_WORDS for w in vocab), dtype=bool, count=len(vocab))
+    stop = np.fromiter(map(STOP_WORDS.__contains__, vocab), dtype=bool, count=len(vocab))
     stop[0] = True
     doc = np.cumsum(ids == 0)
     keep = ~stop[ids]
