@@ -2,6 +2,7 @@
 
     python benchmarks/retention.py                 # both subsets
     python benchmarks/retention.py --subset hand --show-lost
+    python benchmarks/retention.py --extract-from a7367a2     # the extraction of another commit
 
 Split, declared before any held-out number was looked at (also in docs/evidence/retention.md):
 the Who&When **hand-crafted** logs (58) are DEVELOPMENT: every knob of `_extract` / `_markup`
@@ -23,19 +24,25 @@ over all cut observations) and the share of kept characters that are page metada
 JSON block, `og:` / `twitter:` / viewport / robots lines, JSON-LD, `<meta>` / `<script>` tags;
 detected here, independently of the extractor's own rules).
 
-No timing is asserted; the run time is printed.
+`--extract-from COMMIT` runs the same rule tier with `supervise/_extract.py` as it was at that
+commit (read with `git show`; the "before" rows of docs/evidence/retention.md). No timing is
+asserted; the run time is printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 import time
+import types
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
+from overseer.supervise import rules
 from overseer.supervise.filters import Step
 from overseer.supervise.rules import RuleSettings, RuleTier
 from overseer.traces import load_whowhen
@@ -160,12 +167,26 @@ HEADER = (
 )
 
 
+def use_extract_from(commit: str) -> None:
+    """Make the rule tier purify with `supervise/_extract.py` as it was at `commit`."""
+    src = subprocess.run(
+        ["git", "show", f"{commit}:src/overseer/supervise/_extract.py"],
+        cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    mod = types.ModuleType(f"extract_{commit}")
+    exec(compile(src, f"{commit}:_extract.py", "exec"), mod.__dict__)
+    rules.extract = mod.extract  # type: ignore[attr-defined]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the table (and, with --show-lost, each development case that lost its gold)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--subset", choices=[*SUBSETS, "all"], default="all")
     ap.add_argument("--show-lost", action="store_true", help="list the lost cases (development)")
+    ap.add_argument("--extract-from", metavar="COMMIT", help="the extraction of another commit")
     args = ap.parse_args(argv)
+    if args.extract_from:
+        use_extract_from(args.extract_from)
     started = time.perf_counter()
     rows = []
     for subset in SUBSETS if args.subset == "all" else [args.subset]:
