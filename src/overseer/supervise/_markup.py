@@ -6,6 +6,10 @@ purification there is: no LLM, nothing invented, every word kept comes from the 
 are kept as `header: value` rows, since a fact table is often what the task asks for.
 Parsing is BeautifulSoup's (with the standard library's tolerant `html.parser`), which copes
 with the cut-off tags of a viewport.
+
+Pages an agent's browser tool already turned into text carry their chrome as text: the page's
+meta tags and JSON-LD printed as JSON, cookie banners, menus. `chrome_lines` finds those lines,
+so that `extract` ranks them after the body (issue 48).
 """
 
 from __future__ import annotations
