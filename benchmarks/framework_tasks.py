@@ -62,6 +62,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # the sibling modules, also when loaded by path (the tests)
     sys.path.insert(0, str(HERE))
 
+import _peers_report as peers  # noqa: E402
 from _frameworks_report import Row, Store, print_tables, write_page  # noqa: E402
 from _frameworks_runners import (  # noqa: E402
     ARMS,
@@ -201,6 +202,7 @@ def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--max-tokens", type=int, default=128, help="completion tokens per call")
     ap.add_argument("--store", type=Path, default=Path("results/frameworks.sqlite"))
     ap.add_argument("--page", type=Path, help="write the evidence page here")
+    ap.add_argument("--peers-page", type=Path, help="write the peers page (issue 48) here")
     a = ap.parse_args(argv)
     for name, allowed in (("frameworks", FRAMEWORKS), ("arms", ARMS), ("kinds", KINDS)):
         picked = [x for x in getattr(a, name).split(",") if x]
@@ -275,6 +277,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.page:
         write_page(a.page, rows, store)
         print(f"wrote {a.page}")
+    if a.peers_page:
+        peers.write(a.peers_page, store.rows(), store, peers.DECLARED)
+        print(f"wrote {a.peers_page}")
     return 0
 
 

@@ -151,7 +151,7 @@ def _once(reply: Reply, escalate: int | None, max_steps: int) -> Run:
     took = time.perf_counter() - start
     fired = 0
     if sup is not None:
-        fired = sum(sup.core.stats.rules.values()) + sup.escalations
+        fired = sum(dict(sup.stats.get("rules") or {}).values()) + sup.escalations
     steps = sum(1 for s in agent.memory.steps if type(s).__name__ == "ActionStep")
     spent = sup.spent if sup is not None else 0.0
     return Run(model.calls, steps, model.prompt_tokens, fired, took, spent)

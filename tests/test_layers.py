@@ -108,3 +108,34 @@ def test_the_length_check_counts_signature_and_body() -> None:
     assert _long_functions(f"async def f():\n{body}    return 1\n", "x.py") == [
         f"x.py:1 f ({MAX_FUNCTION_LINES + 1} lines)"
     ]
+
+
+#: what a host may not touch of a plug-in (issue 49): the SupervisorAgent's per-run state and
+#: the rule tier's books; a host reads `bus.stats()` and the bus's verdicts instead
+PLUGIN_INTERNALS = {"core", "trace_rules", "charge", "firings", "before_action", "rules"}
+HOSTS = ("integrations", "proxy")
+
+
+def _internal_reads(text: str, where: str) -> list[str]:
+    """Attribute reads of plug-in internals, and imports of the rule tier's state classes."""
+    out = []
+    for node in ast.walk(ast.parse(text, where)):
+        if isinstance(node, ast.Attribute) and node.attr in PLUGIN_INTERNALS:
+            base = ast.unparse(node.value)
+            if node.attr == "rules" and (base == "self" or base.endswith("settings")):
+                continue  # the rule settings a host was given, not the tier's state
+            out.append(f"{where}:{node.lineno} reads {base}.{node.attr}")
+        if isinstance(node, ast.ImportFrom) and node.module:
+            bad = {a.name for a in node.names} & {"RuleTier", "SupervisorCore"}
+            out += [f"{where}:{node.lineno} imports {b}" for b in sorted(bad)]
+    return out
+
+
+def test_no_host_reads_a_plugins_internals() -> None:
+    found = [
+        hit
+        for host in HOSTS
+        for path in sorted((SRC / host).glob("*.py"))
+        for hit in _internal_reads(path.read_text(encoding="utf-8"), str(path.relative_to(SRC)))
+    ]
+    assert found == [], "\n".join(found)

@@ -131,10 +131,12 @@ def test_step_budget_is_inherited_by_a_managed_agent() -> None:
     assert manager.run("How tall is the tower?") == "312"
     assert CALLS == ["https://x/a"]  # the helper's 2nd and 3rd tool steps are over budget
     helper = manager.managed_agents["helper"]
-    assert "step budget of 1 tool steps spent" in (action_steps(helper)[1].observations or "")
+    assert "step budget is spent" in (action_steps(helper)[1].observations or "")
     assert sup.stats["rules"] == {"budget": 2}
     # the helper's run nested in the manager's: one run, both agents in one history
-    assert sup.runs == 1 and {s.agent for s in sup.core.history.order} == {"agent", "helper"}
+    assert sup.runs == 1 and {
+        s.agent for s in sup.guard.plugin.core(sup.run.run).history.order
+    } == {"agent", "helper"}
 
 
 def test_token_budget_tells_the_agent_to_answer_and_refuses_more_tools() -> None:
@@ -143,7 +145,7 @@ def test_token_budget_tells_the_agent_to_answer_and_refuses_more_tools() -> None
     agent = sup.attach(tool_agent([*replies, ("final_answer", {"answer": "312"})], 5))
     assert agent.run("How tall is the tower?") == "312"
     obs = [s.observations or "" for s in action_steps(agent)]
-    assert "token budget of 30 tokens spent" in obs[1]  # 15 tokens a step: spent at step 2
+    assert "token budget is spent" in obs[1]  # 15 tokens a step: spent at step 2
     assert CALLS == ["https://x/a", "https://x/b"]
     assert "Not run" in obs[2]
     assert sup.stats["rules"] == {"budget": 2}  # crossed once, one refused call
@@ -156,7 +158,7 @@ def test_modes_are_chosen_from_python() -> None:
     with pytest.raises(ValueError, match="expected one of: llm, rules, rules"):
         OverseerSupervisor(ScriptedModel([]), mode="learned-by-heart")
     llm = OverseerSupervisor(ScriptedModel([]))
-    assert llm.settings.rules is None and llm.core.rules is None
+    assert llm.settings.rules is None and llm.stats.get("rules") in (None, {})
     both = OverseerSupervisor(ScriptedModel([]), mode="rules+llm", filter_preset="gaia")
     assert both.settings.rules is not None and both.settings.llm
 

@@ -110,7 +110,7 @@ async def test_step_budget_refuses_calls_after_the_budget(tmp_path: Path) -> Non
         tools={"lookup": tool},
         trace_dir=tmp_path,
     ).run(solo(["lookup"]), "Q")
-    assert tool.calls == 2 and "step budget of 2" in seen[3]
+    assert tool.calls == 2 and "step budget is spent" in seen[3]
     assert stats_of(res)["rules"] == {"budget": 1}
 
 

@@ -37,7 +37,7 @@ from overseer.integrations._parts import (
     run_sync,
 )
 from overseer.models import Model
-from overseer.runtime import Ledger
+from overseer.runtime import Ledger, Supervisor
 from overseer.runtime.books import BudgetExceeded, Trace
 from overseer.runtime.bus import SupervisorChain
 from overseer.runtime.steps import Verifier
@@ -77,6 +77,11 @@ class GuardSettings:
     #: refused tool calls of one agent in a row after which `on_refusals` acts (0: never)
     answer_after_refusals: int = 2
     on_refusals: OnRefusals = "answer"
+    #: run overseer's own plug-in (the rule tier); False: only `plugins`
+    builtin: bool = True
+    #: more bus plug-ins, asked after overseer's own in this order (a user's rule, a
+    #: monitor): the same objects the Executor takes, on every host
+    plugins: tuple[Supervisor, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("budget_tokens", "budget_calls"):
@@ -114,20 +119,24 @@ class Guard:
     ) -> None:
         """`plugin_settings`: the SupervisorAgent's own (a mode's, as smolagents takes them),
         instead of those `settings` imply; `verifier`: what answers a verify verdict (None:
-        the agent is told to check it itself); `embed`: vectors for purification."""
+        the agent is told to check it itself); `embed`: vectors for purification. The chain:
+        overseer's own plug-in, then `settings.plugins` in their order."""
         self.settings = settings or GuardSettings()
         if self.settings.supervisor is not None and supervisor_model is None:
             raise ValueError("guard supervisor: settings given but no supervisor_model")
         self.supervisor_model = supervisor_model
         llm = supervisor_model is not None
         self.verifier = verifier
-        self.plugin = SupervisorAgent(
-            supervisor_model,
-            plugin_settings or self.settings.plugin_settings(llm),
-            name="supervisor" if llm else "rules",
-            embed=embed,
-        )
-        self.chain = SupervisorChain([self.plugin])
+        self.plugin: SupervisorAgent | None = None  # overseer's own: the rule tier (+ LLM)
+        if self.settings.builtin or llm:
+            self.plugin = SupervisorAgent(
+                supervisor_model,
+                plugin_settings or self.settings.plugin_settings(llm),
+                name="supervisor" if llm else "rules",
+                embed=embed,
+            )
+        own: list[Supervisor] = [self.plugin] if self.plugin is not None else []
+        self.chain = SupervisorChain([*own, *self.settings.plugins])
         self.run_name = run_name  # the agent a single-agent adapter guards (trace `team`)
         self.trace_dir = Path(trace_dir) if trace_dir is not None else None
         self.runs = 0  # runs started

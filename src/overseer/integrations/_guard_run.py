@@ -39,9 +39,8 @@ from overseer.runtime.steps import (
     repeats_output,
 )
 from overseer.runtime.verdicts import ReplaceAgent, ReplaceTeam, Rollback
-from overseer.supervise import SupervisorCore
 from overseer.supervise.filters import Step, normalize_action
-from overseer.supervise.rules import RuleTier, ToolRecord
+from overseer.supervise.rules import ToolRecord
 
 if TYPE_CHECKING:
     from overseer.integrations._guard import Guard
@@ -112,6 +111,7 @@ class GuardRun:
         self._notes: dict[str, list[str]] = {}  # agent -> the refusals it was given to read
         self._reasked: set[str] = set()  # agents asked again after copying a note
         self._outputs: dict[str, list[str]] = {}  # agent -> its short tool outputs, in order
+        self._hidden: dict[str, int] = {}  # agent -> tool outputs its last view did not show whole
         agents = [{"name": guard.run_name}] if guard.run_name else []
         self.bus.start({"agents": agents}, model=model_label(model))
 
@@ -124,16 +124,6 @@ class GuardRun:
 
     def replace_team(self, v: ReplaceTeam) -> None:
         raise UnsupportedVerdictError(f"{v.by}: a guard cannot replace a framework's team")
-
-    @property
-    def core(self) -> SupervisorCore:
-        """The guard's plug-in state in this run: history, caps, stats, the rule tier."""
-        return self.guard.plugin.core(self.run)
-
-    @property
-    def rules(self) -> RuleTier | None:
-        """The rule tier's state in this run (None: the plug-in runs without it)."""
-        return self.core.rules
 
     def _interaction(
         self,
@@ -262,10 +252,10 @@ class GuardRun:
     def model_input(self, agent: str, records: Sequence[ToolRecord]) -> list[str]:
         """The texts to show for one agent's tool outputs (oldest first): older ones masked."""
         with self._lock:
-            rules = self.rules
-            seen = rules.counts["masking"] if rules is not None else 0
             shown = self.bus.view(agent, records)
-            self.counts["masked"] += (rules.counts["masking"] if rules is not None else 0) - seen
+            hidden = sum(s != r.text for s, r in zip(shown, records, strict=True))
+            self.counts["masked"] += max(0, hidden - self._hidden.get(agent, 0))
+            self._hidden[agent] = hidden
             return shown
 
     def check_budget(self, agent: str | None = None) -> None:
@@ -314,12 +304,10 @@ class GuardRun:
             self._reply[agent] = set()  # a new reply: its calls are new actions
             done = Completion(output, usage, latency_s, model=model, finish_reason="stop")
             self.trace.model_call(agent, "agent", model, messages, done)
-            rules = self.rules
-            blocked = rules.charge(agent, self.task, usage.total_tokens) if rules else None
-            self.guard.plugin.trace_rules(self.run)
+            blocked = now(self.bus.model_call(agent, usage))  # budgets are plug-ins' verdicts
             if blocked is not None:
-                self.spent[agent] = blocked.note
-                raise BudgetExceeded("tokens", blocked.note)
+                self.spent[agent] = blocked
+                raise BudgetExceeded("tokens", blocked)
             cap = self.guard.settings.budget_tokens
             if cap is not None and self.ledger.total.total_tokens > cap:
                 raise BudgetExceeded(
@@ -347,11 +335,16 @@ class GuardRun:
         """Rule firings, supervisor triggers/actions, tool actions, tokens and calls per agent."""
         with self._lock:
             tokens = {k: u.total_tokens for k, u in self.ledger.by_actor().items()}
-            core = self.core
+            plugins = self.bus.stats()
+            rules: Counter[str] = Counter()
+            for got in plugins.values():  # each plug-in's rule firings, by rule
+                rules.update(cast("dict[str, int]", got.get("rules") or {}))
+            sup = plugins.get(self.guard.plugin.name) if self.guard.plugin is not None else None
             return {
                 "run": self.id,
-                "rules": dict(core.stats.rules),
-                "supervisor": core.stats.as_dict() if self.guard.supervisor_model else None,
+                "rules": dict(rules),
+                "plugins": plugins,
+                "supervisor": (sup or {}) if self.guard.supervisor_model else None,
                 "actions": self.counts["actions"],
                 "blocked": self.counts["blocked"],
                 "same_reply": self.counts["same_reply"],

@@ -8,6 +8,7 @@ an unknown tool or a tool that raised leaves it unset; the call is still in the 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from smolagents.memory import ActionStep
@@ -18,7 +19,7 @@ from smolagents.utils import AgentParsingError
 from overseer.integrations._parts import args_text
 from overseer.models import Usage
 from overseer.supervise import Step
-from overseer.supervise.rules import RuleTier, ToolRecord
+from overseer.supervise.rules import ToolRecord
 
 #: the tool name given to a reply that held no parsable call (its text is the arguments)
 UNPARSED = "unparsed_reply"
@@ -104,16 +105,16 @@ def book_tokens(memory_step: ActionStep, used: Usage, agent: Any, callback: obje
 
 
 def mask_memory(
-    rules: RuleTier,
+    view: Callable[[str, Sequence[ToolRecord]], list[str]],
     agent: Any,
     current: ActionStep,
     name: str,
-    subtask: str,
     originals: dict[int, ToolRecord],
 ) -> None:
-    """Masking on one agent's memory: its tool observations older than the last `mask_keep`
-    become one-line stubs (the current step is not yet in `agent.memory`). `originals` keeps
-    each step's unmasked record, so a step is recorded, and its firing counted, once."""
+    """One agent's memory as the bus shows it (`view`: the run's `model_input`, where the
+    plug-ins mask older observations as one-line stubs; the current step is not yet in
+    `agent.memory`). `originals` keeps each step's unmasked record, so a step is recorded,
+    and a masking counted, once."""
     steps = [
         s for s in getattr(getattr(agent, "memory", None), "steps", []) if isinstance(s, ActionStep)
     ]
@@ -128,6 +129,6 @@ def mask_memory(
             originals[id(s)] = ToolRecord(tool or "step", args or code, s.observations)
         owners.append(s)
         records.append(originals[id(s)])
-    for s, text in zip(owners, rules.mask(records, agent=name, subtask=subtask), strict=True):
+    for s, text in zip(owners, view(name, records), strict=True):
         if s.observations != text:
             s.observations = text

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -56,9 +56,9 @@ from overseer.integrations._smol_steps import (
     unexecuted,
 )
 from overseer.models import Model, Usage
-from overseer.runtime import Run
+from overseer.runtime import Run, Supervisor
 from overseer.runtime.steps import Verifier
-from overseer.supervise import Step, SupervisorCore, SupervisorSettings, preset
+from overseer.supervise import Step, SupervisorSettings, SupervisorStats, preset
 from overseer.supervise.modes import mode_settings
 from overseer.supervise.rules import RuleSettings
 
@@ -104,6 +104,43 @@ class ConcurrentRunError(RuntimeError):
     """A second run of an agent began while its first was under way (one memory, one run)."""
 
 
+def _mode_of(
+    mode: str,
+    model: Model | None,
+    settings: SupervisorSettings | None,
+    rules: RuleSettings | None,
+    filter_preset: str | None,
+    verifier: QuestionVerifier | None,
+) -> SupervisorSettings:
+    """The SupervisorAgent's settings for `mode`; a mode with the LLM tier needs a model."""
+    base = settings or SupervisorSettings()
+    if filter_preset:
+        base = replace(base, filter=preset(filter_preset))
+    out = mode_settings(mode, base=base, rules=rules, verifier=verifier is not None)
+    if out.llm and model is None:
+        raise ValueError(
+            f"OverseerSupervisor mode {mode!r}: expected a supervisor model "
+            "(mode 'rules' runs without one)"
+        )
+    return out
+
+
+class _Events:
+    """A trace sink keeping the events of one kind a run writes (the plug-ins' rule firings,
+    which the adapter's `log` reports)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.events: list[Mapping[str, Any]] = []
+
+    def event(self, record: Mapping[str, Any]) -> None:
+        if record.get("event") == self.kind:
+            self.events.append(record)
+
+    def close(self) -> None:
+        return None
+
+
 class OverseerSupervisor:
     """A smolagents step callback running the SupervisorAgent (rules and/or LLM) on each step.
 
@@ -133,6 +170,7 @@ class OverseerSupervisor:
         answer_after_refusals: int = 2,
         on_refusals: OnRefusals = "answer",
         trace_dir: str | Path | None = None,
+        plugins: Sequence[Supervisor] = (),
     ) -> None:
         if answer_after_refusals < 0 or on_refusals not in ("answer", "stop"):
             raise ValueError(
@@ -141,20 +179,16 @@ class OverseerSupervisor:
             )
         self.answer_after_refusals = answer_after_refusals
         self.on_refusals: OnRefusals = on_refusals
-        base = settings or SupervisorSettings()
-        if filter_preset:
-            base = replace(base, filter=preset(filter_preset))
-        self.settings = mode_settings(mode, base=base, rules=rules, verifier=verifier is not None)
-        if self.settings.llm and model is None:
-            raise ValueError(
-                f"OverseerSupervisor mode {mode!r}: expected a supervisor model "
-                "(mode 'rules' runs without one)"
-            )
+        self.settings = _mode_of(mode, model, settings, rules, filter_preset, verifier)
         self.mode = mode
         self.model = model
         self.verifier = verifier
         self.guard = Guard(
-            GuardSettings(rules=self.settings.rules or RuleSettings(), answer_after_refusals=0),
+            GuardSettings(
+                rules=self.settings.rules or RuleSettings(),
+                answer_after_refusals=0,
+                plugins=tuple(plugins),
+            ),
             supervisor_model=model if self.settings.llm else None,
             trace_dir=trace_dir,
             plugin_settings=self.settings,
@@ -181,22 +215,24 @@ class OverseerSupervisor:
             self._blocked: set[tuple[int, int]] = set()  # (agent id, step) with a refused call
             self._originals: dict[int, Any] = {}  # step id -> its unmasked record
             self._logged = 0  # rule firings already in `log`
+            self._firings = _Events("rule")
             self._max_steps: dict[int, int] = {}  # agent id -> its run's step limit
             self._steps_seen: dict[int, int] = {}  # agent id -> step number of its last call
             self.escalations = 0  # refusals in a row acted on (answer or stop)
+
+    def _open(self, task: str) -> GuardRun:
+        """A new guard run for `task`, its rule events kept for `log`."""
+        self._run = run = self.guard.open(task)
+        self._firings, self._logged = _Events("rule"), 0
+        run.trace.add_sink(self._firings)
+        return run
 
     @property
     def run(self) -> GuardRun:
         """The guard run of the current top-level run (opened at its first use)."""
         with self._lock:
-            if self._run is None:
-                self._run = self.guard.open(self._global_task(self._root))
-            return self._run
-
-    @property
-    def core(self) -> SupervisorCore:
-        """The SupervisorAgent's state in this run: history, caps, stats, rule tier."""
-        return self.run.core
+            run = self._run
+            return run if run is not None else self._open(self._global_task(self._root))
 
     def run_started(self, agent: Any, max_steps: int | None, task: str = "") -> None:
         """A hooked agent's `run` began: a new top-level run opens a new guard run; the same
@@ -212,7 +248,7 @@ class OverseerSupervisor:
                 self.reset()
                 self.runs += 1
                 self._root = agent
-                self._run = self.guard.open(task or self._global_task(agent))
+                self._open(task or self._global_task(agent))
             self._depth += 1
             self._max_steps[id(agent)] = int(max_steps or getattr(agent, "max_steps", 0) or 0)
 
@@ -312,7 +348,7 @@ class OverseerSupervisor:
             self._step(memory_step, agent)
 
     def _step(self, memory_step: ActionStep, agent: Any) -> None:
-        name, local, subtask = self._where(agent)
+        name, local, _ = self._where(agent)
         n = memory_step.step_number
         step = step_from_smolagents(memory_step, name, local)
         self._charge(memory_step, name)
@@ -321,9 +357,8 @@ class OverseerSupervisor:
             refused = self._count_unexecuted(memory_step, step)
         if not refused:  # a refused step is on the bus already (its refusal)
             self._judge(memory_step, step, name, agent)
-        rules = self.run.rules
-        if rules is not None and agent is not None:
-            mask_memory(rules, agent, memory_step, name, subtask, self._originals)
+        if self.settings.rules is not None and agent is not None:
+            mask_memory(self.run.model_input, agent, memory_step, name, self._originals)
         self._log_firings(n)
         if agent is not None:
             self._escalate(agent, name, n, refused)
@@ -348,7 +383,8 @@ class OverseerSupervisor:
                      used.completion_tokens - spent.completion_tokens)  # fmt: skip
         self.usage = self.usage + used
         book_tokens(memory_step, used, agent, self)
-        review = self.guard.plugin.last_review(run.run)
+        plugin = self.guard.plugin  # the SupervisorAgent: its public review of the step
+        review = plugin.last_review(run.run) if plugin is not None else None
         if review is not None and review.trigger is not None:
             d = review.decision
             self.log.append(
@@ -384,8 +420,7 @@ class OverseerSupervisor:
         """Book the agent's own tokens in the run's ledger; the step that spends its rule-tier
         budget tells it to answer."""
         u = memory_step.token_usage
-        rules = self.run.rules
-        fired = rules.counts["budget"] if rules is not None else 0
+        told = name in self.run.spent
         try:
             self.run.book(
                 name,
@@ -394,7 +429,7 @@ class OverseerSupervisor:
                 reported=u is not None,
             )
         except BudgetExceeded:
-            if rules is not None and rules.counts["budget"] > fired:
+            if not told and name in self.run.spent:  # spent by this step: tell it once
                 obs = memory_step.observations or ""
                 memory_step.observations = f"{obs}\n\n{self.run.spent.get(name, '')}".strip()
 
@@ -402,7 +437,7 @@ class OverseerSupervisor:
         """A reply smolagents could not parse never reached a tool: the loop breaker counts it
         here, and at the repeat it refuses it tells the agent to write something else (True:
         refused)."""
-        if self.run.rules is None:
+        if self.settings.rules is None:
             return False
         self.run.new_reply(step.agent)  # one step, one model reply
         blocked = self.run.before_tool(step.agent, None, step.code or step.args or "")
@@ -415,22 +450,21 @@ class OverseerSupervisor:
         return blocked is not None
 
     def _log_firings(self, step_number: int) -> None:
-        rules = self.run.rules
-        if rules is None:
-            return
-        self.guard.plugin.trace_rules(self.run.run)
-        for f in rules.firings[self._logged :]:
-            self.log.append(
-                SmolagentsSupervisionLog(f.agent, step_number, "rule", f.detail, f.rule)
-            )
-            log.info("overseer rule %s (%s): %s", f.rule, f.agent, f.detail)
-        self._logged = len(rules.firings)
+        """The plug-ins' rule events written since the last step, into `log`."""
+        fired = self._firings.events[self._logged :]
+        for f in fired:
+            agent, rule, detail = str(f.get("agent")), str(f.get("rule")), str(f.get("detail"))
+            self.log.append(SmolagentsSupervisionLog(agent, step_number, "rule", detail, rule))
+            log.info("overseer rule %s (%s): %s", rule, agent, detail)
+        self._logged += len(fired)
 
     @property
     def stats(self) -> dict[str, object]:
         """This run's counts: steps seen, triggers by context, decisions by action, skips,
         fallbacks, rule firings by rule, refused rewrites; plus the supervisor's tokens."""
-        out = self.core.stats.as_dict()
+        plugin = self.guard.plugin
+        got = self.run.bus.stats().get(plugin.name, {}) if plugin is not None else {}
+        out: dict[str, object] = dict(got) or SupervisorStats().as_dict()
         out["supervisor_tokens"] = self.usage.prompt_tokens + self.usage.completion_tokens
         out["mode"] = self.mode
         out["escalations"] = self.escalations

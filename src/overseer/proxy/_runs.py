@@ -34,6 +34,7 @@ from typing import Any, Protocol
 from overseer.integrations.guard import Guard, GuardRun, GuardSettings, RunStopped, ToolRecord
 from overseer.models import Model, Usage
 from overseer.proxy._transcripts import rewrite, text_of, tool_results
+from overseer.runtime import Supervisor
 from overseer.runtime.books import BudgetExceeded, TraceSink, trace_sinks
 from overseer.supervise import SupervisorSettings
 from overseer.supervise.rules import RuleSettings
@@ -105,6 +106,8 @@ class ProxySettings:
     budget_calls: int | None = None
     trace_dir: str | Path | None = "runs"
     idle_s: float = 300.0
+    #: more bus plug-ins for every run (a user's rule), after the rule tier
+    plugins: tuple[Supervisor, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.idle_s > 0:
@@ -116,6 +119,7 @@ class ProxySettings:
             supervisor=self.supervisor,
             budget_tokens=self.budget_tokens,
             budget_calls=self.budget_calls,
+            plugins=self.plugins,
         )
 
 

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from overseer.models import Usage
 from overseer.runtime._interaction import (
     Approve,
     BaseSupervisor,
@@ -86,6 +87,9 @@ class SupervisorChain:
         self.viewers = [s for s in supervisors if _own(s, "view_observations")]
         self.round_enders = [s for s in supervisors if _own(s, "on_round_end")]
         self.run_enders = [s for s in supervisors if _own(s, "on_run_end")]
+        #: optional hooks (a plug-in without them is still a plug-in): model calls, stats
+        self.callers = [s for s in supervisors if _has(s, "on_model_call")]
+        self.reporters = [s for s in supervisors if _has(s, "stats")]
         self._honoured: set[frozenset[str]] = set()  # host action sets found to suffice
 
     @staticmethod
@@ -129,6 +133,11 @@ class SupervisorChain:
     async def run_end(self, run: Run, result: RunResult) -> None:
         for s in self.run_enders:
             await s.on_run_end(run, result)
+
+
+def _has(s: Supervisor, hook: str) -> bool:
+    """Whether `s` has its own optional `hook` (one the Supervisor protocol does not require)."""
+    return hasattr(s, hook) and _own(s, hook)
 
 
 def _own(s: Supervisor, *hooks: str) -> bool:
@@ -300,6 +309,29 @@ class Bus:
             return text
         self.refused[i.agent] = 0
         return None
+
+    async def model_call(self, agent: str, usage: Usage) -> str | None:
+        """A model call of `agent` that its host booked, through the plug-ins'
+        `on_model_call` in order: the text of the first verdict that ends the agent's calls
+        (recorded, as a refusal is), else None."""
+        for s in self.chain.callers:
+            got = await s.on_model_call(agent, usage, self.run)  # type: ignore[attr-defined]
+            if got is None or isinstance(got, Approve):
+                continue
+            v = _checked(s, got)
+            text = _refusal_text(v)
+            if not text:
+                raise UnsupportedVerdictError(
+                    f"{v.by}: on_model_call may return replace or guide with a text, got "
+                    f"{v.action!r}"
+                )
+            self._record(v, agent=agent, round=self.run.round)
+            return text
+        return None
+
+    def stats(self) -> dict[str, dict[str, object]]:
+        """What each plug-in did in this run so far, by plug-in name (its own `stats`)."""
+        return {s.name: dict(s.stats(self.run)) for s in self.chain.reporters}  # type: ignore[attr-defined]
 
     def view(self, agent: str, records: Sequence[ToolRecord]) -> list[str]:
         """The texts `agent` is shown for its tool observations: the first plug-in whose

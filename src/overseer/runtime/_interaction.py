@@ -154,3 +154,14 @@ class BaseSupervisor:
 
     async def on_run_end(self, run: Run, result: RunResult) -> None:
         return None
+
+    async def on_model_call(self, agent: str, usage: Usage, run: Run) -> Verdict | None:
+        """After a model call of `agent` is booked (by any host: a team's agent, a framework's
+        model call, a request through the proxy): a verdict with a text (replace or guide) says
+        `agent` may make no more calls (a spent budget) and is what it is told; None: go on."""
+        return None
+
+    def stats(self, run: Run) -> Mapping[str, object]:
+        """What this plug-in did in `run` so far, by name (a host reports it as it is, never
+        reading the plug-in's state)."""
+        return {}

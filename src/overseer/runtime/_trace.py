@@ -155,6 +155,12 @@ class Trace:
         self._fh: IO[bytes] | None = _open(self.path, "xb" if new else "ab")
         self._sinks = [o(run) for o in (_OPENERS.get() if sinks is None else sinks)]
 
+    def add_sink(self, sink: TraceSink) -> None:
+        """Hand every later event to `sink` too (a host that reports what the plug-ins wrote,
+        e.g. their rule firings, reads them here rather than from the plug-ins)."""
+        with self._lock:
+            self._sinks.append(sink)
+
     def event(self, event: str, **fields: Any) -> None:
         """Write one event (and hand it to the sinks); see the class for when it is flushed."""
         self.record(event, fields)

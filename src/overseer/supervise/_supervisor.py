@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from overseer.models import Model
+from overseer.models import Model, Usage
 from overseer.runtime import AgentSpec, BaseSupervisor, Interaction, Run, RunResult, Tool, Verdict
 from overseer.runtime.bus import Outcome
 from overseer.runtime.steps import Agent, AgentContext, AgentStepError, ToolRecord
@@ -159,6 +159,25 @@ class SupervisorAgent(BaseSupervisor):
                 **supervision_fields(r),
             )
         return verdict_of(r, self.name)
+
+    async def on_model_call(self, agent: str, usage: Usage, run: Run) -> Verdict | None:
+        """A host's booked model call charged to the rule tier's token budget (a framework
+        run's calls; a team's are charged with its steps): a replace verdict, whose text the
+        agent is told, once `agent`'s budget is spent."""
+        core = self.core(run)
+        if core.rules is None:
+            return None
+        blocked = core.rules.charge(agent, run.query, usage.total_tokens)
+        self.trace_rules(run)
+        if blocked is None:
+            return None
+        return Replace(
+            blocked.note, blocked.firing.rule, by=self.name, reason=blocked.firing.detail
+        )
+
+    def stats(self, run: Run) -> dict[str, object]:
+        """Steps seen, triggers, decisions, rule firings by rule, refused rewrites, so far."""
+        return self.core(run).stats.as_dict() if run.has_state(self) else {}
 
     async def on_run_end(self, run: Run, result: RunResult) -> None:
         if run.has_state(self):

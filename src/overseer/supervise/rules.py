@@ -158,7 +158,20 @@ NOTE_MARK = "[overseer"
 
 
 def _times(n: int) -> str:
-    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+    """How often, in words: a note holds no number of overseer's own (a small model copied
+    "your last 2 calls" as the answer "2": issue 48)."""
+    return {1: "once", 2: "twice"}.get(n, "several times")
+
+
+#: how a refusal that leaves the agent to answer ends: free to say it could not find it
+#: (issue 48: "give your best answer now" made small agents invent a value)
+OR_SAY = "If what you have read does not hold the answer, say that you could not find it."
+
+
+def _spent(why: str) -> str:
+    """A budget's reason without its figures ("token budget of 900 tokens spent" -> "token
+    budget is spent"): the trace keeps the figures, the note holds no number."""
+    return why.split(" of ", 1)[0] + " is spent" if " of " in why else why
 
 
 @dataclass
@@ -275,10 +288,10 @@ class RuleTier:
         ):
             detail = f"blocked {call}: {run.same} calls of it in a row returned the same output"
             note = (
-                f"[overseer] Not run: your last {run.same} calls of {step.tool or step.kind} "
+                f"[overseer] Not run: your recent calls of {step.tool or step.kind} "
                 f"returned the same output whatever the arguments (it is shown above), so "
-                f"another call makes no progress. Answer from what you have read, or take a "
-                f"different step (another tool)."
+                f"another call makes no progress. Take a different step (another tool), or "
+                f"answer from what you have read. {OR_SAY}"
             )
             return Blocked(note, self._fire(RuleFiring("loop_breaker", *key, detail)))
         seen.ran += 1
@@ -290,11 +303,11 @@ class RuleTier:
         the end of a quoted extract as its answer (issue 39). The earlier output is kept in
         view instead (`mask` leaves a refused action's latest output whole)."""
         ran = f"{call} ran {_times(seen.ran)} in this task with these arguments"
-        again = f" (refusal {seen.refused} of it)" if seen.refused > 1 else ""
+        again = " (refused before)" if seen.refused > 1 else ""
         if seen.failed:
             return (
                 f"[overseer] Not run again: {ran} and failed{again}; it would fail the same "
-                f"way. Take a different step (other arguments, another tool) or give your answer."
+                f"way. Take a different step (other arguments, another tool) or answer. {OR_SAY}"
             )
         if seen.shown is None:
             return f"[overseer] Not run again: {ran}{again}. Take a different step or answer."
@@ -305,7 +318,7 @@ class RuleTier:
         )
 
     def _budget_block(self, key: Key, why: str) -> Blocked:
-        note = f"[overseer] Not run: your {why} for this task. Give your best answer now."
+        note = f"[overseer] Not run: your {_spent(why)} for this task. Answer now. {OR_SAY}"
         return Blocked(note, self._fire(RuleFiring("budget", *key, why)))
 
     def charge(self, agent: str, subtask: str, tokens: int) -> Blocked | None:
@@ -320,7 +333,7 @@ class RuleTier:
         if limit is None or self._tokens[key] < limit:
             return None
         why = f"token budget of {limit} tokens spent"
-        note = f"[overseer] Stop: your {why} for this task. Give your best answer now."
+        note = f"[overseer] Stop: your {_spent(why)} for this task. Answer now. {OR_SAY}"
         if key in self._over_budget:
             return Blocked(note, RuleFiring("budget", agent, subtask, why))
         self._over_budget.add(key)

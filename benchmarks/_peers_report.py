@@ -1,0 +1,195 @@
+"""The peers page of benchmarks/framework_tasks.py (issue 48): overseer beside what a user of
+each framework would pick instead, per framework and task family, from the stored rows.
+
+Families: (a) page-and-loop tasks (kind `answerable`), (b) AgentDojo's user tasks (`dojo-*`),
+(c) unanswerable tasks (`failing`, `missing`, `unfound`: right is saying it could not be found).
+The best peer of a framework and family is the arm, among the plain agent and the peers, with
+the most right answers (ties: the fewest prompt tokens). The goal, stated as measured: on (a)
+and (b) overseer's prompt tokens <= 0.8x the best peer's at accuracy non-inferior to it (the
+one-sided 95% lower bound of Newcombe's paired interval above -10 points), and on (c) no more
+invented answers than the best peer.
+
+Not a package: the entry point puts this folder on `sys.path`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from _frameworks_report import Row, Store
+from _frameworks_runners import FRAMEWORKS, PEERS, applies
+
+#: written before any held-out run (issue 48 item 2): the seeds and sizes the page judges on
+DECLARED = (
+    "Declared before the runs (2026-11-28, commit d461de6): held-out task seeds 40 and 41 of "
+    "`overseer.tasks.pageloop` (`PEER_HELDOUT_SEEDS`) at 11,000-13,000 characters a page "
+    "(`PEER_CHARS`), kinds answerable, failing, missing and unfound; AgentDojo's suites as "
+    "packaged (fixed, seed 0), their first non-trivial user tasks. Development (tuning): seed "
+    "29 only. Prompt cache off (a fresh `overseer serve` per run); temperature 0; at most 8 "
+    "model calls a run, 128 completion tokens a call; qwen2.5-coder-0.5b."
+)
+FAMILIES = {"a": "(a) page-and-loop", "b": "(b) AgentDojo", "c": "(c) unanswerable"}
+OURS = "with"
+MARGIN = -0.10
+TOKENS_GOAL = 0.8
+
+
+def family(r: Row) -> str:
+    """The family letter of a row's task."""
+    if r.kind.startswith("dojo"):
+        return "b"
+    return "a" if r.kind == "answerable" else "c"
+
+
+@dataclass(frozen=True)
+class Versus:
+    """overseer against one arm on their common tasks."""
+
+    arm: str
+    n: int
+    both: int
+    wins: int  # overseer right, the arm wrong
+    losses: int
+    tokens: tuple[float, float, float]  # overseer / arm, paired bootstrap 95%
+    invented: tuple[int, int]  # overseer's, the arm's
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        from overseer.bench.stats import newcombe_paired
+
+        return newcombe_paired(self.both, self.wins, self.losses, self.n, level=level)
+
+    @property
+    def bound(self) -> float:
+        """The one-sided 95% lower bound of overseer's accuracy minus the arm's."""
+        return self.interval(0.90)[0]
+
+
+def _by_task(rows: Sequence[Row], fw: str, fam: str, arm: str) -> dict[str, Row]:
+    return {r.task: r for r in rows if (r.framework, r.arm) == (fw, arm) and family(r) == fam}
+
+
+def versus(rows: Sequence[Row], fw: str, fam: str, arm: str) -> Versus | None:
+    """overseer (`with`) against `arm` for `fw` on family `fam`, paired by task."""
+    from overseer.bench.stats import bootstrap_ratio
+
+    ours, theirs = _by_task(rows, fw, fam, OURS), _by_task(rows, fw, fam, arm)
+    keys = sorted(ours.keys() & theirs.keys())
+    if not keys:
+        return None
+    pairs = [(ours[k], theirs[k]) for k in keys]
+    ratio = bootstrap_ratio(
+        [t.prompt_tokens for _, t in pairs], [o.prompt_tokens for o, _ in pairs]
+    )
+    return Versus(
+        arm, len(pairs),
+        sum(o.right and t.right for o, t in pairs),
+        sum(o.right and not t.right for o, t in pairs),
+        sum(t.right and not o.right for o, t in pairs),
+        ratio, (sum(o.invented for o, _ in pairs), sum(t.invented for _, t in pairs)),
+    )  # fmt: skip
+
+
+def best_peer(rows: Sequence[Row], fw: str, fam: str) -> str | None:
+    """The arm among the plain agent and the peers with the most right answers on the tasks
+    overseer ran (ties: fewer prompt tokens)."""
+    ours = _by_task(rows, fw, fam, OURS)
+    scored = []
+    for arm in ("without", *PEERS):
+        theirs = _by_task(rows, fw, fam, arm)
+        keys = ours.keys() & theirs.keys()
+        if applies(fw, arm) and keys:
+            right = sum(theirs[k].right for k in keys)
+            scored.append((-right, sum(theirs[k].prompt_tokens for k in keys), arm))
+    return min(scored)[2] if scored else None
+
+
+def goal(rows: Sequence[Row], fw: str, fam: str) -> tuple[bool | None, str]:
+    """Whether the goal holds for `fw` on `fam` (None: not run), in words."""
+    peer = best_peer(rows, fw, fam)
+    v = versus(rows, fw, fam, peer) if peer else None
+    if v is None:
+        return None, "not run"
+    if fam == "c":
+        ok = v.invented[0] <= v.invented[1]
+        return ok, f"invented {v.invented[0]} vs {v.invented[1]} ({peer}), n = {v.n}"
+    ok = v.tokens[0] <= TOKENS_GOAL and v.bound > MARGIN
+    return ok, (
+        f"tokens {v.tokens[0]:.2f}x {peer}'s; right {v.both + v.wins} vs {v.both + v.losses} "
+        f"of {v.n}, lower bound {v.bound:+.0%} (margin {MARGIN:.0%})"
+    )
+
+
+def arm_rows(rows: Sequence[Row], fw: str, fam: str) -> list[str]:
+    """One table line per arm that ran: n, right, invented, tokens, what acted, vs overseer."""
+    out = []
+    for arm in ("without", *PEERS, OURS, "proxy"):
+        mine = list(_by_task(rows, fw, fam, arm).values())
+        if not mine:
+            continue
+        n, v = len(mine), versus(rows, fw, fam, arm) if arm != OURS else None
+        lo, hi = v.interval() if v else (0.0, 0.0)
+        vs = (
+            f"{v.wins}/{v.losses} | {(v.wins - v.losses) / v.n:+.0%} [{lo:+.0%}, {hi:+.0%}] | "
+            f"{v.tokens[0]:.2f}x ({v.tokens[1]:.2f}-{v.tokens[2]:.2f})"
+            if v
+            else " | | "
+        )
+        out.append(
+            f"| {arm} | {n} | {sum(r.right for r in mine)} | {sum(r.invented for r in mine)} | "
+            f"{sum(r.prompt_tokens for r in mine):,} | {sum(r.evaluated_tokens for r in mine):,} "
+            f"| {sum(bool(r.acted) for r in mine)} | {vs} |"
+        )
+    return out
+
+
+HEAD = (
+    "| arm | n | right | invented | prompt tokens | evaluated | acted on | overseer W/L "
+    "| overseer - arm, right [95%] | overseer's tokens / arm's [95%] |"
+)
+
+
+def mde(rows: Sequence[Row], fw: str, fam: str) -> str:
+    """The smallest accuracy difference the family's n could detect against its best peer."""
+    from overseer.bench.stats import mcnemar_mde
+
+    peer = best_peer(rows, fw, fam)
+    v = versus(rows, fw, fam, peer) if peer else None
+    if v is None:
+        return ""
+    share = max((v.wins + v.losses) / v.n, 0.05)
+    return f"n = {v.n}: the smallest difference it could detect is {mcnemar_mde(v.n, share):.0%}"
+
+
+def verdict(rows: Sequence[Row]) -> str:
+    """The page's title: the goal, per framework and family, as measured."""
+    held, missed, open_ = [], [], []
+    for fw in FRAMEWORKS:
+        for fam in FAMILIES:
+            ok, _ = goal(rows, fw, fam)
+            (open_ if ok is None else held if ok else missed).append(f"{fw} {fam}")
+    return (
+        f"overseer beside the frameworks' own context control: the goal holds in {len(held)} "
+        f"of {len(held) + len(missed)} framework-family cells measured"
+        + (f", missed in {', '.join(missed)}" if missed else "")
+    )
+
+
+def write(path: Path, rows: Sequence[Row], store: Store, declared: str) -> None:
+    """The page: verdict, what was declared before the run, then a table per framework and
+    family with the goal's line."""
+    lines = [f"# {verdict(rows)}", "", declared, ""]
+    lines += [f"Command: `{store.note('command') or '?'}`; {store.note('date') or '?'}.", ""]
+    for fw in FRAMEWORKS:
+        for fam, name in FAMILIES.items():
+            body = arm_rows(rows, fw, fam)
+            if not body:
+                continue
+            ok, said = goal(rows, fw, fam)
+            mark = "holds" if ok else "missed" if ok is not None else "not run"
+            lines += [f"## {fw}, {name}", "", f"Goal {mark}: {said}. {mde(rows, fw, fam)}.", ""]
+            lines += [HEAD, "|" + "---|" * 10, *body, ""]
+    commits = sorted({r.commit for r in rows})
+    lines += [f"Code: {', '.join(commits)}.", ""]
+    path.write_text("\n".join(lines), encoding="utf-8")
