@@ -53,6 +53,7 @@ from overseer.integrations._adapter import (
     GuardRun,
     GuardSettings,
     RunStopped,
+    stop_reason_of,
 )
 from overseer.models import Model
 
@@ -304,14 +305,18 @@ class OverseerMiddleware(AgentMiddleware):
         request, stop = self._prepare(request)
         if stop is not None:
             return stop
-        started = time.monotonic()
-        response = handler(request)
-        self._book(request, response, started)
-        again = self._reask(request, response)
-        if again is not None:
+        try:
             started = time.monotonic()
-            response = handler(again)
-            self._book(again, response, started)
+            response = handler(request)
+            self._book(request, response, started)
+            again = self._reask(request, response)
+            if again is not None:
+                started = time.monotonic()
+                response = handler(again)
+                self._book(again, response, started)
+        except BaseException as exc:
+            self._end_on_error(request, exc)
+            raise
         self._end_after_model(request, response)
         return response
 
@@ -321,16 +326,28 @@ class OverseerMiddleware(AgentMiddleware):
         request, stop = self._prepare(request)
         if stop is not None:
             return stop
-        started = time.monotonic()
-        response = await handler(request)
-        self._book(request, response, started)
-        again = self._reask(request, response)
-        if again is not None:
+        try:
             started = time.monotonic()
-            response = await handler(again)
-            self._book(again, response, started)
+            response = await handler(request)
+            self._book(request, response, started)
+            again = self._reask(request, response)
+            if again is not None:
+                started = time.monotonic()
+                response = await handler(again)
+                self._book(again, response, started)
+        except BaseException as exc:
+            self._end_on_error(request, exc)
+            raise
         self._end_after_model(request, response)
         return response
+
+    def _end_on_error(self, request: ModelRequest, exc: BaseException) -> None:
+        """A model call that raised (a server error, a cancellation) ends the graph: close its
+        run with the exception's stop reason (`error`, `cancelled`), as the other adapters do;
+        a budget the guard raised itself keeps its own (`budget`)."""
+        why = getattr(exc, "stop_reason", None) or stop_reason_of(exc)
+        run = _run_id(request.state) or ""
+        self.guard.end_run(stop_reason=why, error=f"{type(exc).__name__}: {exc}", run=run)
 
     def _reask(self, request: ModelRequest, response: ModelResponse) -> ModelRequest | None:
         """The request asking once more, tools closed, when the reply is an answer that only
