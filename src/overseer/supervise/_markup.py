@@ -208,7 +208,8 @@ def chrome_lines(lines: list[str]) -> list[bool]:
     lines, raw meta or script tags), a cookie banner, a navigation block or a lone menu entry.
     Real agents' pages carry such blocks at their top (issue 48: 30% of what purification kept
     of Who&When's pages), and they answer no question about the page's content."""
-    cookies = "cookie" in "\n".join(lines).lower()
+    joined = "\n".join(lines)
+    cookies = any(w in joined for w in ("cookie", "Cookie", "COOKIE"))
     out: list[bool] = []
     depth = 0  # brackets still open in a metadata block
     nav = False  # inside a navigation block (until a blank line)

@@ -121,8 +121,10 @@ def terms(text: str) -> list[str]:
 def _words(docs: list[str]) -> list[str]:
     """Every word of the documents in order, lower-cased (stop words kept), with `_SEP` as a
     word of its own between two documents: one vectorised pass and one split for them all."""
-    clean = [d.replace(_SEP, " ") for d in docs] if any(_SEP in d for d in docs) else docs
-    text, fix = _words_only(f" {_SEP} ".join(clean).lower())
+    joined = f" {_SEP} ".join(docs)
+    if joined.count(_SEP) != max(len(docs) - 1, 0):  # a document holds the separator itself
+        joined = f" {_SEP} ".join(d.replace(_SEP, " ") for d in docs)
+    text, fix = _words_only(joined.lower())
     return _fix(text.split()) if fix else text.split()
 
 
