@@ -35,6 +35,7 @@ from starlette.routing import Route
 
 from overseer.models import Model, Usage
 from overseer.models import serve as front
+from overseer.proxy._judge import Judges
 from overseer.proxy._request import check_request
 from overseer.proxy._runs import (
     BudgetExceeded,
@@ -80,6 +81,7 @@ class ProxyApp:
         self.supervisor_model = supervisor_model
         self.max_body_bytes = options.max_body_bytes
         self.runs: Runs | None = None
+        self.judges: Judges | None = None
         self._client: aiohttp.ClientSession | None = None
         self.app = Starlette(
             routes=[
@@ -106,12 +108,15 @@ class ProxyApp:
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=600.0)
         spans = _spans(self.options.otlp_endpoint)
         store = self._store()
+        self.judges = judges = Judges()
         self.runs = Runs(
             self.settings,
             supervisor_model=self.supervisor_model,
             store=store,
             spans=spans.open if spans is not None else None,
+            judges=judges,
         )
+        await judges.start(self.settings.rules)  # the first long output pays no first use
         sweeper = asyncio.create_task(self._sweep())
         try:
             async with aiohttp.ClientSession(
@@ -124,6 +129,7 @@ class ProxyApp:
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
             await self.runs.close()  # every run's run_end, after the replies in flight
+            judges.close()
             if spans is not None:
                 spans.shutdown()
 
@@ -163,9 +169,13 @@ class ProxyApp:
             resp.release()
 
     async def _health(self, request: Request) -> Response:
-        """This worker's process id and live runs (which worker served a connection)."""
+        """This worker's process id and live runs (which worker served a connection), how
+        many tool outputs are being judged now and whether the judges are warm."""
         live = len(self.runs._runs) if self.runs is not None else 0
-        return JSONResponse({"ok": True, "worker": os.getpid(), "runs": live})
+        judges = self.judges
+        busy, warm = (judges.busy, judges.warm) if judges is not None else (0, False)
+        got = {"ok": True, "worker": os.getpid(), "runs": live, "judging": busy, "warm": warm}
+        return JSONResponse(got)
 
     async def _chat(self, request: Request) -> Response:
         t0 = time.perf_counter()

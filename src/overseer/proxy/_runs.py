@@ -9,9 +9,10 @@ Each run is one `GuardRun` of the proxy's `Guard` (`overseer.integrations.guard`
 every framework adapter uses: the runtime's bus with the SupervisorAgent plug-in (the rule tier,
 and the LLM tier with a supervisor model), a ledger with the run's budget, and a trace in the
 runtime's schema (`overseer trace list/show` and `report` read it). A tool result is judged
-once, the first time a request carries it: a repeated action past the loop limit is refused AS
-THE TOOL RESULT (its content becomes the refusal note), an over-long output is purified; every
-request then shows the same texts, older outputs masked.
+once per run, the first time a request carries it (keyed by agent, call id and content; in a
+thread, cut to `max_output_chars` first: `_judge`): a repeated action past the loop limit is
+refused AS THE TOOL RESULT (its content becomes the refusal note), an over-long output is
+purified; every request then shows the same texts, older outputs masked.
 
 Run state lives in a `RunStore`: in memory for one worker; in Redis for several (`_redis`),
 where every worker keeps a replica of each run and catches up, under the run's lock, on the
@@ -33,6 +34,7 @@ from typing import Any, Protocol
 
 from overseer.integrations.guard import Guard, GuardRun, GuardSettings, RunStopped, ToolRecord
 from overseer.models import Model, Usage
+from overseer.proxy._judge import MAX_OUTPUT_CHARS, Judges, cut
 from overseer.proxy._transcripts import rewrite, text_of, tool_results
 from overseer.runtime import Supervisor
 from overseer.runtime.books import BudgetExceeded, TraceSink, trace_sinks
@@ -108,10 +110,15 @@ class ProxySettings:
     idle_s: float = 300.0
     #: more bus plug-ins for every run (a user's rule), after the rule tier
     plugins: tuple[Supervisor, ...] = ()
+    #: a tool output longer than this (characters) is cut to it before it is judged
+    max_output_chars: int = MAX_OUTPUT_CHARS
 
     def __post_init__(self) -> None:
         if not self.idle_s > 0:
             raise ValueError(f"proxy idle_s: expected seconds > 0, got {self.idle_s!r}")
+        cap = self.max_output_chars
+        if not isinstance(cap, int) or cap < 1:
+            raise ValueError(f"proxy max_output_chars: expected an integer >= 1, got {cap!r}")
 
     def guard(self) -> GuardSettings:
         return GuardSettings(
@@ -168,12 +175,17 @@ class ProxyRun:
     """One run of the proxy: its `GuardRun` (this worker's replica of it), the tool results
     already judged, and how many of the run's logged operations the replica has applied."""
 
-    def __init__(self, name: str, run: GuardRun, store: RunStore, *, owner: bool) -> None:
+    def __init__(
+        self, name: str, run: GuardRun, store: RunStore, *, owner: bool, judges: Judges, cap: int
+    ) -> None:
         self.name = name
         self.run = run
         self.store = store
         self.owner = owner  # writes the run's trace
-        self.shown: dict[str, str] = {}  # tool_call_id -> the text judged for it
+        self.judges = judges
+        self.cap = cap
+        # (agent, call id, content) key -> the text judged for it (None: the output unchanged)
+        self.shown: dict[str, str | None] = {}
         self.applied = 0
         self.seen = time.monotonic()
 
@@ -203,12 +215,7 @@ class ProxyRun:
         """Apply one operation to the replica (live or replayed: the same code)."""
         kind, agent = op["op"], op["agent"]
         if kind == "judge":
-            key, tool, args = op["id"], op["tool"], op["args"]
-            note = self.run.before_tool(agent, tool, args)
-            if note is None:
-                note = await self.run.aafter_tool(agent, tool, args, op["output"])
-            self.shown[key] = note
-            return note
+            return await self._judge(op)
         if kind == "view":
             return self.run.model_input(agent, [ToolRecord(*r) for r in op["records"]])
         if kind == "reask":
@@ -218,6 +225,20 @@ class ProxyRun:
                 self.run.book(agent, **op["call"])
             return None
         raise ValueError(f"proxy run {self.name}: unknown operation {kind!r}")
+
+    async def _judge(self, op: dict[str, Any]) -> str | None:
+        """A tool output's verdict: refused (a loop), else judged by the bus in a thread (the
+        LLM tier, when there is one, on the event loop: it awaits its model)."""
+        agent, tool, args, output = op["agent"], op["tool"], op["args"], op["output"]
+        note = self.run.before_tool(agent, tool, args)
+        if note is None and self.run.guard.supervisor_model is not None:
+            note = await self.run.aafter_tool(agent, tool, args, output)
+        elif note is None:
+            note = await self.judges.call(
+                len(output), self.run.after_tool, agent, tool, args, output
+            )
+        self.shown[op["id"]] = None if note == output else note
+        return note
 
     async def check(self, agent: str) -> None:
         """Raise BudgetExceeded or RunStopped when `agent` may not make another call."""
@@ -232,15 +253,17 @@ class ProxyRun:
         results = tool_results(messages)
         if not results:
             return messages, False
+        keys = [await self.judges.key(agent, r.key, r.output) for r in results]
         async with self._turn() as log:
             records = []
-            for r in results:
-                if r.key not in self.shown:
-                    op = dict(op="judge", agent=agent, id=r.key, tool=r.tool, args=r.args)
-                    op["output"] = r.output
+            for r, key in zip(results, keys, strict=True):
+                if key not in self.shown:  # judged once, on its first request (the cut part)
+                    op = dict(op="judge", agent=agent, id=key, tool=r.tool, args=r.args)
+                    op["output"] = cut(r.output, self.cap)
                     await self._do(op)
                     log.append(op)
-                records.append((r.tool, r.args, self.shown[r.key]))
+                judged = self.shown[key]
+                records.append((r.tool, r.args, r.output if judged is None else judged))
             view = {"op": "view", "agent": agent, "records": records}
             texts = await self._do(view)
             log.append(view)
@@ -293,6 +316,7 @@ class Runs:
         supervisor_model: Model | None = None,
         store: RunStore | None = None,
         spans: Callable[[str], TraceSink] | None = None,
+        judges: Judges | None = None,
     ) -> None:
         self.settings = settings
         self.store: RunStore = store or MemoryStore()
@@ -301,6 +325,7 @@ class Runs:
         # a replica of a run another worker traces writes no trace of its own
         self.replica = Guard(s, supervisor_model=supervisor_model, trace_dir=None)
         self.spans = spans
+        self.judges = judges or Judges()
         self._runs: dict[str, ProxyRun] = {}
 
     async def get(self, who: Who, body: Mapping[str, Any]) -> ProxyRun:
@@ -322,7 +347,8 @@ class Runs:
                 run = guard.open(task, model=model)
         else:
             run = guard.open(task, model=model)
-        state = ProxyRun(who.run, run, self.store, owner=owner)
+        cap = self.settings.max_output_chars
+        state = ProxyRun(who.run, run, self.store, owner=owner, judges=self.judges, cap=cap)
         self._runs[who.run] = state
         return state
 
