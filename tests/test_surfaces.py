@@ -46,3 +46,26 @@ def test_no_name_means_two_things() -> None:
                 clashes.append(f"{n}: overseer.{seen[n][0]} and overseer.{name}")
             seen.setdefault(n, (name, obj))
     assert not clashes
+
+
+def test_the_top_level_face_is_small_and_every_name_loads() -> None:
+    """Issue 49: the names a user needs import from `overseer` itself; loading is lazy, so
+    `import overseer` pulls in none of them."""
+    import subprocess
+    import sys
+
+    import overseer
+
+    assert 20 <= len(overseer.__all__) <= 30
+    assert all(getattr(overseer, n) is not None for n in overseer.__all__)
+    code = "import sys, overseer; print(len([m for m in sys.modules if m.startswith('overseer.')]))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0"
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        _ = overseer.Nope
+
+
+def test_the_top_level_face_names_each_home_once() -> None:
+    import overseer
+
+    assert sorted(overseer.__all__) == sorted(overseer._HOME)
