@@ -19,6 +19,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import logging
 import os
 import pickle
 import time
@@ -33,9 +34,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from overseer.models import Model, Usage
+from overseer.models import Model
 from overseer.models import serve as front
+from overseer.proxy._gateway import Clock
 from overseer.proxy._judge import Judges
+from overseer.proxy._relay import Call, asked_again, book_reply, relay
 from overseer.proxy._request import check_request
 from overseer.proxy._runs import (
     BudgetExceeded,
@@ -47,11 +50,10 @@ from overseer.proxy._runs import (
     RunStore,
     Who,
     identify,
-    text_of,
-    usage_of,
 )
 from overseer.runtime.steps import closed_turn
 
+log = logging.getLogger("overseer.proxy")
 _PASS = ("authorization", "content-type", "accept", "openai-organization", "openai-project")
 _CHAT = ("/v1/chat/completions", "/chat/completions")
 
@@ -170,18 +172,35 @@ class ProxyApp:
 
     async def _health(self, request: Request) -> Response:
         """This worker's process id and live runs (which worker served a connection), how
-        many tool outputs are being judged now and whether the judges are warm."""
+        many tool outputs are being judged now, whether the judges are warm, and whether the
+        run store answers (a 503 naming it when it does not)."""
         live = len(self.runs._runs) if self.runs is not None else 0
         judges = self.judges
         busy, warm = (judges.busy, judges.warm) if judges is not None else (0, False)
-        got = {"ok": True, "worker": os.getpid(), "runs": live, "judging": busy, "warm": warm}
-        return JSONResponse(got)
+        got: dict[str, Any] = {"ok": True, "worker": os.getpid(), "runs": live}
+        got |= {"judging": busy, "warm": warm, "store": "memory"}
+        if self.runs is not None:
+            try:
+                got["store"] = await self.runs.store.ping()
+            except front.Fault as exc:
+                got |= {"ok": False, "store": exc.message}
+        return JSONResponse(got, 200 if got["ok"] else 503)
 
     async def _chat(self, request: Request) -> Response:
-        t0 = time.perf_counter()
+        """A chat completion relayed (see the module docstring); anything that goes wrong
+        in overseer itself is a JSON 500 naming it, the connection kept."""
+        clock = Clock()
+        try:
+            return await self._chat_relayed(request, clock)
+        except front.Fault:
+            raise
+        except Exception as exc:  # a bug, never a plain-text 500 and a dropped connection
+            log.exception("proxy: chat request failed")
+            raise front.Fault(500, f"proxy: {type(exc).__name__}: {exc}", "server_error") from None
+
+    async def _chat_relayed(self, request: Request, clock: Clock) -> Response:
         body = await front.read_json_object(request, self.max_body_bytes)
         check_request(body)  # messages, and the fields naming a run: a JSON 400 naming it
-        messages = body["messages"]
         who = identify(request.headers, body)
         assert self.runs is not None and self._client is not None
         run = await self.runs.get(who, body)
@@ -192,75 +211,63 @@ class ProxyApp:
             msg = f"run {who.run}: {exc}; expected no more calls from this run"
             return JSONResponse(front.error_body(400, msg, kind), 400, headers=_who(who, run))
         if self.settings.rules is not None:
-            shown, answer = await run.apply(who.agent, messages)
-            body = dict(body, messages=shown)
-            if answer and body.get("tools"):  # its calls keep being refused: tools closed
-                closing = {"role": "user", "content": closed_turn(run.run.task)}
-                body.update(messages=[*shown, closing], tool_choice="none")
+            body = await self._shown(run, who, body)
         headers = {h: v for h in _PASS if (v := request.headers.get(h))}
         headers["content-type"] = "application/json"
-        data = _json_bytes(body)
-        overhead = time.perf_counter() - t0
+        call = Call(run, who.agent, str(body.get("model") or ""), body["messages"], clock)
+        clock.away()
         t1 = time.perf_counter()
-        resp = await self._send("POST", request.url.path, data, headers)
-        out_headers = _who(who, run) | {"x-overseer-overhead-ms": f"{overhead * 1000:.3f}"}
+        resp = await self._send("POST", request.url.path, _json_bytes(body), headers)
+        clock.back()
         kind = resp.headers.get("content-type", "application/json")
-        model = str(body.get("model") or "")
         if "text/event-stream" in kind:
-            relay = self._relay(resp, run, who.agent, model, body["messages"], t1)
-            return StreamingResponse(relay, resp.status, media_type=kind, headers=out_headers)
-        data, status = await self._read(resp), resp.status
-        if status == 200:
-            text = await _book_reply(data, run, who.agent, model, body["messages"], t1)
-            turn = None if text is None else await run.reask(who.agent, text)
-            if turn is not None:  # the answer only repeated overseer's words: ask once more
-                again = _asked_again(body, text or "", turn)
-                data, status = await self._again(request.url.path, again, headers, run, who)
+            out_headers = _who(who, run) | {"x-overseer-overhead-ms": clock.ms()}
+            stream = relay(resp, call, self.upstream, t1)
+            return StreamingResponse(stream, resp.status, media_type=kind, headers=out_headers)
+        data, status = await self._reply(request.url.path, resp, body, headers, call, t1)
+        out_headers = _who(who, run) | {"x-overseer-overhead-ms": clock.ms()}
         return Response(data, status, media_type=kind, headers=out_headers)
 
-    async def _again(
-        self, path: str, body: dict[str, Any], headers: dict[str, str], run: ProxyRun, who: Who
-    ) -> tuple[bytes, int]:
-        """One more upstream call (the re-ask of a copied note), booked like the first."""
-        t1 = time.perf_counter()
-        resp = await self._send("POST", path, _json_bytes(body), headers)
-        data = await self._read(resp)
-        if resp.status == 200:
-            model = str(body.get("model") or "")
-            await _book_reply(data, run, who.agent, model, body["messages"], t1)
-        return data, resp.status
+    async def _shown(self, run: ProxyRun, who: Who, body: dict[str, Any]) -> dict[str, Any]:
+        """The request as the model should read it (the rule tier's view of its messages;
+        tools closed when the agent's calls keep being refused)."""
+        shown, answer = await run.apply(who.agent, body["messages"])
+        body = dict(body, messages=shown)
+        if answer and body.get("tools"):  # its calls keep being refused: tools closed
+            closing = {"role": "user", "content": closed_turn(run.run.task)}
+            body.update(messages=[*shown, closing], tool_choice="none")
+        return body
 
-    async def _relay(
+    async def _reply(
         self,
+        path: str,
         resp: aiohttp.ClientResponse,
-        run: ProxyRun,
-        agent: str,
-        model: str,
-        messages: Any,
+        body: dict[str, Any],
+        headers: dict[str, str],
+        call: Call,
         t1: float,
-    ) -> AsyncIterator[bytes]:
-        """The upstream's stream as it arrives; its usage and text booked at the end."""
-        tail, usage, text = b"", None, []
-        try:
-            async for block in resp.content.iter_any():
-                yield block
-                tail += block
-                *events, tail = tail.split(b"\n\n")
-                for event in events:
-                    if not event.startswith(b"data: {"):
-                        continue
-                    try:
-                        chunk = json.loads(event[6:])
-                    except ValueError:
-                        continue
-                    usage = usage_of(chunk) or usage
-                    for c in chunk.get("choices") or ():
-                        text.append(text_of((c.get("delta") or {}).get("content")))
-        finally:
-            resp.release()
-            latency = time.perf_counter() - t1
-            spent = usage or Usage(estimated=True)
-            await run.book(agent, model, spent, latency, messages, "".join(text))
+    ) -> tuple[bytes, int]:
+        """A JSON reply read and booked; asked again once when it only copied overseer's
+        words (the upstream's time excluded from overseer's share)."""
+        call.clock.away()
+        data, status = await self._read(resp), resp.status
+        call.clock.back()
+        if status != 200:
+            return data, status
+        text = await book_reply(data, call, t1)
+        turn = None if text is None else await call.run.reask(call.agent, text)
+        if turn is None:
+            return data, status
+        again = asked_again(body, text or "", turn)  # the answer only repeated overseer's words
+        call.clock.away()
+        t2 = time.perf_counter()
+        resp = await self._send("POST", path, _json_bytes(again), headers)
+        data = await self._read(resp)
+        call.clock.back()
+        if resp.status == 200:
+            asked = Call(call.run, call.agent, call.model, again["messages"], call.clock)
+            await book_reply(data, asked, t2)
+        return data, resp.status
 
     async def _pass(self, request: Request) -> Response:
         """Any other path (/v1/models, ...) to the upstream and back as it comes."""
@@ -379,35 +386,6 @@ def _unreachable(upstream: str, exc: BaseException) -> front.Fault:
 async def _release(resp: aiohttp.ClientResponse) -> None:
     """The connection of a reply passed through, back to the pool (in the event loop)."""
     resp.release()
-
-
-def _asked_again(body: dict[str, Any], answer: str, turn: str) -> dict[str, Any]:
-    """The request once more: the reply that copied overseer's words, then the user turn
-    saying so and restating the question; no tool may be called."""
-    said = {"role": "assistant", "content": answer}
-    again = dict(body, messages=[*body["messages"], said, {"role": "user", "content": turn}])
-    if again.get("tools"):
-        again["tool_choice"] = "none"
-    return again
-
-
-async def _book_reply(
-    data: bytes, run: ProxyRun, agent: str, model: str, messages: Any, t1: float
-) -> str | None:
-    """Book a relayed reply with the usage it reports (an estimate flag when none); its
-    answer text, or None when it called tools (no answer to check)."""
-    try:
-        reply = json.loads(data)
-    except ValueError:
-        reply = {}
-    if not isinstance(reply, dict):
-        reply = {}
-    usage = usage_of(reply) or Usage(estimated=True)
-    choice = (reply.get("choices") or [{}])[0]
-    text = text_of((choice.get("message") or {}).get("content"))
-    latency = time.perf_counter() - t1
-    await run.book(agent, str(reply.get("model") or model), usage, latency, messages, text)
-    return None if (choice.get("message") or {}).get("tool_calls") else text
 
 
 def _who(who: Who, run: ProxyRun) -> dict[str, str]:

@@ -2,10 +2,11 @@
 
 The proxy relays to any OpenAI-compatible upstream, so it checks only the parts it reads itself
 (the upstream judges the rest): `messages` a non-empty list of objects with a known role, each
-`content` a string, null or a list of objects, `tool_calls` a list of objects, `name` a
-string; and the fields that name a run or agent (`user`, `metadata.overseer_run`,
-`metadata.overseer_agent`) printable ASCII, since they come back in reply headers. A request
-that does not fit is one JSON 400 naming the field, and the connection stays usable.
+`content` a string, null or a list of objects, `tool_calls` a list of objects (each `function`
+an object), `name` a string; and the fields that name a run or agent (`user`,
+`metadata.overseer_run`, `metadata.overseer_agent`) printable ASCII, since they come back in
+reply headers. A request that does not fit is one JSON 400 naming the field, and the
+connection stays usable.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ def _message_error(i: int, m: Any) -> str | None:
         isinstance(calls, list) and all(isinstance(c, Mapping) for c in calls)
     ):
         return f"{where}.tool_calls: expected a list of tool call objects, got {calls!r:.60}"
+    for j, call in enumerate(calls or ()):
+        fn = call.get("function")
+        if fn is not None and not isinstance(fn, Mapping):
+            return f"{where}.tool_calls[{j}].function: expected an object, got {fn!r:.40}"
     if "name" in m and not isinstance(m["name"], str | None):
         return f"{where}.name: expected a string, got {m['name']!r:.40}"
     return None

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 from overseer.integrations.guard import Guard, GuardRun, GuardSettings, RunStopped, ToolRecord
 from overseer.models import Model, Usage
+from overseer.proxy._gateway import park
 from overseer.proxy._judge import MAX_OUTPUT_CHARS, Judges, cut
 from overseer.proxy._transcripts import rewrite, text_of, tool_results
 from overseer.runtime import Supervisor
@@ -140,6 +141,7 @@ class RunStore(Protocol):
     async def append(self, run: str, ops: list[dict[str, Any]]) -> None: ...
     async def last(self, run: str) -> float | None: ...
     async def forget(self, run: str) -> None: ...
+    async def ping(self) -> str: ...
     async def close(self) -> None: ...
 
 
@@ -166,6 +168,9 @@ class MemoryStore:
 
     async def forget(self, run: str) -> None:
         self._locks.pop(run, None)
+
+    async def ping(self) -> str:
+        return "memory"
 
     async def close(self) -> None:
         return None
@@ -209,6 +214,7 @@ class ProxyRun:
                 if mine:
                     await self.store.append(self.name, mine)
                     self.applied += len(mine)
+                    self.run.trace.flush()  # appended, the file closed again (`park`)
         self.seen = time.monotonic()
 
     async def _do(self, op: dict[str, Any]) -> Any:
@@ -348,6 +354,7 @@ class Runs:
         else:
             run = guard.open(task, model=model)
         cap = self.settings.max_output_chars
+        park(run.trace)  # no file held open between requests
         state = ProxyRun(who.run, run, self.store, owner=owner, judges=self.judges, cap=cap)
         self._runs[who.run] = state
         return state

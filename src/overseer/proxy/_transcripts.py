@@ -43,12 +43,19 @@ class ToolResult:
     prefix: str = ""
 
 
-def _openai_calls(messages: Sequence[Any]) -> dict[str, tuple[str, str]]:
+def _args_text(args: Any) -> str:
+    """A call's arguments as text: a string as it is, anything else as sorted JSON."""
+    return args if isinstance(args, str) else json.dumps(args, sort_keys=True, default=str)
+
+
+def _openai_calls(m: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """The (tool, arguments) of each call of one assistant message, by call id."""
     calls: dict[str, tuple[str, str]] = {}
-    for m in messages:
-        for c in (m.get("tool_calls") or []) if isinstance(m, Mapping) else ():
-            fn = (c.get("function") or {}) if isinstance(c, Mapping) else {}
-            calls[str(c.get("id"))] = (str(fn.get("name", "")), str(fn.get("arguments", "")))
+    for c in m.get("tool_calls") or ():
+        fn = c.get("function") if isinstance(c, Mapping) else None
+        fn = fn if isinstance(fn, Mapping) else {}
+        name, args = fn.get("name", ""), fn.get("arguments", "")
+        calls[str(c.get("id"))] = (str(name), _args_text(args))
     return calls
 
 
@@ -60,20 +67,28 @@ def _text_calls(text: str) -> tuple[str, str, str] | None:
         return None
     if not isinstance(calls, list) or not calls or not isinstance(calls[0], dict):
         return None
-    names = [str((c.get("function") or {}).get("name", "")) for c in calls if isinstance(c, dict)]
-    args = [(c.get("function") or {}).get("arguments", "") for c in calls if isinstance(c, dict)]
+    got = [c.get("function") for c in calls if isinstance(c, dict)]
+    fns: list[dict[str, Any]] = [f if isinstance(f, dict) else {} for f in got]
+    names = [str(f.get("name", "")) for f in fns]
+    args = [f.get("arguments", "") for f in fns]
     arg_text = json.dumps(args[0] if len(args) == 1 else args, sort_keys=True, default=str)
     return str(calls[0].get("id", "")), "+".join(names), arg_text
 
 
 def tool_results(messages: Sequence[Any]) -> list[ToolResult]:
-    """Every tool result the request carries, oldest first, in either shape."""
-    calls, out = _openai_calls(messages), []
+    """Every tool result the request carries, oldest first, in either shape. A result is
+    matched to its call among the calls since the last assistant message before it that made
+    any (call ids repeat across replies: some servers number them `call_0`, `call_1` in
+    each); a result with no id is keyed by its place in the conversation."""
+    calls: dict[str, tuple[str, str]] = {}
+    out: list[ToolResult] = []
     pending: tuple[str, str, str] | None = None
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
             continue
         role, text = m.get("role"), text_of(m.get("content"))
+        if role == "assistant" and m.get("tool_calls"):
+            calls = _openai_calls(m)
         if role == "tool":
             key = str(m.get("tool_call_id") or f"#{i}")
             name, args = calls.get(key, ("", ""))
