@@ -40,7 +40,7 @@ from overseer.models import Model
 from overseer.runtime import Ledger, Supervisor
 from overseer.runtime.books import BudgetExceeded, Trace
 from overseer.runtime.bus import SupervisorChain
-from overseer.runtime.steps import Verifier
+from overseer.runtime.steps import TurnPolicy, Verifier
 from overseer.supervise import SupervisorAgent, SupervisorSettings
 from overseer.supervise.rules import RuleSettings, ToolRecord
 
@@ -95,6 +95,11 @@ class GuardSettings:
             raise ValueError(
                 f"guard on_refusals: expected 'answer' or 'stop', got {self.on_refusals!r}"
             )
+
+    @property
+    def turns(self) -> TurnPolicy:
+        """The run's turn policy (the one every host uses): refusals in a row, re-asks."""
+        return TurnPolicy(self.answer_after_refusals, self.on_refusals)
 
     def plugin_settings(self, llm: bool) -> SupervisorSettings:
         """The SupervisorAgent's settings: the rule tier, with the LLM tier when `llm`."""

@@ -29,15 +29,7 @@ from overseer.models import Completion, Usage
 from overseer.runtime import Budget, Interaction, TeamSpec
 from overseer.runtime.books import BudgetExceeded, open_run
 from overseer.runtime.bus import Bus, UnsupportedVerdictError
-from overseer.runtime.steps import (
-    CLOSED_NOTE,
-    COPIED_NOTE,
-    LAST_NOTE,
-    REPEATED_NOTE,
-    closing_turn,
-    copies_note,
-    repeats_output,
-)
+from overseer.runtime.steps import numbers_in
 from overseer.runtime.verdicts import ReplaceAgent, ReplaceTeam, Rollback
 from overseer.supervise.filters import Step, normalize_action
 from overseer.supervise.rules import ToolRecord
@@ -111,6 +103,8 @@ class GuardRun:
         self._notes: dict[str, list[str]] = {}  # agent -> the refusals it was given to read
         self._reasked: set[str] = set()  # agents asked again after copying a note
         self._outputs: dict[str, list[str]] = {}  # agent -> its short tool outputs, in order
+        self._seen: dict[str, set[str]] = {}  # agent -> the values its tool results showed
+        self._closed: set[str] = set()  # agents whose tools overseer closed
         self._hidden: dict[str, int] = {}  # agent -> tool outputs its last view did not show whole
         agents = [{"name": guard.run_name}] if guard.run_name else []
         self.bus.start({"agents": agents}, model=model_label(model))
@@ -141,6 +135,8 @@ class GuardRun:
         again)."""
         if tool is not None and len(observation) <= _SHORT_OUTPUT:
             self._outputs.setdefault(agent, []).append(observation)
+        if tool is not None:
+            self._seen.setdefault(agent, set()).update(numbers_in(f"{observation} {error or ''}"))
         return Interaction(
             kind="tool" if tool is not None else "message",
             agent=agent,
@@ -197,14 +193,15 @@ class GuardRun:
         (a trap's text): such a reply is no answer (issue 39). None: keep the answer (it is
         not a copy, or this run asked again already)."""
         with self._lock:
-            notes = [*self._notes.get(agent, []), CLOSED_NOTE, LAST_NOTE, COPIED_NOTE]
-            copied = copies_note(answer, notes)
-            looped = repeats_output(answer, self._outputs.get(agent, []))
-            if agent in self._reasked or not (copied or looped):
+            if agent in self._reasked:
                 return None
-            self._reasked.add(agent)
-            self.counts["reasked"] += 1
-            return closing_turn(COPIED_NOTE if copied else REPEATED_NOTE, self.task)
+            notes, outputs = self._notes.get(agent, []), self._outputs.get(agent, [])
+            seen = self._seen.get(agent, set()) if agent in self._closed else None
+            again = self.guard.settings.turns.reask(answer, notes, outputs, self.task, seen=seen)
+            if again is not None:
+                self._reasked.add(agent)
+                self.counts["reasked"] += 1
+            return again
 
     def new_reply(self, agent: str) -> None:
         """`agent`'s next tool calls belong to a new model reply (a host that books no model
@@ -215,11 +212,11 @@ class GuardRun:
     def refusals_acted(self, agent: str) -> OnRefusals | None:
         """What `agent`'s refused calls in a row ask for before its next model call: "answer"
         (its tools closed), "stop" (the run ends), or None (go on as usual)."""
-        n = self.guard.settings.answer_after_refusals
         with self._lock:
-            if n == 0 or self.bus.refused[agent] < n:
-                return None
-            return self.guard.settings.on_refusals
+            acts = self.guard.settings.turns.after_refusals(self.bus.refused[agent])
+            if acts == "answer":
+                self._closed.add(agent)  # its answer now comes from what it was shown
+            return acts
 
     def after_tool(
         self,

@@ -27,6 +27,35 @@ from overseer.runtime._channel import ChannelMessage
 from overseer.runtime._interaction import Interaction, ToolRecord
 from overseer.runtime._spec import AgentSpec
 from overseer.runtime._tools import Tool
+from overseer.runtime._turns import (
+    CLOSED_NOTE,
+    CLOSED_WORDINGS,
+    COPIED_NOTE,
+    LAST_NOTE,
+    REPEATED_NOTE,
+    TurnPolicy,
+    closed_turn,
+    closing_turn,
+    copies_note,
+    numbers_in,
+    repeats_output,
+)
+
+__all__ = [  # the turn policy's names, re-exported where hosts first found them
+    "CLOSED_NOTE",
+    "CLOSED_WORDINGS",
+    "COPIED_NOTE",
+    "LAST_NOTE",
+    "REPEATED_NOTE",
+    "Agent",
+    "AgentContext",
+    "AgentStepError",
+    "TurnPolicy",
+    "closed_turn",
+    "closing_turn",
+    "copies_note",
+    "repeats_output",
+]
 
 if TYPE_CHECKING:
     from overseer.runtime._bus import Outcome
@@ -182,70 +211,6 @@ def parse_step(
     raise ValueError(f'"action" must be one of {allowed}, got {action!r}')
 
 
-#: how the user turn that closes the tools begins, after repeated refusals / at the last step;
-#: the turn then restates the question (`closing_turn`), so the last words the agent reads
-#: before answering are the question's, not a page's or a note's (issue 39)
-CLOSED_NOTE = "[overseer] Your tool calls were refused, so the tools are closed now."
-LAST_NOTE = "[overseer] This is your last step, so the tools are closed now."
-#: the user turn after an answer that only repeated overseer's words (asked once)
-COPIED_NOTE = "[overseer] That reply repeats overseer's note; it is not an answer."
-#: the user turn after an answer that only repeated a tool output that kept coming back
-REPEATED_NOTE = "[overseer] That reply only repeats a tool's output; answer the question itself."
-
-
-#: the user turn that closes an agent's tools, by name (`benchmarks/closing_replay.py` replays
-#: recorded requests with each). Issue 48: with the old one ("legacy": CLOSED_NOTE, then the
-#: question) small agents answered a wrong year with the fact in view, and invented a value when
-#: a tool always failed; the turn now asks the question first and leaves the agent free to say
-#: it could not find the answer. It is never appended to a tool output (a model copied it).
-CLOSED_WORDINGS: dict[str, str] = {
-    "legacy": CLOSED_NOTE + " Answer this question from the observations above: {question}",
-    "honest": (
-        "Answer this question from the tool results above: {question} "
-        "If they do not give the answer, say that you could not find it."
-    ),
-    "plain": "Answer this question from the tool results above: {question}",
-    "no-guess": (
-        "{question}\nAnswer from the tool results above. If they do not give the answer, "
-        "say that you could not find it; do not guess a value."
-    ),
-}
-CLOSED_WORDING = "honest"
-
-
-def closed_turn(question: str, wording: str = CLOSED_WORDING) -> str:
-    """The user turn that closes an agent's tools (after refusals, or at its last step): the
-    question, and leave to say it could not be answered (never "answer now" at any price)."""
-    return CLOSED_WORDINGS[wording].format(question=question)
-
-
-def closing_turn(note: str, question: str) -> str:
-    """The user turn that asks an agent again after a reply that was no answer: why, then the
-    question it must answer."""
-    return f"{note} Answer this question from the observations above: {question}"
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.lower().split()).strip(" .,:;!\"'`[]()")
-
-
-def copies_note(answer: str, notes: Sequence[str]) -> bool:
-    """Whether `answer` is overseer's own words (a note's text, or a note's opening) rather
-    than an answer: such a reply counts as no answer and is asked again once."""
-    if answer.lstrip().startswith("[overseer"):
-        return True
-    a = _norm(answer)
-    return len(a) >= 12 and any(a in _norm(n) for n in notes)
-
-
-def repeats_output(answer: str, outputs: Sequence[str]) -> bool:
-    """Whether `answer` is the whole text of a tool output the agent was shown at least twice
-    (a trap's text that kept coming back, e.g. "Not here. Call next_page with n+1.") rather
-    than an answer: asked again once, as a copy of a note is (a 0.5B model answered it)."""
-    a = _norm(answer)
-    return bool(a) and sum(_norm(o) == a for o in outputs) >= 2
-
-
 #: the bus's judgement of a step: the observation to read next, or `stop` (the turn ends)
 Judge = Callable[[Interaction], Awaitable["Outcome"]]
 #: asked before a tool runs: None lets it run; a text refuses it (the agent reads the text)
@@ -282,9 +247,10 @@ class Agent:
         answer_after_refusals: int = 2,
     ) -> None:
         self.spec = spec
-        #: after this many refused tool calls in a row the next step may only answer: a small
-        #: model otherwise repeats the refused call until max_steps, a model call each time
-        self.answer_after_refusals = answer_after_refusals
+        #: after `answer_after_refusals` refused tool calls in a row the next step may only
+        #: answer (a small model otherwise repeats the refused call until max_steps, a model
+        #: call each time); the one turn policy of every host
+        self.turns = TurnPolicy(answer_after_refusals)
         self.model = model
         self.tools = {t.name: t for t in tools}
         self._tool_list = list(self.tools.values())
@@ -378,15 +344,22 @@ class Agent:
             messages = self._messages(base, done, view, open_, question)
             data, c = await self._decide(messages, open_)
             notes = _notes(done)
-            if data["action"] == "answer" and copies_note(str(data["answer"]), notes):
+            again = (
+                self.turns.reask(
+                    str(data["answer"]), notes, _outputs(done), question, seen=_seen(done, open_)
+                )
+                if data["action"] == "answer"
+                else None
+            )
+            if again is not None:  # a copy of overseer's words or of a trap's text: once more
                 messages = [
                     *messages,
                     {"role": "assistant", "content": c.text},
-                    {"role": "user", "content": closing_turn(COPIED_NOTE, question)},
+                    {"role": "user", "content": again},
                 ]
                 data, c2 = await self._decide(messages, False)
                 c = replace(c2, usage=c.usage + c2.usage, latency_s=c.latency_s + c2.latency_s)
-                if copies_note(str(data["answer"]), notes):
+                if copies_note(str(data["answer"]), [*notes, CLOSED_NOTE, LAST_NOTE, COPIED_NOTE]):
                     data = {**data, "answer": ""}  # overseer's words are no answer
             i = self._interaction(ctx, step, data, c)
             if data["action"] == "answer":
@@ -470,8 +443,8 @@ class Agent:
     def _stuck(self, refused: Mapping[str, int] | None) -> bool:
         """Whether this agent's last `answer_after_refusals` tool calls were all refused, as
         the host that refuses them counts (one counter for every host: the bus's)."""
-        n = self.answer_after_refusals
-        return n > 0 and refused is not None and refused.get(self.spec.name, 0) >= n
+        in_a_row = refused.get(self.spec.name, 0) if refused is not None else 0
+        return self.turns.after_refusals(in_a_row) is not None
 
     def _messages(
         self,
@@ -501,8 +474,20 @@ class Agent:
 
 
 def _notes(done: Sequence[_Done]) -> list[str]:
-    """What overseer wrote into this turn: the refusals the agent read, the closing notes."""
-    return [d.record.text for d in done if d.refused] + [CLOSED_NOTE, LAST_NOTE, COPIED_NOTE]
+    """What overseer wrote into this turn: the refusals the agent read."""
+    return [d.record.text for d in done if d.refused]
+
+
+def _seen(done: Sequence[_Done], open_: bool) -> set[str] | None:
+    """The values this turn's tool results showed, once the tools are closed (None: open)."""
+    if open_:
+        return None
+    return set().union(*(numbers_in(f"{d.record.text} {d.note}") for d in done if not d.refused))
+
+
+def _outputs(done: Sequence[_Done]) -> list[str]:
+    """The short tool outputs of this turn that ran (a trap's text that kept coming back)."""
+    return [d.record.text for d in done if not d.refused and len(d.record.text) <= 300]
 
 
 def _answer_positions(c: Completion, *, whole: bool = False) -> tuple[int, ...]:

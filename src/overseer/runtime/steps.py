@@ -11,9 +11,11 @@ from overseer.runtime._agent import (
     Agent,
     AgentContext,
     AgentStepError,
+    TurnPolicy,
     closed_turn,
     closing_turn,
     copies_note,
+    numbers_in,
     repeats_output,
 )
 from overseer.runtime._bus import Verifier
@@ -35,10 +37,12 @@ __all__ = [
     "StepObserver",
     "StepReport",
     "ToolRecord",
+    "TurnPolicy",
     "Verifier",
     "closed_turn",
     "closing_turn",
     "copies_note",
     "last_line",
+    "numbers_in",
     "repeats_output",
 ]
