@@ -3,7 +3,9 @@
 A request belongs to a run and an agent, read in this order: the `X-Overseer-Run` and
 `X-Overseer-Agent` headers; the request's `metadata` (`overseer_run`, `overseer_agent`) and
 `user` (the run); else fingerprints: the run of the system prompt and the first user message,
-the agent of the system prompt.
+the agent of the system prompt and, from its second request on, its first model reply (two
+copies of one agent running at once stay apart once their first replies differ; copies whose
+first replies are identical too are one agent).
 
 Each run is one `GuardRun` of the proxy's `Guard` (`overseer.integrations.guard`), the engine
 every framework adapter uses: the runtime's bus with the SupervisorAgent plug-in (the rule tier,
@@ -26,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -82,8 +85,20 @@ def identify(headers: Mapping[str, str], body: Mapping[str, Any]) -> Who:
     if not run:
         run = meta.get("overseer_run") or body.get("user")
         source = "body" if run else "fingerprint"
-    agent = agent or meta.get("overseer_agent") or f"agent-{_fingerprint(system)[:8]}"
+    agent = agent or meta.get("overseer_agent") or _agent_print(system, messages)
     return Who(str(run or f"run-{_fingerprint(system, first)}"), str(agent), source)
+
+
+def _agent_print(system: str, messages: list[Mapping[str, Any]]) -> str:
+    """An unnamed agent: its system prompt, and once it has one, its first model reply (text
+    and tool calls, ids included), so two copies of one agent running at once are two agents
+    as soon as their first replies differ (`docs/proxy.md`, "Runs and agents")."""
+    name = f"agent-{_fingerprint(system)[:8]}"
+    said = next((m for m in messages if m.get("role") == "assistant"), None)
+    if said is None:
+        return name
+    calls = json.dumps(said.get("tool_calls"), sort_keys=True, default=str)
+    return f"{name}-{_fingerprint(text_of(said.get('content')), calls)[:6]}"
 
 
 def usage_of(reply: Mapping[str, Any]) -> Usage | None:
