@@ -1,58 +1,63 @@
-"""Where the smolagents callback reaches into an agent: before a tool runs, and at a run's
-start and end.
+"""Where the smolagents supervisor reaches into an agent: its model calls, its tool calls, and
+its run's start and end.
 
 smolagents runs a step's tools before any step callback sees the step, so a refused repeat
-must be stopped earlier: a ToolCallingAgent's `execute_tool_call` and a CodeAgent's
+is stopped earlier: a ToolCallingAgent's `execute_tool_call` and a CodeAgent's
 `python_executor` are wrapped on the agent instance (the refusal is what the agent reads
-instead of the tool output). `run` is wrapped so the supervisor knows when a top-level run
-starts (its per-run state is reset) and ends; managed agents' runs nest inside it.
+instead of the tool output). `run` is wrapped so the supervisor knows when a run starts and
+ends. The model's `generate` (and `generate_stream`) is wrapped so every call is booked as
+the model replied, the final answer's and the one smolagents adds at `max_steps` included,
+with the cached prompt tokens of the raw reply (smolagents' TokenUsage has no such count).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator
-from typing import Any, Protocol
+import time
+from collections.abc import Callable, Generator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from smolagents.local_python_executor import CodeOutput
+from smolagents.monitoring import TokenUsage
 from smolagents.utils import AgentToolExecutionError
 
-from overseer.integrations._guard import args_text
+from overseer.integrations._parts import args_text
 from overseer.integrations._smol_steps import CODE_TOOL
 
-
-class Gate(Protocol):
-    """What the hooks ask the supervisor: may this call run (None) or what to read instead."""
-
-    def gate(self, agent: Any, tool: str, args: str, code: str) -> str | None: ...
-
-    def reask(self, agent: Any, answer: str) -> str | None: ...
-
-    def run_started(self, agent: Any, max_steps: int | None, task: str = "") -> None: ...
-
-    def run_ended(
-        self, agent: Any, error: BaseException | None = None, answer: object = None
-    ) -> None: ...
-
+if TYPE_CHECKING:
+    from overseer.integrations.smolagents import OverseerSupervisor as Gate
 
 _MARK = "_overseer_hooked"
 
 
-def hooked(agent: Any, gate: Gate) -> bool:
-    """Whether `gate` already wrapped this agent's methods."""
-    return any(g is gate for g in getattr(agent, _MARK, ()))
+def hooked(obj: Any, gate: Gate) -> bool:
+    """Whether `gate` already wrapped this agent's (or model's) methods."""
+    return any(g is gate for g in getattr(obj, _MARK, ()))
+
+
+def _mark(obj: Any, gate: Gate) -> bool:
+    """Mark `obj` as wrapped for `gate`; False when it was already (or cannot be marked)."""
+    if hooked(obj, gate):
+        return False
+    try:
+        setattr(obj, _MARK, (*getattr(obj, _MARK, ()), gate))
+    except (AttributeError, TypeError):  # a model without instance attributes: not metered
+        return False
+    return True
 
 
 def install(agent: Any, gate: Gate) -> None:
-    """Wrap the agent's tool execution (or code executor) and its `run` for `gate` (once)."""
-    if hooked(agent, gate):
+    """Wrap the agent's run, tool execution (or code executor) and model for `gate` (once)."""
+    if not _mark(agent, gate):
         return
-    setattr(agent, _MARK, (*getattr(agent, _MARK, ()), gate))
     _wrap_run(agent, gate)
     executor = getattr(agent, "python_executor", None)
     if executor is not None:
         agent.python_executor = _GatedExecutor(executor, agent, gate)
     elif callable(getattr(agent, "execute_tool_call", None)):
         _wrap_tool_calls(agent, gate)
+    model = getattr(agent, "model", None)
+    if model is not None and _mark(model, gate):
+        _meter(model, gate)
 
 
 def _wrap_tool_calls(agent: Any, gate: Gate) -> None:
@@ -118,3 +123,52 @@ def _ending(steps: Iterator[Any], agent: Any, gate: Gate) -> Generator[Any, None
         gate.run_ended(agent, exc)
         raise
     gate.run_ended(agent)
+
+
+def _field(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+
+
+def cached_tokens(raw: Any) -> int:
+    """The cached prompt tokens an OpenAI-style reply reports
+    (`usage.prompt_tokens_details.cached_tokens`), else 0."""
+    n = _field(_field(_field(raw, "usage"), "prompt_tokens_details"), "cached_tokens")
+    return n if isinstance(n, int) else 0
+
+
+def _text(reply: Any) -> str:
+    """A reply's text, else its tool calls as `name(arguments)`."""
+    calls = [_field(c, "function") for c in reply.tool_calls or []]
+    said = [f"{_field(f, 'name')}({args_text(_field(f, 'arguments'))})" for f in calls]
+    return args_text(reply.content) or " ".join(said)
+
+
+def _meter(model: Any, gate: Gate) -> None:
+    """Wrap the model instance's `generate` (and `generate_stream`): each call is reported to
+    `gate.metered` (usage as given, cached tokens, seconds, the reply's text)."""
+    name = str(getattr(model, "model_id", "") or "")
+    generate: Callable[..., Any] = model.generate
+
+    def metered(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        reply = generate(*args, **kwargs)
+        took = time.perf_counter() - start
+        gate.metered(reply.token_usage, cached_tokens(reply.raw), took, name, _text(reply))
+        return reply
+
+    model.generate = metered
+    stream: Callable[..., Any] | None = getattr(model, "generate_stream", None)
+    if not callable(stream):
+        return
+
+    def metered_stream(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        start, used, parts = time.perf_counter(), [], []
+        for event in stream(*args, **kwargs):
+            used += [event.token_usage] if event.token_usage is not None else []
+            parts.append(event.content or "")
+            yield event
+        total = TokenUsage(sum(u.input_tokens for u in used), sum(u.output_tokens for u in used))
+        took = time.perf_counter() - start
+        gate.metered(total if used else None, 0, took, name, "".join(parts))
+
+    model.generate_stream = metered_stream

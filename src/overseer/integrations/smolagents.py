@@ -1,25 +1,19 @@
 """SupervisorAgent for smolagents: a thin adapter over the framework guard.
 
-Modes as in `overseer.supervise.modes`: `llm` (the seed: the LLM-free filter, then the
-supervisor model), `rules` (the rule tier alone, no model needed), `rules+llm` (rules first,
-the model only on what they cannot settle). Each top-level run of the agent is a run of the
-guard (`overseer.integrations.guard`): its own id, ledger, trace (`trace_dir`) and
-OpenTelemetry spans, its steps judged by the runtime's bus with the SupervisorAgent plug-in,
-as for a team. Where smolagents lets it act: the loop breaker and the step budget before a
-tool runs (wrapped `execute_tool_call` / `python_executor`), purification and the
-supervisor's decision in the step callback (smolagents calls it before the next prompt is
-built from memory, so editing `step.observations` changes what the agent reads next),
-masking on the agent's older steps. The supervisor's tokens are added to the step's
-`token_usage` and, once, to smolagents' monitor. A smolagents agent holds one run's memory,
-so a second run of the same agent started while one is under way is refused
-(`ConcurrentRunError`), never merged: attach one supervisor per agent instance.
+Modes as in `overseer.supervise.modes`: `llm` (the filter, then the supervisor model), `rules`
+(the rule tier alone, no model), `rules+llm`. Each top-level run of an agent is a run of the
+guard: its own id, ledger, trace (`trace_dir`), refusal counts and `log`, judged by the bus as
+a team's steps are. One supervisor may serve several agents running at once (threads, tasks):
+one run each; a managed agent's run inside its manager's is part of the manager's. `stats`,
+`log`, `usage` and `run` are the caller's run's (the one started last in this thread or task,
+else the last one). A second run of an agent instance while one is under way is refused
+(`ConcurrentRunError`): one smolagents agent holds one run's memory.
 
-Noisy observations in a row (issue 43, row 12): each over-long output is purified, until a
-tool's last `progress_limit` outputs are the same with changing arguments; then the loop breaker's
-progress-free rule refuses the next call of that tool (another call makes no progress), and
-after `answer_after_refusals` refusals the agent is sent to answer. So 30 identical noisy
-pages give `progress_limit` (2) purifications, 2 refusals and an answer, not 30 purifications:
-the loop breaker decides, by design (`RuleSettings(loop_breaker=False)` purifies each one).
+Hooks (`_smol_hooks`): every model call is booked as the server reported it (the final
+answer's, the one at `max_steps` and cached prompt tokens included), at the agent's next step
+or its run's end; loop breaker and budgets refuse a call before its tool runs; purification and
+the LLM's decision apply in the step callback (before smolagents builds the next prompt from
+memory); masking on older steps. The supervisor's tokens go into the step's `token_usage`.
 
     sup = OverseerSupervisor(mode="rules")  # or OverseerSupervisor(model, mode="rules+llm")
     sup.attach(manager)  # the manager and, recursively, its managed agents
@@ -30,7 +24,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from contextlib import suppress
+from contextvars import ContextVar, Token
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +34,7 @@ import numpy as np
 
 try:
     from smolagents.memory import ActionStep
+    from smolagents.monitoring import TokenUsage
     from smolagents.utils import AgentMaxStepsError
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
@@ -60,7 +57,7 @@ from overseer.runtime import Run, Supervisor
 from overseer.runtime.steps import Verifier
 from overseer.supervise import Step, SupervisorSettings, SupervisorStats, preset
 from overseer.supervise.modes import mode_settings
-from overseer.supervise.rules import RuleSettings
+from overseer.supervise.rules import RuleSettings, ToolRecord
 
 __all__ = [
     "ConcurrentRunError",
@@ -74,6 +71,12 @@ log = logging.getLogger(__name__)
 
 #: question -> answer; runs the check a `run_verification` decision asks for.
 QuestionVerifier = Callable[[str], str]
+
+#: what an agent reads when its last replies were the same and none could be run
+UNPARSED_NOTE = (
+    "[overseer] Your last replies were the same and could not be run as a tool call. Write a "
+    "different reply: one valid tool call."
+)
 
 
 @dataclass
@@ -89,6 +92,10 @@ class SmolagentsSupervisionLog:
     note: str = ""
 
 
+class ConcurrentRunError(RuntimeError):
+    """A second run of an agent began while its first was under way (one memory, one run)."""
+
+
 def _on_the_bus(verifier: QuestionVerifier | None) -> Verifier | None:
     """A question -> answer verifier as the bus calls one (None: verification not offered)."""
     if verifier is None:
@@ -98,10 +105,6 @@ def _on_the_bus(verifier: QuestionVerifier | None) -> Verifier | None:
         return verifier(task)
 
     return verify
-
-
-class ConcurrentRunError(RuntimeError):
-    """A second run of an agent began while its first was under way (one memory, one run)."""
 
 
 def _mode_of(
@@ -125,20 +128,39 @@ def _mode_of(
     return out
 
 
-class _Events:
-    """A trace sink keeping the events of one kind a run writes (the plug-ins' rule firings,
-    which the adapter's `log` reports)."""
+@dataclass(eq=False)
+class _Invocation:
+    """One top-level run of an agent (its managed agents' runs inside it): the guard run and
+    the adapter's books of it. `late`: begun before its agent was hooked (registered by
+    `step_callbacks=[sup]`), so no hooked `run` ends it."""
 
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self.events: list[Mapping[str, Any]] = []
+    run: GuardRun
+    root: Any
+    late: bool = False
+    depth: int = 0  # runs of this invocation in progress (managed agents' nest)
+    escalations: int = 0  # refusals in a row acted on (answer or stop)
+    log: list[SmolagentsSupervisionLog] = field(default_factory=list)
+    events: list[Mapping[str, Any]] = field(default_factory=list)  # rule firings
+    logged: int = 0  # rule firings already in `log`
+    done: set[int] = field(default_factory=set)  # ids of steps reviewed
+    blocked: set[tuple[int, int]] = field(default_factory=set)  # (agent id, step) refused
+    originals: dict[int, ToolRecord] = field(default_factory=dict)  # step id -> unmasked
+    max_steps: dict[int, int] = field(default_factory=dict)  # agent id -> its step limit
+    tokens: dict[int, Token[Any]] = field(default_factory=dict)  # nested agent id -> context
+    calls: dict[int, list[tuple[Any, ...]]] = field(default_factory=dict)  # not yet booked
+    told: set[str] = field(default_factory=set)  # agents told their budget is spent
+    lock: Any = field(default_factory=threading.RLock)
 
-    def event(self, record: Mapping[str, Any]) -> None:
-        if record.get("event") == self.kind:
+    def event(self, record: Mapping[str, Any]) -> None:  # a trace sink of the rule firings
+        if record.get("event") == "rule":
             self.events.append(record)
 
     def close(self) -> None:
         return None
+
+
+def _name(agent: Any) -> str:
+    return str(getattr(agent, "name", None) or "agent")
 
 
 class OverseerSupervisor:
@@ -148,8 +170,8 @@ class OverseerSupervisor:
     caps and window (the mode decides `rules` and `llm`); `rules`: the rule tier's switches;
     `filter_preset`: the filter's thresholds by name (e.g. "gaia"); `verifier`: question ->
     answer, else `run_verification` is never offered; `embed`: texts -> vectors for
-    extractive purification (None: TF-IDF); `trace_dir`: each run's JSONL trace. Register
-    with `attach(agent)`.
+    extractive purification (None: TF-IDF); `trace_dir`: each run's JSONL trace; `plugins`:
+    more bus plug-ins after overseer's own (a user's rule). Register with `attach(agent)`.
 
     After `answer_after_refusals` refused steps of one agent in a row (a refused repeat, or
     the same unparsable reply again), `on_refusals="answer"` moves the agent to smolagents'
@@ -177,8 +199,6 @@ class OverseerSupervisor:
                 "OverseerSupervisor: expected answer_after_refusals >= 0 and on_refusals "
                 f"'answer' or 'stop', got {answer_after_refusals!r} and {on_refusals!r}"
             )
-        self.answer_after_refusals = answer_after_refusals
-        self.on_refusals: OnRefusals = on_refusals
         self.settings = _mode_of(mode, model, settings, rules, filter_preset, verifier)
         self.mode = mode
         self.model = model
@@ -186,7 +206,8 @@ class OverseerSupervisor:
         self.guard = Guard(
             GuardSettings(
                 rules=self.settings.rules or RuleSettings(),
-                answer_after_refusals=0,
+                answer_after_refusals=answer_after_refusals,
+                on_refusals=on_refusals,
                 plugins=tuple(plugins),
             ),
             supervisor_model=model if self.settings.llm else None,
@@ -195,62 +216,76 @@ class OverseerSupervisor:
             verifier=_on_the_bus(verifier),
             embed=embed,
         )
-        self.runs = 0
+        self.runs = 0  # top-level runs started
+        self.last: _Invocation | None = None  # the run started last
         self._lock = threading.RLock()
-        self._depth = 0  # nested runs in progress (a managed agent's run inside its manager's)
-        self._root: Any = None
-        self._run: GuardRun | None = None
-        self.reset()
+        self._busy: dict[int, _Invocation] = {}  # agent id -> the invocation it runs in
+        self._here: ContextVar[tuple[_Invocation, Any] | None] = ContextVar(
+            f"overseer_smolagents_{id(self)}", default=None
+        )
 
-    # -- per-run state -------------------------------------------------------------------
-    def reset(self) -> None:
-        """Forget the last run (its guard run is closed): log, usage and step books."""
+    # -- runs ----------------------------------------------------------------------------
+    def _open(self, task: str, root: Any, *, late: bool = False) -> _Invocation:
+        inv = _Invocation(self.guard.open(task), root, late=late)
+        inv.run.trace.add_sink(inv)
+        self.last = inv
+        return inv
+
+    def _current(self) -> _Invocation:
+        """The caller's run: the one started last in this context, else the last one (opened
+        here when there is none yet)."""
+        here = self._here.get()
+        if here is not None:
+            return here[0]
         with self._lock:
-            if self._run is not None and not self._run.ended:
-                self._run.end(stop_reason="superseded")
-            self._run = None
-            self.usage = Usage()
-            self.log: list[SmolagentsSupervisionLog] = []
-            self._done: set[int] = set()  # ids of steps reviewed (a callback registered twice)
-            self._blocked: set[tuple[int, int]] = set()  # (agent id, step) with a refused call
-            self._originals: dict[int, Any] = {}  # step id -> its unmasked record
-            self._logged = 0  # rule firings already in `log`
-            self._firings = _Events("rule")
-            self._max_steps: dict[int, int] = {}  # agent id -> its run's step limit
-            self._steps_seen: dict[int, int] = {}  # agent id -> step number of its last call
-            self.escalations = 0  # refusals in a row acted on (answer or stop)
+            return self.last or self._open("", None)
 
-    def _open(self, task: str) -> GuardRun:
-        """A new guard run for `task`, its rule events kept for `log`."""
-        self._run = run = self.guard.open(task)
-        self._firings, self._logged = _Events("rule"), 0
-        run.trace.add_sink(self._firings)
-        return run
-
-    @property
-    def run(self) -> GuardRun:
-        """The guard run of the current top-level run (opened at its first use)."""
+    def _of(self, agent: Any) -> _Invocation:
+        """The run `agent` is running in. An agent registered by `step_callbacks=[sup]` is
+        hooked at its first step: its run began unhooked, so no hooked `run` ends it (`late`)."""
         with self._lock:
-            run = self._run
-            return run if run is not None else self._open(self._global_task(self._root))
+            inv = self._busy.get(id(agent)) if agent is not None else None
+            if inv is not None or agent is None or hooked(agent, self):
+                return inv or self._current()
+            self._adopt(agent)
+            self.run_started(agent, None, str(getattr(agent, "task", "") or ""))
+            inv = self._busy[id(agent)]
+            inv.depth -= 1
+            inv.late = inv.root is agent
+            if not inv.late:
+                del self._busy[id(agent)]
+            return inv
+
+    def _supersede(self, here: tuple[_Invocation, Any] | None) -> None:
+        """End a run that no hooked `run` will end (`late`), as a new one starts."""
+        if here is not None and here[0].late and not here[0].run.ended:
+            self._busy.pop(id(here[0].root), None)
+            self.guard.end_run(stop_reason="superseded", run=here[0].run)
 
     def run_started(self, agent: Any, max_steps: int | None, task: str = "") -> None:
-        """A hooked agent's `run` began: a new top-level run opens a new guard run; the same
-        agent started again while its run is under way is refused."""
+        """A hooked agent's `run` began: inside a run in progress in this context it nests
+        (a managed agent), else a new run opens; an agent already running is refused."""
         with self._lock:
-            if self._depth and agent is self._root:
+            busy = self._busy.get(id(agent))
+            if busy is not None and not (busy.late and busy.root is agent):
                 raise ConcurrentRunError(
-                    f"OverseerSupervisor: agent {getattr(agent, 'name', None) or 'agent'!r} "
-                    "is already running under this supervisor (one smolagents agent holds one "
-                    "run's memory); attach a supervisor to each agent instance that runs at once"
+                    f"OverseerSupervisor: agent {_name(agent)!r} is already running (one "
+                    "smolagents agent holds one run's memory); run another instance of it"
                 )
-            if self._depth == 0:
-                self.reset()
+            here = self._here.get()
+            inv = here[0] if here is not None else None
+            if inv is None or inv.depth == 0 or inv.run.ended:  # a CodeAgent's code: a thread
+                inv = self._busy.get(id(getattr(agent, "_overseer_manager", None)))
+            if inv is not None and inv.depth > 0 and not inv.run.ended:
+                inv.tokens[id(agent)] = self._here.set((inv, agent))
+            else:
+                self._supersede(here if busy is None else (busy, agent))
                 self.runs += 1
-                self._root = agent
-                self._open(task or self._global_task(agent))
-            self._depth += 1
-            self._max_steps[id(agent)] = int(max_steps or getattr(agent, "max_steps", 0) or 0)
+                inv = self._open(task or str(getattr(agent, "task", "") or ""), agent)
+                self._here.set((inv, agent))  # kept after the run: its books stay readable
+            inv.depth += 1
+            self._busy[id(agent)] = inv
+            inv.max_steps[id(agent)] = int(max_steps or getattr(agent, "max_steps", 0) or 0)
 
     def run_ended(
         self, agent: Any, error: BaseException | None = None, answer: object = None
@@ -258,19 +293,28 @@ class OverseerSupervisor:
         """A hooked agent's `run` ended; the top-level one closes its guard run (`run_end`
         with the final answer, or the error's stop reason)."""
         with self._lock:
-            self._depth = max(0, self._depth - 1)
-            if self._depth or self._run is None:
+            inv = self._busy.pop(id(agent), None)
+            if inv is None:
                 return
-            why = "done" if error is None else stop_reason_of(error)
-            text = "" if answer is None else str(getattr(answer, "output", answer))
-            self._run.end(text, stop_reason=why, error=None if error is None else str(error))
+            inv.depth -= 1
+            token = inv.tokens.pop(id(agent), None)
+            if token is not None:
+                with suppress(ValueError):  # reset from another context: nothing to undo
+                    self._here.reset(token)
+            with inv.lock:
+                self._charge(inv, agent)  # its last call: an answer no step callback booked
+            if inv.depth > 0:
+                return
+        why = "done" if error is None else stop_reason_of(error)
+        text = "" if answer is None else str(getattr(answer, "output", answer))
+        err = None if error is None else str(error)
+        self.guard.end_run(text, stop_reason=why, error=err, run=inv.run)
 
     # -- registration --------------------------------------------------------------------
     def attach(self, agent: Any) -> Any:
         """Register on `agent` and, recursively, its managed agents (each once), and hook their
-        tool calls and runs; `agent`'s task is the global task."""
+        model, tool calls and runs."""
         with self._lock:
-            self._root = agent
             self._adopt(agent)
         return agent
 
@@ -280,44 +324,32 @@ class OverseerSupervisor:
             agent.step_callbacks.register(ActionStep, self)
         install(agent, self)
         for sub in (getattr(agent, "managed_agents", None) or {}).values():
+            sub._overseer_manager = agent  # for a run a CodeAgent's code thread starts
             self._adopt(sub)
 
-    def _adopt_late(self, agent: Any) -> None:
-        """An agent registered through `step_callbacks=[sup]`: hook it from now on. Its first
-        run began unhooked: it is this run (its depth counted once, ended by nothing)."""
-        if self._depth == 0:
-            self.reset()
-            self.runs += 1
-            self._root = agent
-        self._adopt(agent)
+    # -- model calls and tools -------------------------------------------------------------
+    def metered(
+        self, used: TokenUsage | None, cached: int, seconds: float, model: str, text: str
+    ) -> None:
+        """One model call of the agent running in this context, as it was reported; booked at
+        the agent's next step (after its tools ran, as a step's budget is counted) or run end."""
+        here = self._here.get()
+        if here is None or here[0].run.ended:
+            return  # a call outside any supervised run
+        with here[0].lock:
+            here[0].calls.setdefault(id(here[1]), []).append((used, cached, seconds, model, text))
 
-    @staticmethod
-    def _where(agent: Any) -> tuple[str, str, str]:
-        name = str(getattr(agent, "name", None) or "agent")
-        local = str(getattr(agent, "task", "") or "")
-        return name, local, local[:200]
-
-    def _global_task(self, agent: Any) -> str:
-        task = getattr(self._root, "task", None) if self._root is not None else None
-        return str(task or getattr(agent, "task", "") or "")
-
-    # -- before a tool runs --------------------------------------------------------------
     def gate(self, agent: Any, tool: str, args: str, code: str) -> str | None:
         """The rule tier's refusal of a call (a repeat, a spent budget), before it runs."""
         if self.settings.rules is None:
             return None
-        with self._lock:
-            name = self._where(agent)[0]
-            run = self.run
+        inv = self._of(agent)
+        with inv.lock:
             number = int(getattr(agent, "step_number", 0))
-            if self._steps_seen.get(id(agent)) != number:  # a new step: a new model reply
-                self._steps_seen[id(agent)] = number
-                run.new_reply(name)
-            note = run.before_tool(name, tool, args or code)
-            self._log_firings(number)
-            if note is None:
-                return None
-            self._blocked.add((id(agent), number))
+            note = inv.run.before_tool(_name(agent), tool, args or code)
+            self._log_firings(inv, number)
+            if note is not None:
+                inv.blocked.add((id(agent), number))
             return note
 
     def reask(self, agent: Any, answer: str) -> str | None:
@@ -325,50 +357,49 @@ class OverseerSupervisor:
         words (once per run and agent); None: the answer stands."""
         if self.settings.rules is None:
             return None
-        with self._lock:
-            return self.run.reask(self._where(agent)[0], answer)
+        return self._of(agent).run.reask(_name(agent), answer)
 
     # -- after a step --------------------------------------------------------------------
     def __call__(self, memory_step: ActionStep, agent: Any = None) -> None:
         """The callback smolagents calls after each step (other memory steps are ignored).
 
         The final answer and the step smolagents adds when `max_steps` is reached are not
-        reviewed: nothing reads a decision about them.
+        reviewed: nothing reads a decision about them (their model calls are booked).
         """
-        if not isinstance(memory_step, ActionStep) or memory_step.is_final_answer:
+        if not isinstance(memory_step, ActionStep):
             return
-        if isinstance(memory_step.error, AgentMaxStepsError):
-            return
-        with self._lock:
-            if agent is not None and not hooked(agent, self):
-                self._adopt_late(agent)
-            if id(memory_step) in self._done:
+        inv = self._of(agent)
+        with inv.lock:
+            if id(memory_step) in inv.done:
                 return
-            self._done.add(id(memory_step))
-            self._step(memory_step, agent)
+            inv.done.add(id(memory_step))
+            if memory_step.is_final_answer or isinstance(memory_step.error, AgentMaxStepsError):
+                self._charge(inv, agent)
+            else:
+                self._step(inv, memory_step, agent)
 
-    def _step(self, memory_step: ActionStep, agent: Any) -> None:
-        name, local, _ = self._where(agent)
-        n = memory_step.step_number
+    def _step(self, inv: _Invocation, memory_step: ActionStep, agent: Any) -> None:
+        name, n = _name(agent), memory_step.step_number
+        local = str(getattr(agent, "task", "") or "")
         step = step_from_smolagents(memory_step, name, local)
-        self._charge(memory_step, name)
-        refused = (id(agent), n) in self._blocked
+        self._charge(inv, agent, memory_step)
+        refused = (id(agent), n) in inv.blocked
         if not refused and unexecuted(memory_step):
-            refused = self._count_unexecuted(memory_step, step)
+            refused = self._count_unexecuted(inv, memory_step, step)
         if not refused:  # a refused step is on the bus already (its refusal)
-            self._judge(memory_step, step, name, agent)
+            self._judge(inv, memory_step, step, agent)
         if self.settings.rules is not None and agent is not None:
-            mask_memory(self.run.model_input, agent, memory_step, name, self._originals)
-        self._log_firings(n)
-        if agent is not None:
-            self._escalate(agent, name, n, refused)
+            mask_memory(inv.run.model_input, agent, memory_step, name, inv.originals)
+        self._log_firings(inv, n)
+        if agent is not None and refused:
+            self._escalate(inv, agent, n)
 
-    def _judge(self, memory_step: ActionStep, step: Step, name: str, agent: Any) -> None:
+    def _judge(self, inv: _Invocation, memory_step: ActionStep, step: Step, agent: Any) -> None:
         """The step through the run's bus: what the agent reads next is what the bus leaves."""
-        run = self.run
+        run = inv.run
         spent = run.ledger.by_kind().get("supervisor", Usage())
         shown = run.after_tool(
-            name,
+            step.agent,
             step.tool,
             step.args or step.code,
             step.observation,
@@ -381,93 +412,110 @@ class OverseerSupervisor:
         used = run.ledger.by_kind().get("supervisor", Usage())
         used = Usage(used.prompt_tokens - spent.prompt_tokens,
                      used.completion_tokens - spent.completion_tokens)  # fmt: skip
-        self.usage = self.usage + used
         book_tokens(memory_step, used, agent, self)
         plugin = self.guard.plugin  # the SupervisorAgent: its public review of the step
         review = plugin.last_review(run.run) if plugin is not None else None
         if review is not None and review.trigger is not None:
-            d = review.decision
-            self.log.append(
-                SmolagentsSupervisionLog(
-                    agent=name,
-                    step=memory_step.step_number,
-                    context=review.trigger.context,
-                    reason=review.trigger.reason,
-                    action=d.action if d else None,
-                    note=review.note or (d.fallback if d else ""),
-                )
+            d, t, n = review.decision, review.trigger, memory_step.step_number
+            note = review.note or (d.fallback if d else "")
+            action = d.action if d else None
+            inv.log.append(
+                SmolagentsSupervisionLog(step.agent, n, t.context, t.reason, action, note)
             )
 
-    def _escalate(self, agent: Any, name: str, number: int, refused: bool) -> None:
-        """Count the agent's refused steps in a row; at `answer_after_refusals` of them, end
-        its tool use: its step limit is reached now (smolagents then asks the model for the
-        final answer, without tools), or the run is interrupted (`on_refusals="stop"`)."""
-        in_a_row = self.run.bus.refused[name]  # the one refusal counter: the bus's
-        n = self.answer_after_refusals
-        if not refused or n == 0 or in_a_row < n:
+    def _escalate(self, inv: _Invocation, agent: Any, number: int) -> None:
+        """At `answer_after_refusals` refused steps of the agent in a row (the run's one turn
+        policy), end its tool use: its step limit is reached now (smolagents then asks the
+        model for the final answer, without tools), or the run is interrupted ("stop")."""
+        name = _name(agent)
+        act = inv.run.refusals_acted(name)
+        if act is None:
             return
-        self.escalations += 1
-        why = f"{in_a_row} refused steps in a row: {self.on_refusals}"
-        self.log.append(SmolagentsSupervisionLog(name, number, "rule", why, "refusals"))
+        inv.escalations += 1
+        why = f"{inv.run.bus.refused[name]} refused steps in a row: {act}"
+        inv.log.append(SmolagentsSupervisionLog(name, number, "rule", why, "refusals"))
         log.info("overseer %s (%s)", why, name)
-        if self.on_refusals == "stop":
+        if act == "stop":
             agent.interrupt()
         else:
-            limit = self._max_steps.get(id(agent)) or int(getattr(agent, "max_steps", 0) or 0)
+            limit = inv.max_steps.get(id(agent)) or int(getattr(agent, "max_steps", 0) or 0)
             agent.step_number = max(agent.step_number, limit)
 
-    def _charge(self, memory_step: ActionStep, name: str) -> None:
-        """Book the agent's own tokens in the run's ledger; the step that spends its rule-tier
-        budget tells it to answer."""
-        u = memory_step.token_usage
-        told = name in self.run.spent
-        try:
-            self.run.book(
-                name,
-                prompt_tokens=u.input_tokens if u else 0,
-                completion_tokens=u.output_tokens if u else 0,
-                reported=u is not None,
-            )
-        except BudgetExceeded:
-            if not told and name in self.run.spent:  # spent by this step: tell it once
-                obs = memory_step.observations or ""
-                memory_step.observations = f"{obs}\n\n{self.run.spent.get(name, '')}".strip()
+    def _charge(self, inv: _Invocation, agent: Any, step: ActionStep | None = None) -> None:
+        """Book the agent's model calls since its last step (`step`'s usage when none was
+        metered: its model was hooked after the call); tell the agent, once, at `step` that
+        its rule-tier budget is spent."""
+        name = _name(agent)
+        calls = inv.calls.pop(id(agent), [])
+        if not calls and step is not None:
+            calls = [(step.token_usage, 0, 0.0, "", "")]
+        for used, cached, seconds, model, text in calls:
+            with suppress(BudgetExceeded):
+                inv.run.book(
+                    name,
+                    prompt_tokens=used.input_tokens if used else 0,
+                    completion_tokens=used.output_tokens if used else 0,
+                    cached_tokens=cached,
+                    model=model,
+                    latency_s=seconds,
+                    output=text,
+                    reported=used is not None,
+                )
+        if step is not None and name in inv.run.spent and name not in inv.told:
+            inv.told.add(name)
+            step.observations = f"{step.observations or ''}\n\n{inv.run.spent[name]}".strip()
 
-    def _count_unexecuted(self, memory_step: ActionStep, step: Step) -> bool:
+    def _count_unexecuted(self, inv: _Invocation, memory_step: ActionStep, step: Step) -> bool:
         """A reply smolagents could not parse never reached a tool: the loop breaker counts it
         here, and at the repeat it refuses it tells the agent to write something else (True:
         refused)."""
         if self.settings.rules is None:
             return False
-        self.run.new_reply(step.agent)  # one step, one model reply
-        blocked = self.run.before_tool(step.agent, None, step.code or step.args or "")
+        blocked = inv.run.before_tool(step.agent, None, step.code or step.args or "")
         if blocked is not None:  # refused and counted on the bus; this note says why here
-            note = (
-                "[overseer] Your last replies were the same and could not be run as a tool "
-                "call. Write a different reply: one valid tool call."
-            )
-            memory_step.observations = f"{memory_step.observations or ''}\n\n{note}".strip()
+            obs = memory_step.observations or ""
+            memory_step.observations = f"{obs}\n\n{UNPARSED_NOTE}".strip()
         return blocked is not None
 
-    def _log_firings(self, step_number: int) -> None:
-        """The plug-ins' rule events written since the last step, into `log`."""
-        fired = self._firings.events[self._logged :]
+    def _log_firings(self, inv: _Invocation, step_number: int) -> None:
+        """The plug-ins' rule events written since the last step, into the run's `log`."""
+        fired = inv.events[inv.logged :]
         for f in fired:
             agent, rule, detail = str(f.get("agent")), str(f.get("rule")), str(f.get("detail"))
-            self.log.append(SmolagentsSupervisionLog(agent, step_number, "rule", detail, rule))
+            inv.log.append(SmolagentsSupervisionLog(agent, step_number, "rule", detail, rule))
             log.info("overseer rule %s (%s): %s", rule, agent, detail)
-        self._logged += len(fired)
+        inv.logged += len(fired)
+
+    # -- the caller's run's books ------------------------------------------------------------
+    @property
+    def run(self) -> GuardRun:
+        """The guard run of the caller's run (its ledger, trace, bus)."""
+        return self._current().run
+
+    @property
+    def log(self) -> list[SmolagentsSupervisionLog]:
+        """The caller's run's flagged steps and rule firings."""
+        return self._current().log
+
+    @property
+    def usage(self) -> Usage:
+        """The supervisor's own tokens in the caller's run."""
+        return self.run.ledger.by_kind().get("supervisor", Usage())
+
+    escalations = property(lambda self: self._current().escalations)
+    _depth = property(lambda self: self._current().depth)  # its runs in progress
 
     @property
     def stats(self) -> dict[str, object]:
-        """This run's counts: steps seen, triggers by context, decisions by action, skips,
-        fallbacks, rule firings by rule, refused rewrites; plus the supervisor's tokens."""
+        """The caller's run's counts: steps seen, triggers by context, decisions by action,
+        skips, fallbacks, rule firings by rule, refused rewrites; the supervisor's tokens."""
+        inv = self._current()
         plugin = self.guard.plugin
-        got = self.run.bus.stats().get(plugin.name, {}) if plugin is not None else {}
+        got = inv.run.bus.stats().get(plugin.name, {}) if plugin is not None else {}
         out: dict[str, object] = dict(got) or SupervisorStats().as_dict()
-        out["supervisor_tokens"] = self.usage.prompt_tokens + self.usage.completion_tokens
+        out["supervisor_tokens"] = self.usage.total_tokens
         out["mode"] = self.mode
-        out["escalations"] = self.escalations
-        out["run"] = self.run.id
-        out["reasked"] = self.run.counts["reasked"]  # answers copying a note, asked again
+        out["escalations"] = inv.escalations
+        out["run"] = inv.run.id
+        out["reasked"] = inv.run.counts["reasked"]  # answers copying a note, asked again
         return out
