@@ -32,7 +32,10 @@ class RandomBaseline:
     async def attribute(self, traj: Trajectory, *, with_truth: bool = False) -> Attribution:
         digest = hashlib.sha256(f"{self.seed}:{traj.id}".encode()).digest()
         rng = random.Random(int.from_bytes(digest[:8], "big"))
-        agent = rng.choice(speakers(traj))
+        cands = speakers(traj)
+        if not cands:  # a run that failed before any step (no interaction in its trace)
+            return Attribution(traj.id, self.name, None, None, "empty log", "fallback")
+        agent = rng.choice(cands)
         step = rng.randrange(len(traj.steps)) if traj.steps else None
         return Attribution(traj.id, self.name, agent, step, "random guess")
 
@@ -56,6 +59,8 @@ class MostFrequentBaseline:
 
     async def attribute(self, traj: Trajectory, *, with_truth: bool = False) -> Attribution:
         cands = speakers(traj)
+        if not cands:  # a run that failed before any step (no interaction in its trace)
+            return Attribution(traj.id, self.name, None, None, "empty log", "fallback")
         agent = max(cands, key=lambda a: (self.agents.get(a, 0), -cands.index(a)))
         step = min(self.step, len(traj.steps) - 1) if traj.steps else None
         why = f"{agent} is to blame in {self.agents.get(agent, 0)} training logs"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from overseer.models import LlamaCppModel, Model, ModelError, StructuredOutputError, ask_structured
@@ -57,6 +57,29 @@ def _as_dict(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ValueError(f"expected a JSON object, got {type(value).__name__}")
     return value
+
+
+_TYPES: dict[str, tuple[type, ...]] = {"boolean": (bool,), "string": (str,)}
+
+
+def _fits(schema: Mapping[str, Any]) -> Callable[[Any], dict[str, Any]]:
+    """A parser that checks a reply against one of the judges' object schemas (every field
+    present, of its type or one of its enum): a server without grammars may send anything."""
+
+    def parse(value: Any) -> dict[str, Any]:
+        got = _as_dict(value)
+        for key, spec in schema["properties"].items():
+            if key not in got:
+                raise ValueError(f"no field {key!r}")
+            v, enum = got[key], spec.get("enum")
+            kinds = _TYPES.get(spec.get("type", ""), ())
+            if enum is not None and not any(type(v) is type(e) and v == e for e in enum):
+                raise ValueError(f"field {key!r}: {v!r:.40} is not one of the choices")
+            if kinds and not isinstance(v, kinds):
+                raise ValueError(f"field {key!r}: expected a {spec['type']}, got {v!r:.40}")
+        return got
+
+    return parse
 
 
 class Judge(ABC):
@@ -100,7 +123,7 @@ class Judge(ABC):
             got = await ask_structured(
                 self.model,
                 messages,
-                parse=_as_dict,
+                parse=_fits(schema),
                 schema=schema,
                 max_tokens=self.max_tokens,
                 max_reasks=1,
@@ -114,6 +137,8 @@ class Judge(ABC):
     async def attribute(self, traj: Trajectory, *, with_truth: bool = False) -> Attribution:
         """Attribute one failed run; model failures become typed outcomes, never exceptions."""
         self.usage, self.calls = _Usage(), 0
+        if not traj.steps:  # a run that failed before any step: nothing to show a judge
+            return Attribution(traj.id, self.name, None, None, "empty log", "fallback")
         notes: Counter[str] = Counter()
         start = time.perf_counter()
         try:
