@@ -17,14 +17,17 @@ from overseer.models.serve import HttpServer
 USAGE = {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}
 
 
-def completion(text: str = "ok", model: str = "mock") -> dict[str, Any]:
-    message = {"role": "assistant", "content": text}
+def completion(
+    text: str = "ok", model: str = "mock", message: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    message = message or {"role": "assistant", "content": text}
+    finish = "tool_calls" if message.get("tool_calls") else "stop"
     return {
         "id": "chatcmpl-mock",
         "object": "chat.completion",
         "created": 1,
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": USAGE,
     }
 
@@ -44,11 +47,16 @@ class MockUpstream:
     """`base_url` ends in /v1; `requests` holds (headers, body) of each chat request."""
 
     def __init__(
-        self, *, record: bool = True, reply: Callable[[dict[str, Any]], str] | None = None
+        self,
+        *,
+        record: bool = True,
+        reply: Callable[[dict[str, Any]], str] | None = None,
+        message: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         self.requests: list[tuple[dict[str, str], dict[str, Any]]] = []
         self.record = record
         self.reply = reply  # the reply's text from the request body (else "ok")
+        self.message = message  # the reply's whole message (tool calls) from the request body
         app = Starlette(
             routes=[
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
@@ -79,4 +87,6 @@ class MockUpstream:
                     yield p
 
             return StreamingResponse(gen(), media_type="text/event-stream")
+        if self.message is not None:
+            return JSONResponse(completion(message=self.message(body)))
         return JSONResponse(completion(self.reply(body) if self.reply else "ok"))

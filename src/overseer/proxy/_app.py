@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -38,7 +39,7 @@ from overseer.models import Model
 from overseer.models import serve as front
 from overseer.proxy._gateway import Clock
 from overseer.proxy._judge import Judges
-from overseer.proxy._relay import Call, asked_again, book_reply, relay
+from overseer.proxy._relay import Call, answer_of, asked_again, book_reply, relay
 from overseer.proxy._request import check_request
 from overseer.proxy._runs import (
     BudgetExceeded,
@@ -51,6 +52,7 @@ from overseer.proxy._runs import (
     Who,
     identify,
 )
+from overseer.proxy._source import refuse_at_source
 from overseer.runtime.steps import closed_turn
 
 log = logging.getLogger("overseer.proxy")
@@ -255,17 +257,28 @@ class ProxyApp:
         if status != 200:
             return data, status
         text = await book_reply(data, call, t1)
+        if text is None and self.settings.refuse_at_source and self.settings.rules is not None:
+            ask = functools.partial(self._asked, path, headers, call)
+            data, status = await refuse_at_source(data, body, call, ask)
+            text = answer_of(data) if status == 200 else None
         turn = None if text is None else await call.run.reask(call.agent, text)
         if turn is None:
             return data, status
-        again = asked_again(body, text or "", turn)  # the answer only repeated overseer's words
+        # the answer only repeated overseer's words: asked once more
+        return await self._asked(path, headers, call, asked_again(body, text or "", turn))
+
+    async def _asked(
+        self, path: str, headers: dict[str, str], call: Call, body: dict[str, Any]
+    ) -> tuple[bytes, int]:
+        """One more upstream call for this request, booked like the first (its time is the
+        upstream's, not overseer's)."""
         call.clock.away()
         t2 = time.perf_counter()
-        resp = await self._send("POST", path, _json_bytes(again), headers)
+        resp = await self._send("POST", path, _json_bytes(body), headers)
         data = await self._read(resp)
         call.clock.back()
         if resp.status == 200:
-            asked = Call(call.run, call.agent, call.model, again["messages"], call.clock)
+            asked = Call(call.run, call.agent, call.model, body["messages"], call.clock)
             await book_reply(data, asked, t2)
         return data, resp.status
 

@@ -101,20 +101,31 @@ async def _book(call: Call, usage: Usage | None, text: str, t1: float) -> None:
     await call.run.book(call.agent, call.model, spent, latency, call.messages, text)
 
 
-async def book_reply(data: bytes, call: Call, t1: float) -> str | None:
-    """Book a relayed reply with the usage it reports (an estimate flag when none); its
-    answer text, or None when it called tools (no answer to check)."""
+def _reply_of(data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A JSON reply and its first choice's message ({} for what is not one)."""
     try:
         reply = json.loads(data)
     except ValueError:
         reply = {}
     if not isinstance(reply, dict):
         reply = {}
-    usage = usage_of(reply) or Usage(estimated=True)
     choices = reply.get("choices") or [{}]
     choice: dict[str, Any] = choices[0] if isinstance(choices[0], dict) else {}
     got = choice.get("message")
-    message: dict[str, Any] = got if isinstance(got, dict) else {}
+    return reply, got if isinstance(got, dict) else {}
+
+
+def answer_of(data: bytes) -> str | None:
+    """A JSON reply's answer text, None when it called tools (no answer to check)."""
+    _, message = _reply_of(data)
+    return None if message.get("tool_calls") else text_of(message.get("content"))
+
+
+async def book_reply(data: bytes, call: Call, t1: float) -> str | None:
+    """Book a relayed reply with the usage it reports (an estimate flag when none); its
+    answer text, or None when it called tools (no answer to check)."""
+    reply, message = _reply_of(data)
+    usage = usage_of(reply) or Usage(estimated=True)
     text = text_of(message.get("content"))
     latency = time.perf_counter() - t1
     model = str(reply.get("model") or call.model)

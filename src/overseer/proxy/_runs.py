@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import json
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,6 +129,8 @@ class ProxySettings:
     plugins: tuple[Supervisor, ...] = ()
     #: a tool output longer than this (characters) is cut to it before it is judged
     max_output_chars: int = MAX_OUTPUT_CHARS
+    #: refused tool calls taken out of the model's reply, the model asked again (`_source`)
+    refuse_at_source: bool = False
 
     def __post_init__(self) -> None:
         if not self.idle_s > 0:
@@ -206,6 +209,8 @@ class ProxyRun:
         self.cap = cap
         # (agent, call id, content) key -> the text judged for it (None: the output unchanged)
         self.shown: dict[str, str | None] = {}
+        # (agent, tool, args) -> calls let run at the source whose results are still to come
+        self.cleared: Counter[tuple[str, str, str]] = Counter()
         self.applied = 0
         self.seen = time.monotonic()
 
@@ -237,6 +242,8 @@ class ProxyRun:
         kind, agent = op["op"], op["agent"]
         if kind == "judge":
             return await self._judge(op)
+        if kind == "source":
+            return self._at_source(agent, op["calls"])
         if kind == "view":
             return self.run.model_input(agent, [ToolRecord(*r) for r in op["records"]])
         if kind == "reask":
@@ -251,7 +258,11 @@ class ProxyRun:
         """A tool output's verdict: refused (a loop), else judged by the bus in a thread (the
         LLM tier, when there is one, on the event loop: it awaits its model)."""
         agent, tool, args, output = op["agent"], op["tool"], op["args"], op["output"]
-        note = self.run.before_tool(agent, tool, args)
+        if self.cleared[agent, tool, args] > 0:  # let run at the source: counted there
+            self.cleared[agent, tool, args] -= 1
+            note = None
+        else:
+            note = self.run.before_tool(agent, tool, args)
         if note is None and self.run.guard.supervisor_model is not None:
             note = await self.run.aafter_tool(agent, tool, args, output)
         elif note is None:
@@ -260,6 +271,24 @@ class ProxyRun:
             )
         self.shown[op["id"]] = None if note == output else note
         return note
+
+    def _at_source(self, agent: str, calls: list[Any]) -> list[str | None]:
+        notes = []
+        for tool, args in calls:
+            note = self.run.before_tool(agent, tool, args)
+            if note is None:
+                self.cleared[agent, tool, args] += 1
+            notes.append(note)
+        return notes
+
+    async def source(self, agent: str, calls: list[tuple[str, str]]) -> list[str | None]:
+        """The loop breaker's word on each tool call of a reply before the client sees it:
+        None (let it run; not counted again when its result comes) or the refusal note."""
+        op = {"op": "source", "agent": agent, "calls": [list(c) for c in calls]}
+        async with self._turn() as log:
+            notes = await self._do(op)
+            log.append(op)
+        return list(notes)
 
     async def check(self, agent: str) -> None:
         """Raise BudgetExceeded or RunStopped when `agent` may not make another call."""
