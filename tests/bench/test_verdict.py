@@ -47,8 +47,12 @@ def records() -> list[ResultRecord]:
 
 def test_one_sentence_per_configuration_then_provenance_and_date() -> None:
     lines = verdict_lines(records(), "team", ["team", "team+rules"], {"team+rules": (6, 10)})
-    assert len(lines) == 2
-    sentence, made = lines
+    assert len(lines) == 3
+    plain, sentence, made = lines
+    assert plain == (
+        "team+rules used half the tokens and answered right less often than team: 3 vs 5 of "
+        "10; too few tasks to tell a difference."
+    )
     assert sentence.startswith(
         "team+rules vs team on s (m, 10 pairs): 0.50x the net tokens (95% CI"
     )
@@ -68,8 +72,12 @@ def test_report_text_opens_with_the_verdict_and_json_carries_it(
             rs.add(r)
     assert main(["report", "--store", str(store), "--baseline", "team"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("verdict: team+rules vs team on s (m, 10 pairs): 0.50x")
-    assert out[1].startswith("verdict: Made 2026-11-26 (UTC)")
+    assert (
+        out[0] == "verdict: team+rules used half the tokens and answered right less often "
+        "than team: 3 vs 5 of 10; too few tasks to tell a difference."
+    )
+    assert out[1].startswith("statistics: team+rules vs team on s (m, 10 pairs): 0.50x")
+    assert out[2].startswith("made: Made 2026-11-26 (UTC)")
     assert main(["report", "--store", str(store), "--baseline", "team", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["verdict"][0] == out[0].removeprefix("verdict: ")

@@ -39,7 +39,7 @@ class Echo:
 
     async def call(self, args: Mapping[str, Any]) -> ToolResult:
         self.calls += 1
-        return ToolResult(f"page {args.get('url')} " + "lorem " * 200)
+        return ToolResult(f"page {args.get('url')}: the answer is 42. " + "lorem " * 200)
 
 
 def fetch(url: str) -> dict[str, Any]:

@@ -45,6 +45,38 @@ def _acted(config: str, acted: Mapping[str, tuple[int, int]]) -> str:
     return f"a mechanism acted on {k} of {n} runs"
 
 
+def plain_verdict(p: Paired) -> str:
+    """One configuration against the baseline in plain words, before any statistic: tokens,
+    how often each answered right, and whether the run can tell a difference (issue 49: "the
+    rule tier used half the tokens and answered as often as the team: 1 of 5 each; too few
+    tasks to tell a difference")."""
+    r = p.token_ratio
+    tokens = (
+        "spent tokens the baseline's could not be compared with"
+        if math.isnan(r)
+        else "used half the tokens"
+        if 0.45 <= r <= 0.55
+        else f"used {r:.2f}x the tokens"
+    )
+    k, kb = round(p.acc_config * p.n), round(p.acc_baseline * p.n)
+    right = (
+        f"answered right as often as {p.baseline}: {k} of {p.n} each"
+        if k == kb
+        else f"answered right {'more' if k > kb else 'less'} often than {p.baseline}: "
+        f"{k} vs {kb} of {p.n}"
+    )
+    if p.n == 0:
+        return f"{p.config} {tokens}; no task was answered by both, so no accuracy to compare"
+    tell = (
+        "a difference this run can tell (McNemar p < 0.05)"
+        if p.mcnemar_p < 0.05
+        else "too few tasks to tell a difference"
+        if p.n < 30
+        else f"no difference this run can tell (McNemar p = {p.mcnemar_p:.2g})"
+    )
+    return f"{p.config} {tokens} and {right}; {tell}."
+
+
 def verdict_sentence(
     suite: str, model: str, p: Paired, acted: Mapping[str, tuple[int, int]]
 ) -> str:
@@ -73,13 +105,15 @@ def verdict_lines(
     order: Sequence[str],
     acted: Mapping[str, tuple[int, int]],
 ) -> list[str]:
-    """The verdict: one sentence per configuration (and suite, model) paired with `baseline`,
-    then the provenance-and-date line; without a baseline, why there is no verdict."""
+    """The verdict: per configuration (and suite, model) paired with `baseline`, one sentence
+    in plain words, then one with the statistics, then the provenance-and-date line; without
+    a baseline, why there is no verdict."""
     pairs = paired_groups(records, baseline, order) if baseline else []
     if not pairs:
         why = "no baseline" if not baseline else f"nothing to pair with {baseline}"
         return [f"No verdict: {why}.", made_line(records)]
-    return [*(verdict_sentence(s, m, p, acted) for s, m, p in pairs), made_line(records)]
+    plain = [plain_verdict(p) for _, _, p in pairs]
+    return [*plain, *(verdict_sentence(s, m, p, acted) for s, m, p in pairs), made_line(records)]
 
 
 def verdict_section(
@@ -89,7 +123,7 @@ def verdict_section(
     acted: Mapping[str, tuple[int, int]],
 ) -> Section:
     """The report's first section: the verdict sentences, then provenance and date."""
-    *sentences, made = verdict_lines(records, baseline, order, acted)
+    *sentences, made = verdict_lines(records, baseline, order, acted)  # plain, then statistics
     s = Section("Verdict", made)
     s.header = ["each configuration against the baseline, on the same tasks and seeds"]
     s.rows = [[Cell(x)] for x in sentences]

@@ -59,8 +59,11 @@ def print_report(
         console.print("no stored results match")
         return
     acted = acted_on(records)
-    for line in verdict_lines(records, base, configs, acted):
-        console.print(f"verdict: {line}", soft_wrap=True)
+    *lines, made = verdict_lines(records, base, configs, acted)
+    plain = len(lines) // 2 if lines and not lines[0].startswith("No verdict") else len(lines)
+    for i, line in enumerate(lines):  # the plain words first, the statistics after them
+        console.print(f"{'verdict' if i < plain else 'statistics'}: {line}", soft_wrap=True)
+    console.print(f"made: {made}", soft_wrap=True)
     console.print(summary_table(rows, baseline=base))
     paired = paired_groups(records, base, configs) if base else []
     if paired:

@@ -340,13 +340,14 @@ class Agent:
             # the last step of a turn that used tools may only answer (as smolagents does at
             # its step limit): otherwise every step's findings are lost with the turn
             last = 0 < step == self.max_steps - 1 and bool(done)
-            open_ = not self._stuck(refused) and not last
+            stuck = self._stuck(refused)
+            open_ = not stuck and not last
             messages = self._messages(base, done, view, open_, question)
             data, c = await self._decide(messages, open_)
             notes = _notes(done)
             again = (
                 self.turns.reask(
-                    str(data["answer"]), notes, _outputs(done), question, seen=_seen(done, open_)
+                    str(data["answer"]), notes, _outputs(done), question, seen=_seen(done, stuck)
                 )
                 if data["action"] == "answer"
                 else None
@@ -478,9 +479,11 @@ def _notes(done: Sequence[_Done]) -> list[str]:
     return [d.record.text for d in done if d.refused]
 
 
-def _seen(done: Sequence[_Done], open_: bool) -> set[str] | None:
-    """The values this turn's tool results showed, once the tools are closed (None: open)."""
-    if open_:
+def _seen(done: Sequence[_Done], stuck: bool) -> set[str] | None:
+    """The values this turn's tool results showed, once refusals closed the tools after some
+    ran (None otherwise: open tools, the last step of a turn, whose answer may be derived, or
+    nothing read yet)."""
+    if not stuck or not any(not d.refused for d in done):
         return None
     return set().union(*(numbers_in(f"{d.record.text} {d.note}") for d in done if not d.refused))
 
