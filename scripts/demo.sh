@@ -29,4 +29,10 @@ echo "n = 5 shows the mechanism at work (acted on, tokens cut), not a claim: see
 echo "report: $REPORT/index.html (Markdown twin: $REPORT/report.md); open it in a browser"
 echo
 .venv/bin/overseer report --store "$STORE" --baseline baseline --json \
-    | .venv/bin/python -c 'import json, sys; print("\n".join(json.load(sys.stdin)["verdict"]))'
+    | .venv/bin/python -c '
+import json, sys
+*lines, made = json.load(sys.stdin)["verdict"]  # plain words, then statistics, then provenance
+half = len(lines) // 2 if lines and not lines[0].startswith("No verdict") else len(lines)
+for i, line in enumerate(lines):
+    print(("verdict: " if i < half else "statistics: ") + line)
+print("made: " + made)'
