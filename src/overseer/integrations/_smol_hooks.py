@@ -1,13 +1,11 @@
-"""Where the smolagents supervisor reaches into an agent: its model calls, its tool calls, and
-its run's start and end.
+"""Where the smolagents supervisor reaches into an agent: its model, its tool calls, its run.
 
 smolagents runs a step's tools before any step callback sees the step, so a refused repeat
 is stopped earlier: a ToolCallingAgent's `execute_tool_call` and a CodeAgent's
 `python_executor` are wrapped on the agent instance (the refusal is what the agent reads
 instead of the tool output). `run` is wrapped so the supervisor knows when a run starts and
-ends. The model's `generate` (and `generate_stream`) is wrapped so every call is booked as
-the model replied, the final answer's and the one smolagents adds at `max_steps` included,
-with the cached prompt tokens of the raw reply (smolagents' TokenUsage has no such count).
+ends; the model's `generate`, so each call is booked as the server reported it (the final
+answer's, the one at `max_steps`, the raw reply's cached prompt tokens: TokenUsage has none).
 """
 
 from __future__ import annotations
@@ -17,7 +15,6 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from smolagents.local_python_executor import CodeOutput
-from smolagents.monitoring import TokenUsage
 from smolagents.utils import AgentToolExecutionError
 
 from overseer.integrations._parts import args_text
@@ -136,16 +133,10 @@ def cached_tokens(raw: Any) -> int:
     return n if isinstance(n, int) else 0
 
 
-def _text(reply: Any) -> str:
-    """A reply's text, else its tool calls as `name(arguments)`."""
-    calls = [_field(c, "function") for c in reply.tool_calls or []]
-    said = [f"{_field(f, 'name')}({args_text(_field(f, 'arguments'))})" for f in calls]
-    return args_text(reply.content) or " ".join(said)
-
-
 def _meter(model: Any, gate: Gate) -> None:
-    """Wrap the model instance's `generate` (and `generate_stream`): each call is reported to
-    `gate.metered` (usage as given, cached tokens, seconds, the reply's text)."""
+    """Wrap the model instance's `generate`: each call is reported to `gate.metered` (usage
+    as given, cached tokens, seconds, the reply's text). A streamed step's call is booked
+    from the step (`generate_stream`'s deltas carry no raw usage)."""
     name = str(getattr(model, "model_id", "") or "")
     generate: Callable[..., Any] = model.generate
 
@@ -153,22 +144,9 @@ def _meter(model: Any, gate: Gate) -> None:
         start = time.perf_counter()
         reply = generate(*args, **kwargs)
         took = time.perf_counter() - start
-        gate.metered(reply.token_usage, cached_tokens(reply.raw), took, name, _text(reply))
+        gate.metered(
+            reply.token_usage, cached_tokens(reply.raw), took, name, args_text(reply.content)
+        )
         return reply
 
     model.generate = metered
-    stream: Callable[..., Any] | None = getattr(model, "generate_stream", None)
-    if not callable(stream):
-        return
-
-    def metered_stream(*args: Any, **kwargs: Any) -> Iterator[Any]:
-        start, used, parts = time.perf_counter(), [], []
-        for event in stream(*args, **kwargs):
-            used += [event.token_usage] if event.token_usage is not None else []
-            parts.append(event.content or "")
-            yield event
-        total = TokenUsage(sum(u.input_tokens for u in used), sum(u.output_tokens for u in used))
-        took = time.perf_counter() - start
-        gate.metered(total if used else None, 0, took, name, "".join(parts))
-
-    model.generate_stream = metered_stream

@@ -74,18 +74,12 @@ def step_from_smolagents(memory_step: ActionStep, agent_name: str, subtask: str)
 
 
 def monitor_counts_after(agent: Any, callback: object) -> bool:
-    """Whether the agent's monitor reads a step after `callback` edits it (registered later).
-
-    The order of the registry decides it, not step counts: `step_callbacks=[sup]` puts `sup`
-    before smolagents' own monitor, `attach()` on a built agent puts it after.
-    """
-    monitor = getattr(agent, "monitor", None)
-    registry = getattr(getattr(agent, "step_callbacks", None), "_callbacks", None)
-    if monitor is None or not isinstance(registry, dict):
-        return False
-    order = list(registry.get(ActionStep, []))
+    """Whether the agent's monitor reads a step after `callback` edits it (registered later:
+    `step_callbacks=[sup]` puts `sup` first, `attach()` on a built agent after the monitor)."""
+    metrics = getattr(getattr(agent, "monitor", None), "update_metrics", None)
+    order = getattr(getattr(agent, "step_callbacks", None), "_callbacks", {}).get(ActionStep, [])
     mine = next((i for i, cb in enumerate(order) if cb is callback), None)
-    theirs = next((i for i, cb in enumerate(order) if cb == monitor.update_metrics), None)
+    theirs = next((i for i, cb in enumerate(order) if metrics and cb == metrics), None)
     return mine is not None and theirs is not None and mine < theirs
 
 

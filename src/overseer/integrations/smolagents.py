@@ -487,15 +487,8 @@ class OverseerSupervisor:
         inv.logged += len(fired)
 
     # -- the caller's run's books ------------------------------------------------------------
-    @property
-    def run(self) -> GuardRun:
-        """The guard run of the caller's run (its ledger, trace, bus)."""
-        return self._current().run
-
-    @property
-    def log(self) -> list[SmolagentsSupervisionLog]:
-        """The caller's run's flagged steps and rule firings."""
-        return self._current().log
+    run = property(lambda self: self._current().run, doc="The caller's run's guard run.")
+    log = property(lambda self: self._current().log, doc="Its flagged steps, rule firings.")
 
     @property
     def usage(self) -> Usage:
