@@ -139,3 +139,120 @@ def test_no_host_reads_a_plugins_internals() -> None:
         for hit in _internal_reads(path.read_text(encoding="utf-8"), str(path.relative_to(SRC)))
     ]
     assert found == [], "\n".join(found)
+
+
+#: the lab (issue 49, item 5): what measures the product, behind the `bench` extra
+LAB = ("bench", "experiments", "evidence", "traces", "tasks", "envs")
+#: what only the `bench` / `train` extras bring: the product may use them inside a function
+#: (a training path, which names its extra), never at import time
+LAB_ONLY_DEPENDENCIES = ("scipy", "sklearn", "matplotlib")
+#: the CLI modules that may import the lab: only inside a function (or for type checking), and
+#: only for a lab command, which first checks the extra (`overseer.cli._lab.need_lab`)
+CLI_LAB_DISPATCH = {
+    "cli/_adapt.py": "overseer adapt",
+    "cli/_attribute.py": "overseer attribute",
+    "cli/_attribute_out.py": "overseer attribute's output",
+    "cli/_backend_options.py": "--backend ray of bench, prune and monitor",
+    "cli/_bench.py": "overseer bench",
+    "cli/_bench_report.py": "overseer report",
+    "cli/_bench_run.py": "overseer bench",
+    "cli/_game_options.py": "overseer monitor's games",
+    "cli/_monitor.py": "overseer monitor",
+    "cli/_monitor_out.py": "overseer monitor's output",
+    "cli/_prune.py": "overseer prune",
+    "cli/_prune_options.py": "overseer prune",
+    "cli/_prune_out.py": "overseer prune's output",
+    "cli/_replay.py": "overseer replay",
+    "cli/_report.py": "overseer report",
+    "cli/_report_export.py": "overseer report --from-export",
+    "cli/_report_text.py": "overseer report",
+    "cli/_run.py": "overseer run --task (a packaged task); the rest of run is the product's",
+    "cli/_run_result.py": "overseer run --task: the task's score",
+    "cli/_supervisor_model.py": "--supervisor-model of bench",
+    "cli/_trace.py": "overseer trace html (the report's page); trace show is the product's",
+}
+
+
+def _imported(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        return [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    return []
+
+
+def _lab_imports(text: str, where: str, *, lazy_ok: bool) -> list[str]:
+    """Imports of the lab, anywhere in `text` (or, with `lazy_ok`, at import time only: not
+    inside a function, not under `if TYPE_CHECKING`), and of the lab-only dependencies at
+    import time."""
+    out: list[str] = []
+
+    def visit(node: ast.AST, lazy: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = lazy or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                inner = True
+            for mod in _imported(child):
+                parts = mod.split(".")
+                lab = parts[0] == "overseer" and len(parts) > 1 and parts[1] in LAB
+                if (lab and not (lazy_ok and inner)) or (
+                    parts[0] in LAB_ONLY_DEPENDENCIES and not inner
+                ):
+                    out.append(f"{where}:{child.lineno} imports {mod}")
+                    break
+            visit(child, inner)
+
+    visit(ast.parse(text, where), False)
+    return out
+
+
+def test_the_product_never_imports_the_lab() -> None:
+    """Every package that is not the lab is the product (`pip install overseer-agents`): it
+    imports no lab package and no scipy / scikit-learn / matplotlib at import time; the CLI's
+    lab commands load the lab inside their functions only (CLI_LAB_DISPATCH)."""
+    found = []
+    for f in sorted(SRC.rglob("*.py")):
+        where = str(f.relative_to(SRC))
+        if _package(f) in LAB:
+            continue
+        found += _lab_imports(
+            f.read_text(encoding="utf-8"), where, lazy_ok=where in CLI_LAB_DISPATCH
+        )
+    assert found == [], "the product imports the lab:\n" + "\n".join(found)
+    stale = [m for m in CLI_LAB_DISPATCH if not (SRC / m).is_file()]
+    assert stale == [], f"allow-listed modules that are gone: {stale}"
+
+
+@pytest.mark.parametrize(
+    ("text", "lazy_ok", "hits"),
+    [
+        ("import overseer.bench", False, 1),
+        ("from overseer.tasks import load_suite", False, 1),
+        ("from overseer import evidence", False, 1),
+        ("def f():\n    from overseer.traces import replay", False, 1),
+        ("def f():\n    from overseer.traces import replay", True, 0),
+        ("if TYPE_CHECKING:\n    from overseer.bench import X", True, 0),
+        ("from overseer.bench import X", True, 1),
+        ("from scipy.stats import norm", False, 1),
+        ("def fit():\n    from sklearn.linear_model import Ridge", False, 0),
+        ("from overseer.runtime import Executor\nimport numpy", False, 0),
+        ("from overseer.benchmarks import x", False, 0),
+    ],
+)
+def test_the_lab_import_check_tells_them_apart(text: str, lazy_ok: bool, hits: int) -> None:
+    assert len(_lab_imports(text, "x.py", lazy_ok=lazy_ok)) == hits
+
+
+def test_importing_the_product_loads_no_lab() -> None:
+    code = (
+        "import sys\n"
+        "import overseer, overseer.runtime, overseer.models, overseer.sandbox, overseer.supervise\n"
+        "import overseer.proxy, overseer.integrations.guard, overseer.models.serve, overseer.cli\n"
+        "import overseer.monitor, overseer.prune, overseer.adapt, overseer.stats, overseer.errors\n"
+        f"lab = {LAB!r}\n"
+        f"deps = {LAB_ONLY_DEPENDENCIES!r}\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in deps\n"
+        "    or (m.startswith('overseer.') and m.split('.')[1] in lab))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == []

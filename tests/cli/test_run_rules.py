@@ -62,18 +62,18 @@ def test_rules_text_output_names_the_firings(
 def test_rules_with_supervise_is_mode_rules_llm(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from overseer.experiments import registry
+    from overseer.cli import _run_plugins
 
     asked: list[tuple[Any, ...]] = []
-    real = registry.plugin
+    real = _run_plugins.supervise_plugin
 
     def spy(*args: Any, **kw: Any) -> Any:
         asked.append(args)
         return real(*args, **kw)
 
-    monkeypatch.setattr(registry, "plugin", spy)
+    monkeypatch.setattr(_run_plugins, "supervise_plugin", spy)
     code, out = _run(capsys, monkeypatch, tmp_path, "--rules", "--supervise", "--json")
-    assert code == 0 and ("supervise", "rules+llm") in asked
+    assert code == 0 and [a[0] for a in asked] == ["rules+llm"]
     assert json.loads(out)["oversight"]["overseers"] == ["supervision (rules+llm)"]
 
 

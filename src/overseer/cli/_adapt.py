@@ -12,6 +12,7 @@ from overseer.cli import _options as o
 from overseer.cli._adapt_out import print_solved, print_store
 from overseer.cli._app import InputError, app, out_console
 from overseer.cli._hints import MODEL_HELP, model_name
+from overseer.cli._lab import need_lab
 
 if TYPE_CHECKING:
     from overseer.adapt import Repository
@@ -96,6 +97,7 @@ def init_cmd(
     limits: o.BudgetOpts = o.NO_LIMITS,
 ) -> None:
     """Create the repository (starter cases), then distil a few training tasks of a suite."""
+    need_lab("overseer adapt init")
     _check_counts(limit, tries)
     if suite is None:
         from overseer.adapt import Embedder
@@ -119,6 +121,7 @@ def distill_cmd(
     limits: o.BudgetOpts = o.NO_LIMITS,
 ) -> None:
     """Distil training tasks only: SOPs of successes, lessons of failures (budgets: per run)."""
+    need_lab("overseer adapt distill")
     _check_counts(limit, tries)
     _distill(model, store, suite, limit, seed, tries, False, (mopts, limits))
 
@@ -141,6 +144,7 @@ def show_cmd(
     ] = None,
 ) -> None:
     """List SOP cases and experiences; export or import the cases as editable JSON."""
+    need_lab("overseer adapt show")
     from overseer.adapt import Embedder, ExperiencePool, Repository, RepositoryError
 
     if not store.is_file() and import_ is None:
@@ -170,6 +174,7 @@ def run_cmd(
     limits: o.BudgetOpts = o.NO_LIMITS,
 ) -> None:
     """Build a team for one query from the repository, run it under the Watcher, report."""
+    need_lab("overseer adapt run")
     import asyncio
 
     from overseer.adapt import Embedder, MASFly, MASFlyConfig

@@ -10,6 +10,7 @@ import typer
 from overseer.cli._app import InputError, Interrupted, app, csv_list
 from overseer.cli._attribute_out import emit, print_row
 from overseer.cli._hints import BENCHMARK_MODEL, model_name
+from overseer.cli._lab import need_lab
 from overseer.cli._names import FREE_METHODS, METHODS
 from overseer.cli._replay import PATH_HELP, load_logs
 
@@ -88,6 +89,7 @@ def attribute_cmd(
     """Name the responsible agent, the decisive step and a one-line reason for each failed run.
     On annotated logs (Who&When) it also prints accuracy with 95% intervals and exact McNemar
     tests against the first method given."""
+    need_lab("overseer attribute")
     from overseer.traces.evaluate import ResultStore
 
     n_ctx = window if window is not None else n_ctx

@@ -16,6 +16,7 @@ from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
 from overseer.cli._bench_report import DEFAULT_STORE
 from overseer.cli._bench_run import BenchJob, run_and_report
 from overseer.cli._hints import MODEL_HELP, model_name
+from overseer.cli._lab import need_lab
 from overseer.cli._supervisor_model import SupervisorModelOpt, with_supervisor_model
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ def bench_cmd(
 ) -> None:
     """Run configurations on a suite, store every result, print the comparison table.
     Budgets apply to each (configuration, task, seed) on its own."""
+    need_lab("overseer bench")
     _check_sizes(split, limit, concurrency, agents, rounds)
     model = model_name(model)
     names, seed_list = _names(configs, baseline), _seeds(seeds)

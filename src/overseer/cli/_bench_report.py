@@ -11,6 +11,7 @@ from rich.console import Console
 
 from overseer.cli import _io, _report
 from overseer.cli._app import InputError, app, csv_list, out_console
+from overseer.cli._lab import need_lab
 
 if TYPE_CHECKING:
     from overseer.bench import ResultStore
@@ -71,6 +72,7 @@ def report_cmd(
     plots, --csv/--jsonl the per-result rows. Results from different commits or model files
     are not paired unless --mix (see the provenance lines); --from-export FILE recomputes an
     evidence page's tables from its export instead of reading a store."""
+    need_lab("overseer report")
     from overseer.bench import ResultStore
     from overseer.bench.reports import errors_table
 

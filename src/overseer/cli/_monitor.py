@@ -15,6 +15,7 @@ from overseer.cli import _game_options as g
 from overseer.cli import _options as o
 from overseer.cli._app import InputError, Interrupted, app, csv_list
 from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
+from overseer.cli._lab import need_lab
 from overseer.cli._monitor_out import print_line, print_outcomes, print_selection
 from overseer.cli._options import option_group
 
@@ -117,6 +118,7 @@ def collect_cmd(
 ) -> None:
     """Play training and validation games without intervention, storing per-turn features.
     Budgets apply to each game."""
+    need_lab("overseer monitor collect")
     from overseer.experiments.monitor import configs_factory
 
     setup, game = g.env_of(play.game)
@@ -135,6 +137,7 @@ def train_cmd(
     game: g.GameOpts = DEFAULT_GAME,
 ) -> None:
     """Train per-role monitors on the collected games and print the selection report."""
+    need_lab("overseer monitor train")
     from overseer.experiments.monitor import (
         MissingGamesError,
         default_monitor_path,
@@ -164,6 +167,7 @@ def eval_cmd(
 ) -> None:
     """Test games with no intervention, the trained monitor (per cap) and the random monitor.
     Budgets apply to each game."""
+    need_lab("overseer monitor eval")
     from overseer.experiments.monitor import configs_factory, default_monitor_path
     from overseer.monitor import MonitorSet
 

@@ -14,6 +14,7 @@ from overseer.cli._app import CommandFailed, InputError, Interrupted, app, out_c
 from overseer.cli._backend_options import LOCAL, BackendOpts, backend_options
 from overseer.cli._hints import MODEL_HELP, model_name
 from overseer.cli._io import AllowErrors
+from overseer.cli._lab import need_lab
 from overseer.cli._names import ATTACKS
 from overseer.cli._prune_options import (
     DEFAULT_TEAM,
@@ -76,6 +77,7 @@ def prune_cmd(
     runner: BackendOpts = LOCAL,
 ) -> None:
     """Train AgentPrune masks, prune once, evaluate full vs pruned (budgets: per team run)."""
+    need_lab("overseer prune")
     from overseer.experiments.prune import PruneJob
     from overseer.experiments.prune_runs import RunSettings
 

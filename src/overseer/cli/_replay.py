@@ -10,6 +10,7 @@ import typer
 
 from overseer.cli._app import InputError, Interrupted, app, out_console
 from overseer.cli._io import emit_json
+from overseer.cli._lab import need_lab
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -129,6 +130,7 @@ def replay_cmd(
     repeats, observation and context tokens with and without the rules, first firing vs the
     annotated mistake step. No model call; the tokenizer is the named local model's own.
     Ctrl-C prints the logs replayed so far (replay stores nothing)."""
+    need_lab("overseer replay")
     from overseer.supervise.rules import RuleSettings
     from overseer.traces.replay import totals
 

@@ -12,6 +12,7 @@ from overseer.cli import _io
 from overseer.cli import _options as o
 from overseer.cli._app import InputError, Interrupted, app
 from overseer.cli._hints import MODEL_HELP, model_name
+from overseer.cli._lab import need_lab
 from overseer.cli._run_options import (
     DEFAULT_SHAPE,
     NO_PLUGINS,
@@ -53,7 +54,6 @@ def run_cmd(
 ) -> None:
     """Run one query through a team; print the answer, what oversaw the run and what acted,
     tokens per actor and the trace path."""
-    from overseer.bench.solvers import team_query
     from overseer.cli._run_result import report_run
 
     question = _io.read_query(question, query_file, max_query_chars)
@@ -66,7 +66,7 @@ def run_cmd(
     tool_map = tools_of(bus.tools)
     m = mopts.load(model)
     sups = [s for f in plugins.factories for s in f(m)]
-    query = team_query(the_task) if the_task else str(question)
+    query = _task_query(the_task) if the_task else str(question)
     team = with_tools(team_spec, tool_map)
     run = _Run(team, sups, tool_map, plugins.top_logprobs, trace_dir, seed, progress)
     res = _execute(m, run, query, limits.budget())
@@ -81,8 +81,17 @@ def run_cmd(
     )
 
 
+def _task_query(task: Any) -> str:
+    """What the team is asked for a packaged task (the lab: `--task` needs the bench extra)."""
+    from overseer.bench.solvers import team_query
+
+    return team_query(task)
+
+
 def task_of(ref: str, split: str) -> Any:
-    """`suite:N` (N-th task of the split) or `suite:ID` (a task id)."""
+    """`suite:N` (N-th task of the split) or `suite:ID` (a task id); the packaged tasks are the
+    lab's, so without the `bench` extra this is one line naming it."""
+    need_lab("overseer run --task")
     from overseer.tasks import load_suite
 
     suite, sep, which = ref.partition(":")
@@ -117,23 +126,27 @@ class _Run:
 
 
 def _execute(m: Any, run: _Run, query: str, budget: Any) -> Any:
-    """The team on the Executor, with a live line per agent step when `progress`; Ctrl-C says
-    where the trace written so far is."""
+    """The team on the Executor (the runtime's defaults: no lab on a product command's path),
+    with a live line per agent step when `progress`; Ctrl-C says where the trace written so far
+    is."""
     import asyncio
 
-    from overseer.bench import ExecutorSettings
-    from overseer.bench.solvers import TeamSetup, make_executor
+    from overseer.runtime import Executor
     from overseer.runtime.steps import StepObserver
 
     line = _io.StepLine()
     sups = [StepObserver(line), *run.supervisors] if run.progress else run.supervisors
-    team_setup = TeamSetup(run.team, tools=run.tools, supervisors=sups)
-    settings = ExecutorSettings(
-        trace_dir=run.trace_dir, budget=budget, top_logprobs=run.top_logprobs
+    ex = Executor(
+        m,
+        supervisors=sups,
+        tools=run.tools,
+        trace_dir=run.trace_dir,
+        budget=budget,
+        seed=run.seed,
+        top_logprobs=run.top_logprobs,
     )
-    ex = make_executor(m, team_setup, settings, seed=run.seed)
     try:
-        return asyncio.run(ex.run(team_setup.team, query))
+        return asyncio.run(ex.run(run.team, query))
     except KeyboardInterrupt:
         raise Interrupted(note=f"no answer; the trace so far is in {run.trace_dir}") from None
     finally:

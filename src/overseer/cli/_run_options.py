@@ -72,9 +72,11 @@ class Plugins:
 
 @dataclass(frozen=True)
 class BusOpts:
-    """What `overseer run` puts on the bus and in the agents' hands. The plug-ins come from the
-    one registry of `overseer bench`: `--rules` is `supervise:rules`, `--supervise` is
-    `supervise:llm`, both together `supervise:rules+llm`; `--monitor FILE` is `monitor:FILE`."""
+    """What `overseer run` puts on the bus and in the agents' hands: the plug-ins that the names
+    of `overseer bench` give (`--rules` is `supervise:rules`, `--supervise` is `supervise:llm`,
+    both together `supervise:rules+llm`; `--monitor FILE` is `monitor:FILE`), built from the
+    product's packages, not the bench's registry (a product command never loads the lab;
+    tests/cli/test_run_plugins.py checks both give the same plug-ins)."""
 
     supervise: bool = False
     rules: bool = False
@@ -93,26 +95,26 @@ class BusOpts:
     def plugins(self, mopts: o.ModelOpts) -> Plugins:
         """The plug-ins asked for; a bad flag, file or preset is one line (InputError) before
         the run's model loads."""
-        from overseer.experiments.registry import plugin
-
         if not self.supervise and self.supervisor_model:
             raise InputError("--supervisor-model: the LLM supervisor's model; needs --supervise")
         if self.mode is None and self.filter_preset:
             raise InputError("--filter-preset: needs --supervise or --rules")
+        from overseer.cli._run_plugins import monitor_plugin, supervise_plugin
+
         made = []
         if self.mode is not None:
             sup = mopts.load(self.supervisor_model) if self.supervisor_model else None
-            kw = {"supervisor_model": sup, "filter_preset": self.filter_preset}
-            made.append(_plugin(plugin, "--filter-preset", "supervise", self.mode, **kw))
+            fp = self.filter_preset
+            made.append(_plugin(supervise_plugin, "--filter-preset", self.mode, sup, fp))
         if self.monitor is not None:
-            made.append(_plugin(plugin, "--monitor", "monitor", str(self.monitor)))
+            made.append(_plugin(monitor_plugin, "--monitor", self.monitor))
         top = max((t for _, _, t in made), default=0)
         return Plugins([f for f, _, _ in made], [w for _, w, _ in made], top)
 
 
-def _plugin(make: Any, option: str, *args: Any, **kw: Any) -> tuple[Any, str, int]:
+def _plugin(make: Any, option: str, *args: Any) -> tuple[Any, str, int]:
     try:
-        return make(*args, **kw)
+        return make(*args)
     except ValueError as exc:
         raise InputError(f"{option}: {exc}") from None
 

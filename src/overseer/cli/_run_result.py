@@ -101,8 +101,6 @@ def _counts(c: dict[str, Any]) -> str:
 
 def result_doc(res: RunResult, the_task: Any, overseers: list[str] | None = None) -> dict[str, Any]:
     """The result of `overseer run` as one JSON-ready document."""
-    from overseer.tasks import score
-
     doc: dict[str, Any] = {
         "run_id": res.run_id,
         "answer": res.answer,
@@ -119,6 +117,8 @@ def result_doc(res: RunResult, the_task: Any, overseers: list[str] | None = None
         "trace": str(res.trace_path),
     }
     if the_task is not None:
+        from overseer.tasks import score  # a packaged task (--task): the lab's scorer
+
         sc = score(the_task, res.answer)
         doc["task"] = {
             "id": the_task.id,
@@ -131,12 +131,12 @@ def result_doc(res: RunResult, the_task: Any, overseers: list[str] | None = None
 
 def print_result(res: RunResult, the_task: Any, overseers: list[str] | None = None) -> None:
     """The answer, its score on a task, failures, oversight, tokens by actor, the trace."""
-    from overseer.tasks import score
-
     console = out_console()
     console.print(f"answer ({res.stop_reason}):", style="bold")
     console.print(strip_controls(res.answer))
     if the_task is not None:
+        from overseer.tasks import score  # a packaged task (--task): the lab's scorer
+
         sc = score(the_task, res.answer)
         console.print(
             f"task {the_task.id}: gold {the_task.answer!r}, parsed {sc.parsed!r}, "

@@ -9,6 +9,7 @@ import typer
 
 from overseer.cli._app import InputError, app, out_console
 from overseer.cli._io import READ_ERRORS, strip_controls, unreadable
+from overseer.cli._lab import need_lab
 
 trace_app = typer.Typer(help="Read run traces.", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")
@@ -52,6 +53,7 @@ def trace_html_cmd(
 ) -> None:
     """Write a run trace as an HTML page: team graph, each agent's messages, verdicts and
     rollbacks highlighted."""
+    need_lab("overseer trace html")
     from overseer.bench.pages import trace_html
     from overseer.runtime import read_trace
 

@@ -25,6 +25,7 @@ from typing import Any
 from overseer.bench import ConfigRegistry, Solver, TeamConfig, team_solver
 from overseer.bench.solvers import DIRECT, PluginFactory, team_configs
 from overseer.models import Model
+from overseer.monitor import MONITOR_TOP_LOGPROBS, monitor_plugin
 from overseer.runtime import (
     PRESETS,
     BaseSupervisor,
@@ -36,28 +37,7 @@ from overseer.runtime import (
     Verdict,
 )
 
-#: Top-k logprobs the agents ask for when the monitor is on the bus (the monitor's features).
-MONITOR_TOP_LOGPROBS = 10
-
 SuiteReport = Callable[[Any, Iterable[Any], Sequence[str]], None]
-
-
-def monitor_plugin(path: str | Path, *, cap: int = 1) -> PluginFactory:
-    """An UncertaintyMonitor (trained monitors of FILE, rollback) for each run; the file is
-    read now, so a bad FILE fails before any run (ValueError naming it). A team agent's role
-    has no monitor of its own: it is judged by the file's first role (the accuser's for a
-    WhoDunitEnv file), the role that decides the game."""
-    from overseer.monitor import MonitorSet, UncertaintyMonitor
-
-    ms = MonitorSet.load(path)
-    if not ms.monitors:
-        raise ValueError(f"monitor file {path}: holds no trained monitor")
-    first = next(iter(ms.monitors))
-
-    def plugins(model: Model) -> list[Supervisor]:
-        return [UncertaintyMonitor(ms, cap=cap, fallback_role=first)]
-
-    return plugins
 
 
 def _monitor_maker(arg: str) -> tuple[PluginFactory, str, int]:

@@ -10,14 +10,16 @@ Neither plug-in calls a model, so nothing is booked in the ledger.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from overseer.models import Model
 from overseer.monitor.features import turn_features
 from overseer.monitor.train import MonitorSet, RoleMonitor
-from overseer.runtime import BaseSupervisor, Interaction, Run, Verdict
+from overseer.runtime import BaseSupervisor, Interaction, Run, Supervisor, Verdict
 
 DEFAULT_KEYS = ("action", "character")
 
@@ -158,3 +160,23 @@ class RandomMonitor(BaseSupervisor):
             return Verdict.approve(self.name)
         triggers[role] += 1
         return Verdict.rollback(by=self.name, reason=f"random trigger (p={p:.3f}) for {role}")
+
+
+#: top-k logprobs the agents ask for when the monitor is on the bus (the monitor's features)
+MONITOR_TOP_LOGPROBS = 10
+
+
+def monitor_plugin(path: str | Path, *, cap: int = 1) -> Callable[[Model], list[Supervisor]]:
+    """A plug-in factory: an UncertaintyMonitor (the trained monitors of FILE, rollback) for each
+    run. The file is read now, so a bad FILE fails before any run (ValueError naming it). A team
+    agent's role has no monitor of its own: it is judged by the file's first role (the accuser's
+    for a WhoDunitEnv file), the role that decides the game."""
+    ms = MonitorSet.load(path)
+    if not ms.monitors:
+        raise ValueError(f"monitor file {path}: holds no trained monitor")
+    first = next(iter(ms.monitors))
+
+    def plugins(model: Model) -> list[Supervisor]:
+        return [UncertaintyMonitor(ms, cap=cap, fallback_role=first)]
+
+    return plugins

@@ -25,10 +25,8 @@ from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
-from sklearn.linear_model import Ridge
-from sklearn.preprocessing import MinMaxScaler, PolynomialFeatures
 
-from overseer.errors import read_failure
+from overseer.errors import read_failure, require
 from overseer.monitor.features import FEATURES
 
 FORMAT_VERSION = 1
@@ -209,9 +207,13 @@ def _saved_monitor(role: str, r: dict[str, Any], arrays: Any) -> RoleMonitor:
 
 
 def _fit(x: np.ndarray, y: np.ndarray, degree: int, alpha: float) -> tuple:
-    scaler = MinMaxScaler(feature_range=(-1, 1), clip=True).fit(x)
-    poly = PolynomialFeatures(degree, include_bias=False).fit(scaler.transform(x))
-    ridge = Ridge(alpha=alpha).fit(poly.transform(scaler.transform(x)), y)
+    """Scaler, polynomial expansion and ridge fitted on `x`, `y` (scikit-learn, imported here:
+    a trained monitor runs without it, training needs the `train` extra)."""
+    pre = require("sklearn.preprocessing", "train", "training a monitor")
+    ridge_of = require("sklearn.linear_model", "train", "training a monitor").Ridge
+    scaler = pre.MinMaxScaler(feature_range=(-1, 1), clip=True).fit(x)
+    poly = pre.PolynomialFeatures(degree, include_bias=False).fit(scaler.transform(x))
+    ridge = ridge_of(alpha=alpha).fit(poly.transform(scaler.transform(x)), y)
     return scaler, poly, ridge
 
 

@@ -26,9 +26,17 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy.special import expit as sigmoid
 
 from overseer.runtime import TeamSpec
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x)), elementwise: scipy's `expit` formula (equal on every value checked),
+    in numpy so that pruning needs no scipy; exp overflows to inf for x < -709, giving 0."""
+    with np.errstate(over="ignore"):
+        out: np.ndarray = 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=float)))
+    return out
+
 
 Candidates = Literal["existing", "all"]
 Edge = tuple[str, str]
