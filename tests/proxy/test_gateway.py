@@ -198,3 +198,48 @@ def test_the_overhead_header_counts_booking(upstream: MockUpstream, tmp_path: Pa
     (line,) = [x for x in text.splitlines() if x.startswith(": x-overseer-overhead-ms:")]
     assert float(line.split(":")[-1]) >= 300  # the stream's own total, before its [DONE]
     assert text.rstrip().endswith("data: [DONE]")
+
+
+def _one_shot_upstream() -> tuple[socket.socket, str]:
+    """An upstream that answers the first request on each connection, keeps it open, and
+    closes it unanswered when a second request comes on it (its keep-alive ran out just as
+    the request was sent): what a pooled connection meets under load."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    reply = json.dumps(
+        {"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+         "choices": [{"index": 0, "finish_reason": "stop",
+                      "message": {"role": "assistant", "content": "ok"}}]}
+    ).encode()  # fmt: skip
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+    head += f"content-length: {len(reply)}\r\n\r\n".encode()
+
+    def conn_loop(conn: socket.socket) -> None:
+        with conn:
+            conn.recv(65536)
+            conn.sendall(head + reply)
+            conn.recv(65536)  # the next request on this connection: no answer
+
+    def serve() -> None:
+        try:
+            while True:
+                conn, _ = srv.accept()
+                threading.Thread(target=conn_loop, args=(conn,), daemon=True).start()
+        except OSError:
+            return
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv, f"http://127.0.0.1:{srv.getsockname()[1]}/v1"
+
+
+def test_a_pooled_connection_the_upstream_closed_is_sent_again(tmp_path: Path) -> None:
+    srv, url = _one_shot_upstream()
+    proxy = Proxy(url, ProxySettings(trace_dir=tmp_path))
+    try:
+        client = _client(proxy)
+        got = [client.chat.completions.create(model="m", messages=ASK) for _ in range(3)]
+    finally:
+        srv.close()
+        proxy.close()
+    assert [g.choices[0].message.content for g in got] == ["ok"] * 3

@@ -56,6 +56,9 @@ from overseer.proxy._source import refuse_at_source
 from overseer.runtime.steps import closed_turn
 
 log = logging.getLogger("overseer.proxy")
+#: how a request sent on a pooled connection the upstream had closed fails (before any reply):
+#: sent once more on a new connection (the upstream had not read it, or not answered it)
+_STALE = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
 _PASS = ("authorization", "content-type", "accept", "openai-organization", "openai-project")
 _CHAT = ("/v1/chat/completions", "/chat/completions")
 
@@ -108,7 +111,9 @@ class ProxyApp:
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         # aiohttp sets TCP_NODELAY on its connections (no 40 ms wait for a delayed ACK);
         # trust_env: HTTP(S)_PROXY / NO_PROXY are honoured, as the SDKs' clients do
-        pool = aiohttp.TCPConnector(limit=1000, keepalive_timeout=30)
+        # idle upstream connections closed after 4 s: under the 5 s keep-alive of uvicorn and
+        # Node servers, so the pool seldom hands out one the upstream is closing
+        pool = aiohttp.TCPConnector(limit=1000, keepalive_timeout=4)
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=600.0)
         spans = _spans(self.options.otlp_endpoint)
         store = self._store()
@@ -156,12 +161,17 @@ class ProxyApp:
         is a 502 naming it."""
         assert self._client is not None
         url = self._url(path)
-        try:
-            return await self._client.request(
-                method, url, data=data, headers=headers, params=params
-            )
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise _unreachable(self.upstream, exc) from None
+        for attempt in (1, 2):
+            try:
+                return await self._client.request(
+                    method, url, data=data, headers=headers, params=params
+                )
+            except _STALE as exc:  # a pooled connection the upstream had closed: once more
+                if attempt == 2:
+                    raise _unreachable(self.upstream, exc) from None
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                raise _unreachable(self.upstream, exc) from None
+        raise AssertionError("unreachable")
 
     async def _read(self, resp: aiohttp.ClientResponse) -> bytes:
         """The whole reply (the connection back to the pool); a reply cut off is a 502."""
