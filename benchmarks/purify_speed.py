@@ -31,8 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from overseer.supervise._extract import extract, passages
-from overseer.supervise._rank import tfidf_scores
+from overseer.supervise.purify import extract, passages, tfidf_scores
 from overseer.traces import load_whowhen
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -45,8 +45,7 @@ from pathlib import Path
 from overseer.supervise import rules
 from overseer.supervise.filters import Step
 from overseer.supervise.rules import RuleSettings, RuleTier
-from overseer.traces import load_whowhen
-from overseer.traces._types import Trajectory
+from overseer.traces import Trajectory, load_whowhen
 
 SUBSETS = {"hand": "development", "alg": "held out"}
 MIN_GOLD = 4  # characters of a normalised gold line; shorter ones match any page

@@ -36,6 +36,6 @@ fi
 .venv/bin/ruff check src tests benchmarks scripts examples
 .venv/bin/ruff format --check src tests benchmarks scripts examples
 .venv/bin/mypy
-# Two workers (pytest-xdist; each test file stays on one worker, so a module's model or Ray
-# fixture loads once); OVERSEER_TEST_WORKERS=0 runs in one process. Arguments go to pytest.
-.venv/bin/python -m pytest -n "${OVERSEER_TEST_WORKERS:-2}" --dist loadfile "$@"
+# One process by default; OVERSEER_TEST_WORKERS=2 runs two pytest-xdist workers (each test
+# file stays on one worker, so a module's model or Ray fixture loads once). Arguments go to pytest.
+.venv/bin/python -m pytest -n "${OVERSEER_TEST_WORKERS:-0}" --dist loadfile "$@"

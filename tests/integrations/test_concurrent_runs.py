@@ -22,7 +22,7 @@ import pytest
 
 from overseer.integrations._guard import GuardSettings
 from overseer.runtime import read_trace
-from overseer.runtime._agent import CLOSED_NOTE
+from overseer.runtime._turns import CLOSED_NOTE
 from overseer.supervise.rules import RuleSettings
 
 from .loopback import LoopbackServer, Reply, ToolCall, messages_text, prompt_tokens

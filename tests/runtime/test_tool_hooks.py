@@ -21,7 +21,7 @@ from overseer.runtime import (
     Verdict,
     read_trace,
 )
-from overseer.runtime._agent import closed_turn
+from overseer.runtime._turns import closed_turn
 from overseer.runtime._events import validate_event
 from overseer.runtime._interaction import ToolRecord
 

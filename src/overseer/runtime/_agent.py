@@ -29,33 +29,13 @@ from overseer.runtime._spec import AgentSpec
 from overseer.runtime._tools import Tool
 from overseer.runtime._turns import (
     CLOSED_NOTE,
-    CLOSED_WORDINGS,
     COPIED_NOTE,
     LAST_NOTE,
-    REPEATED_NOTE,
     TurnPolicy,
     closed_turn,
-    closing_turn,
     copies_note,
     numbers_in,
-    repeats_output,
 )
-
-__all__ = [  # the turn policy's names, re-exported where hosts first found them
-    "CLOSED_NOTE",
-    "CLOSED_WORDINGS",
-    "COPIED_NOTE",
-    "LAST_NOTE",
-    "REPEATED_NOTE",
-    "Agent",
-    "AgentContext",
-    "AgentStepError",
-    "TurnPolicy",
-    "closed_turn",
-    "closing_turn",
-    "copies_note",
-    "repeats_output",
-]
 
 if TYPE_CHECKING:
     from overseer.runtime._bus import Outcome
@@ -344,24 +324,8 @@ class Agent:
             open_ = not stuck and not last
             messages = self._messages(base, done, view, open_, question)
             data, c = await self._decide(messages, open_)
-            notes = _notes(done)
-            again = (
-                self.turns.reask(
-                    str(data["answer"]), notes, _outputs(done), question, seen=_seen(done, stuck)
-                )
-                if data["action"] == "answer"
-                else None
-            )
-            if again is not None:  # a copy of overseer's words or of a trap's text: once more
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": c.text},
-                    {"role": "user", "content": again},
-                ]
-                data, c2 = await self._decide(messages, False)
-                c = replace(c2, usage=c.usage + c2.usage, latency_s=c.latency_s + c2.latency_s)
-                if copies_note(str(data["answer"]), [*notes, CLOSED_NOTE, LAST_NOTE, COPIED_NOTE]):
-                    data = {**data, "answer": ""}  # overseer's words are no answer
+            if data["action"] == "answer":
+                data, c = await self._checked(messages, data, c, done, question, stuck)
             i = self._interaction(ctx, step, data, c)
             if data["action"] == "answer":
                 out = await judge(i)
@@ -371,6 +335,34 @@ class Agent:
                 return None
             done.append(finished)
         raise AgentStepError("no_answer", f"no answer after {self.max_steps} steps")
+
+    async def _checked(
+        self,
+        messages: list[Message],
+        data: dict[str, Any],
+        c: Completion,
+        done: Sequence[_Done],
+        question: str,
+        stuck: bool,
+    ) -> tuple[dict[str, Any], Completion]:
+        """An answer as the turn policy lets it stand: asked again once when it copies
+        overseer's words or a trap's text, or states a value no tool result showed after
+        refusals closed the tools; a copy left after that is no answer."""
+        notes = _notes(done)
+        seen = _seen(done, stuck)
+        again = self.turns.reask(str(data["answer"]), notes, _outputs(done), question, seen=seen)
+        if again is None:
+            return data, c
+        messages = [
+            *messages,
+            {"role": "assistant", "content": c.text},
+            {"role": "user", "content": again},
+        ]
+        data, c2 = await self._decide(messages, False)
+        c = replace(c2, usage=c.usage + c2.usage, latency_s=c.latency_s + c2.latency_s)
+        if copies_note(str(data["answer"]), [*notes, CLOSED_NOTE, LAST_NOTE, COPIED_NOTE]):
+            data = {**data, "answer": ""}  # overseer's words are no answer
+        return data, c
 
     async def _decide(
         self, messages: list[Message], open_: bool

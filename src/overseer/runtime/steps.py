@@ -2,15 +2,17 @@
 `Interaction`: the ReAct agent and its context, tool records, the interaction kinds, step
 observers (live progress), the bus's verifier type and the default answer extractor."""
 
-from overseer.runtime._agent import (
+from overseer.runtime._agent import Agent, AgentContext, AgentStepError
+from overseer.runtime._bus import Verifier
+from overseer.runtime._executor import last_line
+from overseer.runtime._interaction import ALL_KINDS, InteractionKind, ToolRecord
+from overseer.runtime._observer import StepObserver, StepReport
+from overseer.runtime._turns import (
     CLOSED_NOTE,
     CLOSED_WORDINGS,
     COPIED_NOTE,
     LAST_NOTE,
     REPEATED_NOTE,
-    Agent,
-    AgentContext,
-    AgentStepError,
     TurnPolicy,
     closed_turn,
     closing_turn,
@@ -18,10 +20,6 @@ from overseer.runtime._agent import (
     numbers_in,
     repeats_output,
 )
-from overseer.runtime._bus import Verifier
-from overseer.runtime._executor import last_line
-from overseer.runtime._interaction import ALL_KINDS, InteractionKind, ToolRecord
-from overseer.runtime._observer import StepObserver, StepReport
 
 __all__ = [
     "ALL_KINDS",
