@@ -176,7 +176,6 @@ class ResultStore:
         db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
         try:
             db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_DDL)
         except BaseException:
             db.close()
             raise
@@ -193,40 +192,56 @@ class ResultStore:
             return _open_checked(uri + "&immutable=1")
 
     def _check_schema(self) -> None:
-        with self._guard("open"):
-            has_meta = self._db.execute(
-                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
-            ).fetchone()
-            row = (
-                self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-                if has_meta
-                else None
-            )
-        if row is None and self.readonly:
-            raise StoreError(f"result store {self.path}: not a result store (no schema version)")
+        row = self._read_version() if self.readonly else self._create_schema()
         if row is None:
-            with self._guard("write"), self._db:
-                self._db.execute(
-                    "INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-                )
-        elif int(row[0]) == 1:
-            self._migrate_v1()
-        elif int(row[0]) != SCHEMA_VERSION:
+            raise StoreError(f"result store {self.path}: not a result store (no schema version)")
+        if int(row[0]) == 1 and self.readonly:
+            self._prov_col = "NULL"  # version 1 had no provenance: its rows read as "unknown"
+        elif int(row[0]) not in (1, SCHEMA_VERSION):
             raise StoreError(
                 f"result store {self.path}: schema version {row[0]}, expected {SCHEMA_VERSION}"
             )
 
+    def _read_version(self) -> tuple[str] | None:
+        with self._guard("open"):
+            has_meta = self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+            ).fetchone()
+            if not has_meta:
+                return None
+            return self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+
+    def _create_schema(self) -> tuple[str] | None:
+        """Create the tables and the version (a new store) or migrate a version-1 store, in
+        one write transaction taken up front (BEGIN IMMEDIATE): two benches opening the same
+        new store at once wait for each other instead of both inserting the version."""
+        with self._guard("open"):
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for stmt in _DDL.split(";"):
+                    if stmt.strip():
+                        self._db.execute(stmt)
+                self._db.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                    (str(SCHEMA_VERSION),),
+                )
+                row = self._read_version()
+                if row is not None and int(row[0]) == 1:
+                    self._migrate_v1()
+                    row = (str(SCHEMA_VERSION),)
+                self._db.commit()
+            except BaseException:
+                self._db.rollback()
+                raise
+        return row
+
     def _migrate_v1(self) -> None:
-        """Version 1 had no provenance column: add it (its rows read as "unknown"); a
-        read-only store is read as it is."""
-        if self.readonly:
-            self._prov_col = "NULL"
-            return
-        with self._guard("write"), self._db:
-            self._db.execute("ALTER TABLE results ADD COLUMN provenance TEXT")
-            self._db.execute(
-                "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
-            )
+        """Version 1 had no provenance column: add it (its rows read as "unknown"); called
+        inside `_create_schema`'s write transaction."""
+        self._db.execute("ALTER TABLE results ADD COLUMN provenance TEXT")
+        self._db.execute(
+            "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
+        )
 
     @contextmanager
     def _guard(self, action: str) -> Iterator[None]:
