@@ -181,7 +181,7 @@ def verdict(rows: Sequence[Row]) -> str:
                 (held if ok else missed).append(f"{fw} {fam}")
     if not held and not missed:
         return (
-            "overseer beside the frameworks' own context control: not judged yet, "
+            "overseer beside the frameworks' own context control: inconclusive, "
             f"{len(thin)} framework-family cells run with fewer than {MIN_N} tasks each"
         )
     return (
