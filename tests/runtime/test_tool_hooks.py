@@ -21,9 +21,9 @@ from overseer.runtime import (
     Verdict,
     read_trace,
 )
-from overseer.runtime._turns import closed_turn
 from overseer.runtime._events import validate_event
 from overseer.runtime._interaction import ToolRecord
+from overseer.runtime._turns import closed_turn
 
 
 class Echo:
