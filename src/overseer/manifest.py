@@ -1,6 +1,7 @@
 """The manifest every export of rows carries (row schema, row count, sha256 of the rows and a
-short digest of each), the check of rows against it, and the strict pydantic model a row
-schema is validated with. Kept at the bottom of the package so
+short digest of each; the sha256 of the header too where the header carries content), the
+check of rows and header against it, and the strict pydantic model a row schema is validated
+with. Kept at the bottom of the package so
 that page exports (`evidence`) and attribution exports (`traces`) share one implementation
 without one importing the other."""
 
@@ -13,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 DIGEST_CHARS = 12  # each row's digest in the manifest: the first characters of its sha256
 KEYS = frozenset({"schema", "rows", "sha256", "row_sha256"})
@@ -67,15 +68,52 @@ def _digest(row: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical(row).encode()).hexdigest()[:DIGEST_CHARS]
 
 
-def make_manifest(rows: Sequence[Mapping[str, Any]], schema: Mapping[str, str]) -> dict[str, Any]:
+def header_sha256(head: Mapping[str, Any]) -> str:
+    """The sha256 of a header's canonical JSON, its manifest left out."""
+    rest = {k: v for k, v in head.items() if k != "manifest"}
+    return hashlib.sha256(canonical(rest).encode()).hexdigest()
+
+
+def make_manifest(
+    rows: Sequence[Mapping[str, Any]],
+    schema: Mapping[str, str],
+    head: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The manifest of `rows`: their schema, count, the sha256 of their canonical JSON (one
-    per line) and each row's digest (so a reader names the first row that was changed)."""
-    return {
+    per line) and each row's digest (so a reader names the first row that was changed); with
+    `head`, the sha256 of the header it goes in (its labels, effects, meta: all but itself)."""
+    man = {
         "schema": dict(schema),
         "rows": len(rows),
         "sha256": hashlib.sha256("\n".join(canonical(r) for r in rows).encode()).hexdigest(),
         "row_sha256": [_digest(r) for r in rows],
     }
+    return man if head is None else {**man, "header_sha256": header_sha256(head)}
+
+
+class _Manifest(BaseModel):
+    """The shape of a manifest, checked before any of it is used."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    schema_: dict[str, str] = Field(alias="schema")
+    rows: int = Field(ge=0)
+    sha256: str
+    row_sha256: list[str]
+    header_sha256: str | None = None
+
+
+def check_manifest_header(path: Path, head: Mapping[str, Any]) -> None:
+    """The header against its manifest's header_sha256 (ValueError with one line naming the
+    file when the header was edited after export, or the manifest does not cover it)."""
+    man = head.get("manifest")
+    want = man.get("header_sha256") if isinstance(man, dict) else None
+    if not isinstance(want, str):
+        raise ValueError(f"{path}: the manifest does not cover the header (no header_sha256)")
+    if header_sha256(head) != want:
+        raise ValueError(
+            f"{path}: the header (parts, labels, effects, meta) is not the one the manifest's "
+            "header_sha256 was made of (edited after export)"
+        )
 
 
 def check_manifest_rows(
@@ -91,6 +129,12 @@ def check_manifest_rows(
     row that does not match (`where(i, row)` says which, i 1-based)."""
     if not isinstance(man, dict) or not set(man) >= KEYS:
         raise ValueError(f"{path}: the header has no manifest (schema, rows, sha256)")
+    try:
+        _Manifest.model_validate(man)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(x) for x in err["loc"])
+        raise ValueError(f"{path}: the manifest's {field!r}: {err['msg']}") from None
     if man["schema"] != dict(schema):
         raise ValueError(f"{path}: the manifest's row schema is not this overseer's")
     digests = man["row_sha256"]
@@ -109,7 +153,9 @@ def check_manifest_rows(
 __all__ = [
     "DIGEST_CHARS",
     "canonical",
+    "check_manifest_header",
     "check_manifest_rows",
+    "header_sha256",
     "make_manifest",
     "row_model",
     "schema_problem",

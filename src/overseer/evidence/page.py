@@ -17,6 +17,7 @@ from overseer.bench.reports import (
     trace_acted,
     trace_roots,
 )
+from overseer.evidence._shipped import digest_text, gunzip
 from overseer.evidence.claims import Claim
 from overseer.evidence.export import export_path, write_export
 from overseer.evidence.plots import part_plot
@@ -78,15 +79,23 @@ def _made(claim: Claim, data: PageData, docs_dir: Path, meta: Mapping[str, objec
         "",
         *provenance_lines(records_of(data)),
         "",
-        f"The results are exported in [`{DATA}/{export.name}`]({DATA}/{export.name}); "
-        f"`overseer report --from-export docs/evidence/{DATA}/{export.name}` recomputes "
-        "this page's tables from it.",
+        f"The results are exported in [`{DATA}/{export.name}`]({DATA}/{export.name})"
+        f"{_digest(export)}; `overseer report --from-export docs/evidence/{DATA}/{export.name}` "
+        "recomputes this page's tables from it and refuses a file whose content is not the "
+        "one this page ships.",
         "",
     ]
     return lines + ([claim.timing, ""] if claim.timing else [])
 
 
 DATA = "data"
+
+
+def _digest(export: Path) -> str:
+    """The digest this page ships for its export (`gzip -dc FILE | sha256sum`), in words."""
+    if not export.is_file():
+        return ""
+    return f" ({digest_text(gunzip(export))}, `gzip -dc` and `sha256sum` show it)"
 
 
 def _head_lines(
@@ -137,9 +146,8 @@ def write_page(
         "store": str(store),
         "prompt_cache": prompt_cache,
     }
-    page = render_page(claim, data, docs_dir, meta)
     write_export(data, export_path(docs_dir, claim.name), meta)
-    return page
+    return render_page(claim, data, docs_dir, meta)  # after the export: it ships its digest
 
 
 def render_page(
