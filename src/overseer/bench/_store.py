@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -85,7 +86,7 @@ def _quick_check(db: sqlite3.Connection) -> None:
 
 def _ro_uri(path: Path) -> str:
     """A read-only URI; immutable (no -wal/-shm files made) when no writer has a WAL open."""
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    uri = f"file:{quote(os.fsencode(path.resolve()))}?mode=ro"  # any file name (not UTF-8 too)
     return uri if path.with_name(path.name + "-wal").exists() else uri + "&immutable=1"
 
 

@@ -42,6 +42,19 @@ def strip_controls(text: str) -> str:
     return _CONTROLS.sub("", text)
 
 
+def _check_utf8(text: str, what: str) -> None:
+    """InputError when `text` holds what UTF-8 cannot encode: a byte that was not UTF-8 in the
+    command line or stdin (kept by Python as a lone surrogate), before anything runs."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = ord(text[exc.start])
+        bad = f"byte {code - 0xDC00:#04x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+        raise InputError(
+            f"{what}: not UTF-8 text ({bad} at character {exc.start}); expected UTF-8"
+        ) from None
+
+
 def read_query(question: str | None, query_file: Path | None, max_chars: int) -> str | None:
     """The query: the argument ('-' reads stdin) or --query-file ('-' too); capped in length."""
     if question is not None and query_file is not None:
@@ -50,7 +63,10 @@ def read_query(question: str | None, query_file: Path | None, max_chars: int) ->
     if source is None:
         return None
     if source == "-":
-        text = sys.stdin.read()
+        try:
+            text = sys.stdin.read()
+        except UnicodeDecodeError as exc:
+            raise InputError(f"the query on stdin is not UTF-8 ({exc.reason})") from None
     elif query_file is not None:
         try:
             text = query_file.read_text(encoding="utf-8")
@@ -58,6 +74,7 @@ def read_query(question: str | None, query_file: Path | None, max_chars: int) ->
             raise InputError(f"--query-file {query_file}: cannot read ({exc})") from None
     else:
         text = source
+    _check_utf8(text, f"--query-file {query_file}" if query_file is not None else "the query")
     if not text.strip():
         raise InputError("the query is empty")
     if len(text) > max_chars:
@@ -153,6 +170,12 @@ class StepLine:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
             self.dirty = False
+
+
+def shown(path: object) -> str:
+    """A path as it can be printed on any console: a byte of its name that is not UTF-8
+    (a lone surrogate in Python) shown as \\udcXX instead of failing the print."""
+    return str(path).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def emit_json(doc: Any) -> None:

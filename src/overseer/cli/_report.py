@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from overseer.cli import _io
 from overseer.cli._app import InputError
 from overseer.cli._report_export import print_export, provenance_rows
 from overseer.errors import PathError, path_error
@@ -113,9 +114,11 @@ def write_outputs(
     with _output_errors(outputs):
         records = list(rs.records(suite=suite, model=model, configs=configs))
         if outputs.csv is not None:
-            err.print(f"csv: {write_csv(records, outputs.csv)} rows in {outputs.csv}")
+            n = write_csv(records, outputs.csv)
+            err.print(f"csv: {n} rows in {_io.shown(outputs.csv)}")
         if outputs.jsonl is not None:
-            err.print(f"jsonl: {write_jsonl(records, outputs.jsonl)} lines in {outputs.jsonl}")
+            n = write_jsonl(records, outputs.jsonl)
+            err.print(f"jsonl: {n} lines in {_io.shown(outputs.jsonl)}")
         if outputs.out is None:
             return
         base = baseline or (configs[0] if configs else None)
@@ -132,7 +135,7 @@ def write_outputs(
         except ValueError as exc:
             raise InputError(str(exc)) from None
     err.print(
-        f"report: {files.html} (Markdown: {files.markdown}); "
+        f"report: {_io.shown(files.html)} (Markdown: {_io.shown(files.markdown)}); "
         f"{len(files.images)} plots, {len(files.traces)} trace pages"
     )
     for w in files.warnings:
