@@ -71,6 +71,19 @@ class Store:
         )
         self.db.commit()
 
+    def absorb(self, path: Path) -> int:
+        """Add the rows of a gzipped JSON-lines export the store does not have; how many."""
+        import gzip
+
+        added = 0
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            for line in f:
+                r = Row(**json.loads(line))
+                if not self.has(r.model, r.framework, r.arm, r.seed, r.task):
+                    self.put(r)
+                    added += 1
+        return added
+
     def rows(self) -> list[Row]:
         return [Row(**json.loads(v)) for (v,) in self.db.execute("SELECT row FROM runs")]
 

@@ -203,6 +203,12 @@ def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--store", type=Path, default=Path("results/frameworks.sqlite"))
     ap.add_argument("--page", type=Path, help="write the evidence page here")
     ap.add_argument("--peers-page", type=Path, help="write the peers page (issue 48) here")
+    ap.add_argument(
+        "--rows-from",
+        type=Path,
+        help="first add the rows of an export (docs/evidence/runs/*.rows.jsonl.gz) to the store "
+        "(rows it has are kept): a run resumes where the exported one stopped",
+    )
     a = ap.parse_args(argv)
     for name, allowed in (("frameworks", FRAMEWORKS), ("arms", ARMS), ("kinds", KINDS)):
         picked = [x for x in getattr(a, name).split(",") if x]
@@ -247,6 +253,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"framework_tasks: {exc}", file=sys.stderr)
         return 2
     store = Store(a.store)
+    if a.rows_from:
+        added = store.absorb(a.rows_from)
+        print(f"framework_tasks: {added} rows added from {a.rows_from}")
     # task by task, every arm of a task in a row: a run cut short leaves complete pairs
     todo = [
         (fw, arm, t) for t in tasks for fw in a.frameworks for arm in a.arms if applies(fw, arm)
