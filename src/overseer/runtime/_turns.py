@@ -47,8 +47,8 @@ REPEATED_NOTE = "[overseer] That reply only repeats a tool's output; answer the 
 #: the user turn that closes an agent's tools, by name (`benchmarks/closing_replay.py` replays
 #: recorded requests with each). Issue 48: with the old one ("legacy": CLOSED_NOTE, then the
 #: question) small agents answered a wrong year with the fact in view, and invented a value when
-#: a tool always failed; the turn now asks the question first and leaves the agent free to say
-#: it could not find the answer. It is never appended to a tool output (a model copied it).
+#: a tool always failed; the turn now drops the "tools are closed" sentence and leaves the
+#: agent free to say it could not find the answer. It is never appended to a tool output.
 CLOSED_WORDINGS: dict[str, str] = {
     "legacy": CLOSED_NOTE + " Answer this question from the observations above: {question}",
     "honest": (
