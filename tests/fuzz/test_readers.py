@@ -19,6 +19,8 @@ from overseer.cli import main
 from overseer.models import ModelError, ScriptedModel
 from overseer.runtime import make_team
 
+from ..cli.conftest import WordTokenizer
+
 pytestmark = pytest.mark.fuzz
 
 #: examples per reader and kind of input (mutated, random bytes): ~1 minute for all readers
@@ -58,20 +60,6 @@ READERS: dict[str, tuple[Argv, str]] = {
 
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "evidence"
-
-
-class WordTokenizer:
-    """A tokenizer stand-in for `replay` (counting words): no model is loaded."""
-
-    @classmethod
-    def load(cls, name: str, **kw: Any) -> WordTokenizer:
-        return cls()
-
-    def count(self, text: str) -> int:
-        return len(text.split())
-
-    def close(self) -> None:
-        pass
 
 
 def _script(monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> None:

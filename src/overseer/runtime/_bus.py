@@ -171,6 +171,18 @@ def observation_after(v: Verdict, observation: str, finding: str = "") -> str:
     return observation
 
 
+def _refusal(s: Supervisor, got: Verdict, hook: str) -> tuple[Verdict, str]:
+    """A refusing verdict of plug-in `s` from `hook`, checked, and the text the agent reads
+    instead; a verdict without a text is an error."""
+    v = _checked(s, got)
+    text = _refusal_text(v)
+    if not text:
+        raise UnsupportedVerdictError(
+            f"{v.by}: {hook} may return replace or guide with a text, got {v.action!r}"
+        )
+    return v, text
+
+
 def _refusal_text(v: Verdict) -> str:
     """What an agent reads instead of a refused tool call: the verdict's own text."""
     if isinstance(v, Replace):
@@ -295,12 +307,7 @@ class Bus:
             got = await s.before_tool(i, self.run)
             if got is None or isinstance(got, Approve):
                 continue
-            v = _checked(s, got)
-            text = _refusal_text(v)
-            if not text:
-                raise UnsupportedVerdictError(
-                    f"{v.by}: before_tool may return replace or guide with a text, got {v.action!r}"
-                )
+            v, text = _refusal(s, got, "before_tool")
             blocked = replace(i, observation=text, meta={**i.meta, "blocked_by": v.by})
             self.refused[i.agent] += 1
             self.run.interactions.append(blocked)
@@ -318,13 +325,7 @@ class Bus:
             got = await s.on_model_call(agent, usage, self.run)  # type: ignore[attr-defined]
             if got is None or isinstance(got, Approve):
                 continue
-            v = _checked(s, got)
-            text = _refusal_text(v)
-            if not text:
-                raise UnsupportedVerdictError(
-                    f"{v.by}: on_model_call may return replace or guide with a text, got "
-                    f"{v.action!r}"
-                )
+            v, text = _refusal(s, got, "on_model_call")
             self._record(v, agent=agent, round=self.run.round)
             return text
         return None
