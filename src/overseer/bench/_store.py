@@ -17,6 +17,7 @@ from overseer.errors import PathError, ensure_dir
 from overseer.models import Usage
 
 SCHEMA_VERSION = 2  # 2: a provenance column (see overseer.bench._provenance)
+_BUSY_S = 30.0  # seconds a bench waits for another one holding the store
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -90,9 +91,24 @@ def _ro_uri(path: Path) -> str:
     return uri if path.with_name(path.name + "-wal").exists() else uri + "&immutable=1"
 
 
+def _set_wal(db: sqlite3.Connection) -> None:
+    """Switch `db` to WAL. SQLite answers "database is locked" at once, without its busy
+    handler, when another connection is switching the same new file too (a deadlock it
+    avoids), so the switch is retried until the busy timeout is spent."""
+    deadline = time.monotonic() + _BUSY_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 def _open_checked(uri: str) -> sqlite3.Connection:
     """A read-only connection to `uri` whose pages all read back."""
-    db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
+    db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=_BUSY_S)
     try:
         _quick_check(db)
     except BaseException:
@@ -174,9 +190,9 @@ class ResultStore:
     def _connect_rw(self) -> sqlite3.Connection:
         if self.path.is_file() and self.path.stat().st_size > 0:
             _open_checked(_ro_uri(self.path)).close()  # a damaged file is refused untouched
-        db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        db = sqlite3.connect(self.path, check_same_thread=False, timeout=_BUSY_S)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
+            _set_wal(db)
         except BaseException:
             db.close()
             raise
