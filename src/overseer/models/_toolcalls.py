@@ -136,6 +136,32 @@ def _is_schema(value: object) -> bool:
     return isinstance(value, dict) and bool(value) and set(value) <= _SCHEMA_KEYS
 
 
+#: what a tool's definition or argument schema, written back whole, may hold
+_ECHO_KEYS = _SCHEMA_KEYS | {"name", "parameters", "arguments", "strict", "$defs", "$schema"}
+
+
+def _schema_echo(obj: object, tools: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether `obj` is a tool's argument schema (or its whole definition) written back, with
+    no argument value in it: schema keys only, an offered tool's name or schema title if it
+    names one, and `properties` that are all schemas. qwen 0.5B under the Agents SDK wrote
+    its call, then the `TOOL_args` schema it was given (in the tool's definition, `strict`
+    and all); that echo is no second call and no reply, so the call before it stands."""
+    fn = obj.get("function") if isinstance(obj, dict) else None
+    if isinstance(fn, dict) and isinstance(obj, dict) and set(obj) <= {"type", "id", "function"}:
+        obj = fn
+    if not isinstance(obj, dict) or not obj or set(obj) - _ECHO_KEYS:
+        return False
+    tool = _tool_named(obj["name"], tools) if "name" in obj else None
+    if "name" in obj and tool is None:
+        return False
+    inner = obj.get("parameters", obj.get("arguments", obj))
+    props = inner.get("properties") if isinstance(inner, dict) else None
+    declared = tools[tool].get("properties") if tool is not None else None
+    if not isinstance(props, dict) or (isinstance(declared, Mapping) and "properties" in declared):
+        return False  # no schema, or a tool whose own argument is named "properties"
+    return all(_is_schema(v) for v in props.values())
+
+
 def _arguments(value: object, params: Mapping[str, Any]) -> dict[str, Any] | None:
     """A call's arguments: an object, or a JSON string of one; when the model echoed the
     tool's parameter schema back, the values it wrote in place of property schemas (often
@@ -199,7 +225,8 @@ def parse_calls(
     <tool_call> tags or after a lone `>`, in OpenAI's shape or with `parameters` for
     `arguments`, an extra `type` or `id`, or the tool's schema echoed back. Objects after the
     calls that are not calls (the model writing the tool's reply itself, `{"error": ...}`)
-    are dropped. `cut` (the reply stopped at its token limit): a run of calls whose last one
+    are dropped, and so is a tool's schema echoed back after a call (`_schema_echo`). `cut`
+    (the reply stopped at its token limit): a run of calls whose last one
     was cut gives the others."""
     text = _unwrap(text)
     if not text or not tools:
@@ -216,6 +243,7 @@ def parse_calls(
         parts, rest = _objects(text)
         if rest and not (cut and parts and rest.startswith("{")):  # a cut call is dropped
             return []
+    parts = parts[:1] + [p for p in parts[1:] if not _schema_echo(p, tools)]
     calls = [_as_call(p, tools) for p in parts]
     n = calls.index(None) if None in calls else len(calls)
     if n == 0 or (n < len(calls) and (not imagined or _call_like(parts[n]))):
