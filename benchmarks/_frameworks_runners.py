@@ -131,9 +131,11 @@ class Job:
 
 
 def acted_of(stats: dict[str, Any]) -> dict[str, int]:
-    """What acted in a run, from overseer's adapter's stats: each rule that fired, refusals."""
+    """What acted in a run, from overseer's adapter's stats: each rule that fired, refusals,
+    answers asked again and answers replaced as unsupported (issue 48)."""
     out = {k: int(v) for k, v in (stats.get("rules") or {}).items() if v}
-    return out | ({"refused": int(stats["blocked"])} if stats.get("blocked") else {})
+    named = {"refused": "blocked", "reasked": "reasked", "unsupported": "unsupported"}
+    return out | {k: int(stats[s]) for k, s in named.items() if stats.get(s)}
 
 
 #: what the peers leave in a tool message they changed: LangChain's placeholder, the masking

@@ -86,13 +86,18 @@ def next_page(n: int) -> str:
     return TRAP
 
 
+#: the answer after the re-ask: the pages never showed the aperture (a value invented here would
+#: be replaced: tests/integrations/test_honest_failure.py)
+NOT_READ = "The aperture is not on the pages I read."
+
+
 def _trap_copier(body: Mapping[str, Any], n: int) -> Reply:
     """Pages while tools are offered; without tools answers the trap's text, and after
     overseer's re-ask the answer."""
     if body.get("tools"):
         return Reply(calls=(ToolCall("next_page", {"n": 2}),))
     asked_again = any(REPEATED_NOTE in t for t in messages_text(body, "user"))
-    return Reply(text="The answer is 240 cm." if asked_again else TRAP)
+    return Reply(text=NOT_READ if asked_again else TRAP)
 
 
 @pytest.mark.parametrize("host", HOSTS)
@@ -106,7 +111,7 @@ def test_an_answer_repeating_a_looped_tool_output_is_asked_again_once(
     out = run_agent(host, srv.base_url, [next_page], "What is the aperture?", settings,
                     trace_dir=tmp_path)  # fmt: skip
     assert out.error is None, out.error
-    assert out.answer == "The answer is 240 cm."
+    assert out.answer == NOT_READ
     (turn,) = [t for t in messages_text(srv.requests[-1], "user") if REPEATED_NOTE in t]
     assert "What is the aperture?" in turn
     assert out.guard.stats["reasked"] == 1

@@ -243,6 +243,9 @@ class Guard:
     def reask(self, agent: str, answer: str) -> str | None:
         return self.get().reask(agent, answer)
 
+    def settle(self, agent: str, answer: str) -> str | None:
+        return self.get().settle(agent, answer)
+
     def stop_for_refusals(self, agent: str) -> str | None:
         return self.get().stop_for_refusals(agent)
 

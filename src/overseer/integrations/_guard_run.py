@@ -29,7 +29,7 @@ from overseer.models import Completion, Usage
 from overseer.runtime import Budget, Interaction, TeamSpec
 from overseer.runtime.books import BudgetExceeded, open_run
 from overseer.runtime.bus import Bus, UnsupportedVerdictError
-from overseer.runtime.steps import numbers_in
+from overseer.runtime.steps import supported_numbers
 from overseer.runtime.verdicts import ReplaceAgent, ReplaceTeam, Rollback
 from overseer.supervise.filters import Step, normalize_action
 from overseer.supervise.rules import ToolRecord
@@ -136,7 +136,8 @@ class GuardRun:
         if tool is not None and len(observation) <= _SHORT_OUTPUT:
             self._outputs.setdefault(agent, []).append(observation)
         if tool is not None:
-            self._seen.setdefault(agent, set()).update(numbers_in(f"{observation} {error or ''}"))
+            seen = supported_numbers(f"{observation}\n{error or ''}", self.task)
+            self._seen.setdefault(agent, set()).update(seen)
         return Interaction(
             kind="tool" if tool is not None else "message",
             agent=agent,
@@ -202,6 +203,20 @@ class GuardRun:
                 self._reasked.add(agent)
                 self.counts["reasked"] += 1
             return again
+
+    def settle(self, agent: str, answer: str) -> str | None:
+        """The answer that stands instead of `agent`'s final `answer` (after any re-ask): once
+        overseer closed its tools, an answer stating a value no tool result supports becomes
+        "could not find it" (`TurnPolicy.settle`); None: the answer stands. Every host calls
+        it on the answer it keeps."""
+        with self._lock:
+            if agent not in self._closed:
+                return None
+            seen = self._seen.get(agent, set())
+            instead = self.guard.settings.turns.settle(answer, self.task, seen)
+            if instead is not None:
+                self.counts["unsupported"] += 1
+            return instead
 
     def new_reply(self, agent: str) -> None:
         """`agent`'s next tool calls belong to a new model reply (a host that books no model
@@ -346,6 +361,7 @@ class GuardRun:
                 "blocked": self.counts["blocked"],
                 "same_reply": self.counts["same_reply"],
                 "reasked": self.counts["reasked"],
+                "unsupported": self.counts["unsupported"],
                 "unreported_usage": self.counts["unreported_usage"],
                 "tokens": tokens,
                 "calls": self.ledger.calls_by_actor(),

@@ -5,7 +5,8 @@ is stopped earlier: a ToolCallingAgent's `execute_tool_call` and a CodeAgent's
 `python_executor` are wrapped on the agent instance (the refusal is what the agent reads
 instead of the tool output). `run` is wrapped so the supervisor knows when a run starts and
 ends; the model's `generate`, so each call is booked as the server reported it (the final
-answer's, the one at `max_steps`, the raw reply's cached prompt tokens: TokenUsage has none).
+answer's, the one at `max_steps`, the raw reply's cached prompt tokens: TokenUsage has none);
+`provide_final_answer`, so the answer at `max_steps` is settled (`GuardRun.settle`).
 """
 
 from __future__ import annotations
@@ -52,9 +53,28 @@ def install(agent: Any, gate: Gate) -> None:
         agent.python_executor = _GatedExecutor(executor, agent, gate)
     elif callable(getattr(agent, "execute_tool_call", None)):
         _wrap_tool_calls(agent, gate)
+    if callable(getattr(agent, "provide_final_answer", None)):
+        _wrap_final_answer(agent, gate)
     model = getattr(agent, "model", None)
     if model is not None and _mark(model, gate):
         _meter(model, gate)
+
+
+def _wrap_final_answer(agent: Any, gate: Gate) -> None:
+    """The answer smolagents asks for at `max_steps` (where overseer's closing puts the agent)
+    is settled there: a value no tool result supports becomes "could not find it". That
+    call has no tools and no turn of overseer's, so there is no re-ask before it."""
+    original: Callable[..., Any] = agent.provide_final_answer
+
+    def provide_final_answer(task: str, *args: Any, **kwargs: Any) -> Any:
+        message = original(task, *args, **kwargs)
+        text = message.content if isinstance(message.content, str) else None
+        instead = None if text is None else gate.settle(agent, text)
+        if instead is not None:
+            message.content = instead
+        return message
+
+    agent.provide_final_answer = provide_final_answer
 
 
 def _wrap_tool_calls(agent: Any, gate: Gate) -> None:
@@ -70,6 +90,9 @@ def _wrap_tool_calls(agent: Any, gate: Gate) -> None:
             turn = gate.reask(agent, str(said))
             if turn is not None:  # an error step: smolagents shows it and asks again
                 raise AgentToolExecutionError(turn, agent.logger)
+            instead = gate.settle(agent, str(said))
+            if instead is not None:  # an unsupported value after overseer closed the tools
+                arguments = {"answer": instead} if isinstance(arguments, dict) else instead
         return original(tool_name, arguments)
 
     agent.execute_tool_call = execute_tool_call

@@ -39,6 +39,7 @@ What these hooks cannot do:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -314,6 +315,7 @@ class OverseerMiddleware(AgentMiddleware):
                 started = time.monotonic()
                 response = handler(again)
                 self._book(again, response, started)
+            response = self._settled(request, response)
         except BaseException as exc:
             self._end_on_error(request, exc)
             raise
@@ -335,6 +337,7 @@ class OverseerMiddleware(AgentMiddleware):
                 started = time.monotonic()
                 response = await handler(again)
                 self._book(again, response, started)
+            response = self._settled(request, response)
         except BaseException as exc:
             self._end_on_error(request, exc)
             raise
@@ -360,6 +363,20 @@ class OverseerMiddleware(AgentMiddleware):
             return None
         messages = [*request.messages, ai, HumanMessage(content=turn)]
         return request.override(messages=messages, tools=[], tool_choice=None)
+
+    def _settled(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
+        """`response` with its answer replaced by "could not find it" when, after overseer
+        closed the tools, it states a value no tool result supports (`GuardRun.settle`)."""
+        ai = next((m for m in response.result if isinstance(m, AIMessage)), None)
+        if ai is None or ai.tool_calls:
+            return response
+        instead = self._run(request.state).settle(self._who(request.messages), _text(ai.content))
+        if instead is None:
+            return response
+        result = [
+            m.model_copy(update={"content": instead}) if m is ai else m for m in response.result
+        ]
+        return dataclasses.replace(response, result=result)
 
     # -- tool calls ----------------------------------------------------------------------
     def _call(self, request: ToolCallRequest) -> tuple[str, str, Mapping[str, Any], str]:

@@ -219,7 +219,7 @@ class Overseer:
             return done[id(agent)]
         clone = agent.clone(tools=[self._tool(t) for t in agent.tools])
         if isinstance(agent.model, Model):  # else the run config's provider resolves it
-            clone.model = ReaskingModel(agent.model, self._reask)
+            clone.model = ReaskingModel(agent.model, self._reask, self._settle)
         if clone.tool_use_behavior == "run_llm_again" and clone.output_type in (None, str):
             clone.tool_use_behavior = self._stop_after_refusals(agent.name)
         done[id(agent)] = clone
@@ -281,9 +281,9 @@ class Overseer:
 
         cfg.call_model_input_filter = overseer_filter
         if isinstance(cfg.model, Model):
-            cfg.model = ReaskingModel(cfg.model, self._reask)
+            cfg.model = ReaskingModel(cfg.model, self._reask, self._settle)
         elif not isinstance(cfg.model_provider, ReaskingProvider):
-            cfg.model_provider = ReaskingProvider(cfg.model_provider, self._reask)
+            cfg.model_provider = ReaskingProvider(cfg.model_provider, self._reask, self._settle)
         return cfg
 
     def _reask(self, answer: str) -> str | None:
@@ -291,6 +291,12 @@ class Overseer:
         overseer's words (once per run and agent); None: the answer stands."""
         run = self.guard.get()
         return run.reask(self._speaking.get(run.id, ""), answer)
+
+    def _settle(self, answer: str) -> str | None:
+        """The answer that stands instead of the speaking agent's `answer` (see
+        `GuardRun.settle`); None: it stands."""
+        run = self.guard.get()
+        return run.settle(self._speaking.get(run.id, ""), answer)
 
     # -- runs ----------------------------------------------------------------------------
     async def run(

@@ -212,7 +212,10 @@ class OverseerCapability(AbstractCapability[Any]):
         turn = None if calls else self.guard.reask(self._who(ctx), text)
         if turn is not None:  # only overseer's words: no answer, asked again once
             raise ModelRetry(turn)
-        return response
+        instead = None if calls else self.guard.settle(self._who(ctx), text)
+        if instead is None:
+            return response
+        return dataclasses.replace(response, parts=[pm.TextPart(content=instead)])
 
     # -- tools ---------------------------------------------------------------------------
     async def wrap_tool_execute(

@@ -359,6 +359,13 @@ class OverseerSupervisor:
             return None
         return self._of(agent).run.reask(_name(agent), answer)
 
+    def settle(self, agent: Any, answer: str) -> str | None:
+        """The final answer that stands instead of `answer` (an unsupported value after
+        overseer closed the agent's tools, `GuardRun.settle`); None: it stands."""
+        if self.settings.rules is None:
+            return None
+        return self._of(agent).run.settle(_name(agent), answer)
+
     # -- after a step --------------------------------------------------------------------
     def __call__(self, memory_step: ActionStep, agent: Any = None) -> None:
         """The callback smolagents calls after each step (other memory steps are ignored).

@@ -39,7 +39,7 @@ from overseer.models import Model
 from overseer.models import serve as front
 from overseer.proxy._gateway import Clock
 from overseer.proxy._judge import Judges
-from overseer.proxy._relay import Call, answer_of, asked_again, book_reply, relay
+from overseer.proxy._relay import Call, answer_of, asked_again, book_reply, relay, with_answer
 from overseer.proxy._request import check_request
 from overseer.proxy._runs import (
     BudgetExceeded,
@@ -260,7 +260,8 @@ class ProxyApp:
         t1: float,
     ) -> tuple[bytes, int]:
         """A JSON reply read and booked; asked again once when it only copied overseer's
-        words (the upstream's time excluded from overseer's share)."""
+        words, and its answer replaced when it states a value no tool result supports after
+        overseer closed the tools (the upstream's time excluded from overseer's share)."""
         call.clock.away()
         data, status = await self._read(resp), resp.status
         call.clock.back()
@@ -272,10 +273,13 @@ class ProxyApp:
             data, status = await refuse_at_source(data, body, call, ask)
             text = answer_of(data) if status == 200 else None
         turn = None if text is None else await call.run.reask(call.agent, text)
-        if turn is None:
-            return data, status
-        # the answer only repeated overseer's words: asked once more
-        return await self._asked(path, headers, call, asked_again(body, text or "", turn))
+        if turn is not None:  # the answer only repeated overseer's words: asked once more
+            data, status = await self._asked(
+                path, headers, call, asked_again(body, text or "", turn)
+            )
+            text = answer_of(data) if status == 200 else None
+        instead = None if text is None else await call.run.settle(call.agent, text)
+        return (data, status) if instead is None else (with_answer(data, instead), status)
 
     async def _asked(
         self, path: str, headers: dict[str, str], call: Call, body: dict[str, Any]

@@ -121,6 +121,16 @@ def answer_of(data: bytes) -> str | None:
     return None if message.get("tool_calls") else text_of(message.get("content"))
 
 
+def with_answer(data: bytes, answer: str) -> bytes:
+    """JSON reply `data` with its first choice's answer text replaced by `answer` (the answer
+    that stands: `GuardRun.settle`); `data` as it is when it is no such reply."""
+    reply, message = _reply_of(data)
+    if not message:
+        return data
+    message["content"] = answer
+    return json.dumps(reply).encode()
+
+
 async def book_reply(data: bytes, call: Call, t1: float) -> str | None:
     """Book a relayed reply with the usage it reports (an estimate flag when none); its
     answer text, or None when it called tools (no answer to check)."""

@@ -248,6 +248,8 @@ class ProxyRun:
             return self.run.model_input(agent, [ToolRecord(*r) for r in op["records"]])
         if kind == "reask":
             return self.run.reask(agent, op["answer"])
+        if kind == "settle":
+            return self.run.settle(agent, op["answer"])
         if kind == "book":
             with contextlib.suppress(BudgetExceeded):  # booked; the next call is refused
                 self.run.book(agent, **op["call"])
@@ -328,6 +330,15 @@ class ProxyRun:
             turn = await self._do(op)
             log.append(op)
         return turn if isinstance(turn, str) else None
+
+    async def settle(self, agent: str, answer: str) -> str | None:
+        """The answer that stands instead of `agent`'s `answer` (`GuardRun.settle`, for every
+        worker); None: it stands."""
+        op = {"op": "settle", "agent": agent, "answer": answer}
+        async with self._turn() as log:
+            instead = await self._do(op)
+            log.append(op)
+        return instead if isinstance(instead, str) else None
 
     async def book(
         self, agent: str, model: str, usage: Usage, latency_s: float, messages: Any, output: str

@@ -34,8 +34,8 @@ from overseer.runtime._turns import (
     TurnPolicy,
     closed_turn,
     copies_note,
-    numbers_in,
 )
+from overseer.runtime._values import supported_numbers
 
 if TYPE_CHECKING:
     from overseer.runtime._bus import Outcome
@@ -349,7 +349,7 @@ class Agent:
         overseer's words or a trap's text, or states a value no tool result showed after
         refusals closed the tools; a copy left after that is no answer."""
         notes = _notes(done)
-        seen = _seen(done, stuck)
+        seen = _seen(done, stuck, question)
         again = self.turns.reask(str(data["answer"]), notes, _outputs(done), question, seen=seen)
         if again is None:
             return data, c
@@ -362,6 +362,9 @@ class Agent:
         c = replace(c2, usage=c.usage + c2.usage, latency_s=c.latency_s + c2.latency_s)
         if copies_note(str(data["answer"]), [*notes, CLOSED_NOTE, LAST_NOTE, COPIED_NOTE]):
             data = {**data, "answer": ""}  # overseer's words are no answer
+        instead = self.turns.settle(str(data["answer"]), question, seen)
+        if instead is not None:
+            data = {**data, "answer": instead}  # still a value nothing read supports
         return data, c
 
     async def _decide(
@@ -471,13 +474,14 @@ def _notes(done: Sequence[_Done]) -> list[str]:
     return [d.record.text for d in done if d.refused]
 
 
-def _seen(done: Sequence[_Done], stuck: bool) -> set[str] | None:
-    """The values this turn's tool results showed, once refusals closed the tools after some
-    ran (None otherwise: open tools, the last step of a turn, whose answer may be derived, or
-    nothing read yet)."""
+def _seen(done: Sequence[_Done], stuck: bool, question: str) -> set[str] | None:
+    """The values this turn's tool results support as an answer to `question`, once refusals
+    closed the tools after some ran (None otherwise: open tools, the last step of a turn, whose
+    answer may be derived, or nothing read yet)."""
     if not stuck or not any(not d.refused for d in done):
         return None
-    return set().union(*(numbers_in(f"{d.record.text} {d.note}") for d in done if not d.refused))
+    ran = [supported_numbers(f"{d.record.text}\n{d.note}", question) for d in done if not d.refused]
+    return set().union(*ran)
 
 
 def _outputs(done: Sequence[_Done]) -> list[str]:

@@ -12,20 +12,19 @@ the agent free to say it could not find the answer (issue 48).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-_VALUE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+from overseer.runtime._values import numbers_in
+
 #: the user turn after an answer, given once overseer closed the tools, that states a value no
-#: tool result showed (issue 48: a 0.5B agent answered "2" after a tool that always failed)
+#: tool result supports (issue 48: a 0.5B agent answered "2" after a tool that always failed)
 UNSEEN_NOTE = "[overseer] That value is in none of the tool results above."
-
-
-def numbers_in(text: str) -> set[str]:
-    """The numbers written in `text`, without thousands separators."""
-    return {v.replace(",", "") for v in _VALUE.findall(text or "")}
+#: the answer that stands instead of one that, asked again, still states a value no tool
+#: result supports once overseer closed the tools: overseer made the agent answer, so it does
+#: not pass on a value the agent could not have read (issue 48). It holds no number.
+NOT_FOUND_ANSWER = "I could not find the answer: the tool results I read do not show it."
 
 
 #: what refused calls in a row do: "answer" closes the agent's tools for its next model call,
@@ -106,6 +105,9 @@ class TurnPolicy:
     #: refused tool calls of one agent in a row after which `on_refusals` acts (0: never)
     answer_after_refusals: int = 2
     on_refusals: OnRefusals = "answer"
+    #: once overseer closed the tools, an answer that, asked again, still states a value no
+    #: tool result supports is replaced by `NOT_FOUND_ANSWER` (False: it stands)
+    replace_unsupported: bool = True
 
     def __post_init__(self) -> None:
         n = self.answer_after_refusals
@@ -137,6 +139,19 @@ class TurnPolicy:
         copied = copies_note(answer, [*notes, CLOSED_NOTE, LAST_NOTE, COPIED_NOTE])
         if copied or repeats_output(answer, outputs):
             return closing_turn(COPIED_NOTE if copied else REPEATED_NOTE, question)
-        if seen is not None and numbers_in(answer) - numbers_in(question) - seen:
+        if self.unsupported(answer, question, seen):
             return f"{UNSEEN_NOTE} {closed_turn(question)}"
+        return None
+
+    @staticmethod
+    def unsupported(answer: str, question: str, seen: set[str] | None) -> bool:
+        """Whether `answer` states a value that neither the question nor the tool results
+        (`seen`: the values they support; None: tools open, nothing is checked) give."""
+        return seen is not None and bool(numbers_in(answer) - numbers_in(question) - seen)
+
+    def settle(self, answer: str, question: str, seen: set[str] | None) -> str | None:
+        """The answer that stands instead of `answer`, given after the re-ask, when it still
+        states an unsupported value (`NOT_FOUND_ANSWER`); None: `answer` stands."""
+        if self.replace_unsupported and self.unsupported(answer, question, seen):
+            return NOT_FOUND_ANSWER
         return None

@@ -12,13 +12,20 @@ from overseer.runtime._turns import (
     CLOSED_WORDINGS,
     COPIED_NOTE,
     LAST_NOTE,
+    NOT_FOUND_ANSWER,
     REPEATED_NOTE,
     TurnPolicy,
     closed_turn,
     closing_turn,
     copies_note,
-    numbers_in,
     repeats_output,
+)
+from overseer.runtime._values import (
+    NUMBER,
+    fact_numbers,
+    numbers_in,
+    question_names,
+    supported_numbers,
 )
 
 __all__ = [
@@ -27,6 +34,8 @@ __all__ = [
     "CLOSED_WORDINGS",
     "COPIED_NOTE",
     "LAST_NOTE",
+    "NOT_FOUND_ANSWER",
+    "NUMBER",
     "REPEATED_NOTE",
     "Agent",
     "AgentContext",
@@ -40,7 +49,10 @@ __all__ = [
     "closed_turn",
     "closing_turn",
     "copies_note",
+    "fact_numbers",
     "last_line",
     "numbers_in",
+    "question_names",
     "repeats_output",
+    "supported_numbers",
 ]

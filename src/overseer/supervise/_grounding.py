@@ -13,28 +13,12 @@ replaced by that one. Anything else (no guess, a derived value, two candidates) 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+from overseer.runtime.steps import NUMBER, fact_numbers
+from overseer.runtime.steps import numbers_in as numbers
 
-
-#: a labelled fact: a short label, a colon or a table cell's edge, then the value
-_FACT = re.compile(
-    r"(?:^|[\n;|>])\s*[A-Za-z][A-Za-z ()/%'-]{0,40}?\s*(?::|\|)\s*"
-    r"[^\n;|<]{0,12}?(?<![\w.])(\d[\d,]*(?:\.\d+)?)"
-)
-
-
-def fact_numbers(text: str) -> set[str]:
-    """The numbers `text` states as labelled facts (`label: value`, `| label | value |`), as
-    tokens without thousands separators: what grounding may hand an agent."""
-    return {n.replace(",", "") for n in _FACT.findall(text or "")}
-
-
-def numbers(text: str) -> set[str]:
-    """The numbers written in `text`, as tokens without thousands separators."""
-    return {n.replace(",", "") for n in _NUMBER.findall(text or "")}
+__all__ = ["Reading", "fact_numbers", "numbers", "regrounded", "swap_number"]
 
 
 @dataclass
@@ -83,4 +67,4 @@ def regrounded(answer: str, reading: Reading) -> tuple[str, str] | None:
 
 def swap_number(text: str, old: str, new: str) -> str:
     """`text` with each number token equal to `old` written as `new`."""
-    return _NUMBER.sub(lambda m: new if m.group().replace(",", "") == old else m.group(), text)
+    return NUMBER.sub(lambda m: new if m.group().replace(",", "") == old else m.group(), text)

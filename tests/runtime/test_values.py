@@ -1,0 +1,75 @@
+"""Which values a tool result supports as an answer (issue 48): labelled facts and sentences
+naming what the question names, never filler prose; and the team agent's answer, once overseer
+closed its tools, replaced by "could not find it" when it still states a value nothing it read
+supports after the re-ask."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from overseer.models import ScriptedModel
+from overseer.runtime import AgentSpec, Executor, TeamSpec, ToolResult
+from overseer.runtime.steps import (
+    NOT_FOUND_ANSWER,
+    TurnPolicy,
+    question_names,
+    supported_numbers,
+)
+
+from .test_tool_hooks import Refuser, fetch
+
+QUESTION = "How tall is the Ashfen Lighthouse? Its page is https://wiki.local/Ashfen_Lighthouse"
+PAGE = (
+    "Ashfen Lighthouse\nOpened: 1871\nThe Ashfen Lighthouse is 42 m tall.\n"
+    "The tradition season local council history was mentioned 7 times in older accounts."
+)
+
+
+def test_question_names_leave_out_sentence_openers_and_addresses() -> None:
+    assert question_names(QUESTION) == {"ashfen", "lighthouse"}
+    assert question_names("how many? what is it") == set()
+
+
+def test_facts_and_sentences_naming_the_subject_support_a_value_filler_does_not() -> None:
+    assert supported_numbers(PAGE, QUESTION) == {"1871", "42"}
+    assert supported_numbers("fetch: the server is unreachable (HTTP 503).", QUESTION) == set()
+    # a question that names nothing: every number read counts
+    assert supported_numbers(PAGE, "how tall is it?") == {"1871", "42", "7"}
+
+
+def test_settle_replaces_only_an_unsupported_value_once_the_tools_closed() -> None:
+    seen = supported_numbers(PAGE, QUESTION)
+    turns = TurnPolicy()
+    assert turns.settle("It is 7 m tall.", QUESTION, seen) == NOT_FOUND_ANSWER
+    assert turns.settle("It is 42 m tall.", QUESTION, seen) is None
+    assert turns.settle("It is 7 m tall.", QUESTION, None) is None  # tools open: not checked
+    assert TurnPolicy(replace_unsupported=False).settle("It is 7.", QUESTION, seen) is None
+    assert not any(c.isdigit() for c in NOT_FOUND_ANSWER)  # it states no value of its own
+
+
+class Page:
+    name = "fetch"
+    description = "fetch a page"
+    parameters: Mapping[str, Any] = {"type": "object", "properties": {"url": {"type": "string"}}}
+    kind: Literal["tool", "memory"] = "tool"
+
+    async def call(self, args: Mapping[str, Any]) -> ToolResult:
+        return ToolResult(PAGE)
+
+
+@pytest.mark.parametrize(("said", "stands"), [("7", False), ("42", True)])
+async def test_a_team_agent_closed_by_refusals_keeps_only_a_supported_answer(
+    tmp_path: Path, said: str, stands: bool
+) -> None:
+    answer = {"thought": "", "action": "answer", "answer": said}
+    model = ScriptedModel([fetch("a"), fetch("b"), fetch("b"), answer, answer])
+    team = TeamSpec(agents=[AgentSpec(name="a", tools=["fetch"])], decision="last")
+    res = await Executor(
+        model, supervisors=[Refuser()], tools={"fetch": Page()}, trace_dir=tmp_path, max_steps=6
+    ).run(team, QUESTION)
+    assert res.answer == (said if stands else NOT_FOUND_ANSWER)
+    assert len(model.calls) == (4 if stands else 5)  # asked again once before it is replaced
