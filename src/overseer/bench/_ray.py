@@ -36,8 +36,10 @@ from overseer.bench._ray_connect import (
     join,
     local_workers,
     one_line,
+    preflight,
     start_local,
     usable_cores,
+    worker_died,
 )
 from overseer.bench._ray_watch import HeadWatch
 from overseer.bench._runner import EpisodeFn, budgeted_solver, solve_episode
@@ -236,8 +238,21 @@ class RayBackend:
         """RayConnectError when the cluster has fewer CPUs than the workers reserve (Ray
         would wait for them forever, silently)."""
         have = float(ray.cluster_resources().get("CPU", 0.0))
-        where = f"the Ray cluster at {target.address}" if target.address else "the Ray instance"
-        check_cpus(workers, self.cpus_per_worker, have, where)
+        check_cpus(workers, self.cpus_per_worker, have, _where(target))
+
+    def check_cluster(self) -> None:
+        """Before a command creates its files: the cluster to join can be reached and
+        accepts this machine (`preflight`), each failure one RayConnectError line; nothing
+        is checked when Ray is already initialised or starts here."""
+        if _ray().is_initialized():
+            return
+        target = find_target(self.address)
+        if target.address is not None:
+            preflight(target)
+
+
+def _where(target: Target) -> str:
+    return f"the Ray cluster at {target.address}" if target.address else "the Ray instance"
 
 
 class _Pool:
@@ -272,7 +287,7 @@ class _Pool:
         try:
             _, node, _, broken = await actor.ready.remote()
         except self._ray.exceptions.RayActorError as exc:
-            broken, node = one_line(exc), "?"
+            raise RayConnectError(worker_died(self._ray, exc)) from None
         if broken is not None:
             raise RayConnectError(
                 f"a Ray worker on node {node} could not build its model and solvers: "
@@ -364,15 +379,19 @@ def episode_backend(
     kind: str, spec: WorkerSpec, *, workers: int = 2, ray: RayOptions | None = None
 ) -> RayBackend | Literal["asyncio"]:
     """The backend a command names: "asyncio" (this process) or "ray" (worker actors built
-    from `spec`); errors as `check_backend`."""
+    from `spec`); errors as `check_backend`, and a cluster that cannot be joined is a
+    RayConnectError line here, before the command creates its result store."""
     check_backend(kind, workers=workers, ray=ray)
     if kind == "ray":
         o = ray or RayOptions()
-        return RayBackend(
+        backend = RayBackend(
             spec,
             workers=workers,
             address=o.address,
             cpus_per_worker=o.worker_cpus,
             threads=o.threads,
         )
+        with _stdout_to_stderr():
+            backend.check_cluster()  # before the command creates its store
+        return backend
     return "asyncio"

@@ -5,8 +5,10 @@ for the recorded cluster, `local` to start Ray here), then `RAY_ADDRESS`, then t
 last `ray start --head` recorded in Ray's temp directory; with none of them, Ray starts on this
 machine for the run, with no more CPUs than the cores this process may use. A cluster that
 uses token auth is joined with the token Ray would use (`RAY_AUTH_TOKEN`,
-`RAY_AUTH_TOKEN_PATH` or `~/.ray/auth_token`), as `ray start --head` does. Every Ray-side
-failure becomes a `RayConnectError` whose message is one line.
+`RAY_AUTH_TOKEN_PATH` or `~/.ray/auth_token`), as `ray start --head` does; its GCS is asked
+first, so a cluster without token auth is joined without one though a token is at hand (any
+local Ray run writes ~/.ray/auth_token), and a token mismatch is named before anything starts.
+Every Ray-side failure becomes a `RayConnectError` whose message is one line.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ from overseer.errors import install_hint
 AUTH_HINT = (
     "if the cluster uses token auth (RAY_AUTH_MODE=token on its head), give this machine its "
     "token: RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token"
+)
+TOKEN_FIX = (
+    "give this machine the cluster's token: RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
+    "~/.ray/auth_token"
 )
 NODE_HINT = (
     "every node needs overseer with the ray extra and the model's package "
@@ -160,6 +166,88 @@ def _read(conn: socket.socket, n: int) -> bytes:
     return got
 
 
+#: a cheap call every GCS answers; one with token auth refuses it when the token is missing
+_CLUSTER_ID = "/ray.rpc.NodeInfoGcsService/GetClusterId"
+
+
+def _ask_gcs(address: str, headers: dict[str, str], timeout_s: float) -> str | None:
+    """The gRPC status (its name: "OK", "UNAUTHENTICATED", ...) of GetClusterId at `address`
+    sent with `headers`; None without grpc (the ray[client] extra) to ask with."""
+    try:
+        import grpc
+    except ImportError:  # pragma: no cover - the ray extra pins ray[client], which has grpc
+        return None
+    with grpc.insecure_channel(address) as channel:
+        try:
+            channel.unary_unary(_CLUSTER_ID)(b"", timeout=timeout_s, metadata=[*headers.items()])
+        except grpc.RpcError as exc:
+            code = exc.code()
+            return str(getattr(code, "name", code))
+    return "OK"
+
+
+def _token_header() -> dict[str, str]:
+    """The authorization header of the token Ray would use here (RAY_AUTH_TOKEN,
+    RAY_AUTH_TOKEN_PATH, ~/.ray/auth_token), {} when there is none."""
+    try:
+        from ray._raylet import AuthenticationTokenLoader  # type: ignore[attr-defined]
+    except ImportError:  # pragma: no cover - another Ray than the pinned one
+        return {}
+    loader = AuthenticationTokenLoader.instance()
+    loader.reset_cache()  # the environment may have changed since it was last read
+    with _token_errors():
+        if not loader.has_token(ignore_auth_mode=True):
+            return {}
+        return dict(loader.get_token_for_http_header())
+
+
+@contextlib.contextmanager
+def _token_errors() -> Iterator[None]:
+    """Ray's error for a token it cannot read (RAY_AUTH_TOKEN_PATH naming no file) is a
+    paragraph; its first sentence is the RayConnectError line."""
+    try:
+        yield
+    except Exception as exc:  # ray.exceptions.AuthenticationError, from the C++ loader
+        first = one_line(exc).split(". ", 1)[0]
+        raise RayConnectError(f"this machine's Ray auth token: {first}; {TOKEN_FIX}") from None
+
+
+def _auth_mode() -> str:
+    return os.environ.get("RAY_AUTH_MODE", "").strip().lower()
+
+
+def check_auth(target: Target, timeout_s: float = 5.0) -> bool | None:
+    """Whether to join `target` with a token, asked of its GCS (a cluster with token auth
+    refuses a call without one): a cluster without token auth is joined without, though
+    ~/.ray/auth_token exists (any local Ray run writes one; joined with it, the cluster's
+    workers were refused by the driver and died unstarted). A mismatch this machine must fix
+    (RAY_AUTH_MODE set against the cluster, no token, a token refused) is a RayConnectError
+    line; None when it cannot be told (ray://, or no answer either way)."""
+    if target.address is None or target.client:
+        return None
+    where = f"Ray cluster at {target.address} (from {target.source})"
+    bare = _ask_gcs(target.address, {}, timeout_s)
+    if bare == "OK":
+        if _auth_mode() == "token":
+            raise RayConnectError(
+                f"{where}: the cluster does not use token auth, but RAY_AUTH_MODE=token here; "
+                "unset RAY_AUTH_MODE (or set it to disabled) to join it"
+            )
+        return False
+    if bare != "UNAUTHENTICATED":
+        return None
+    if _auth_mode() == "disabled":
+        raise RayConnectError(
+            f"{where}: the cluster uses token auth, but RAY_AUTH_MODE=disabled here; unset "
+            f"RAY_AUTH_MODE and {TOKEN_FIX}"
+        )
+    header = _token_header()
+    if not header or _ask_gcs(target.address, header, timeout_s) == "UNAUTHENTICATED":
+        why = "refused this machine's auth token" if header else "uses token auth, none is here"
+        raise RayConnectError(f"{where}: the cluster {why}; {TOKEN_FIX}")
+    return True
+
+
 def use_token_if_present() -> None:
     """Join in token mode when RAY_AUTH_MODE is unset and a token is at hand: the rule
     `ray start --head` applies, so a head that picked up ~/.ray/auth_token can be joined."""
@@ -171,7 +259,7 @@ def use_token_if_present() -> None:
         )
     except ImportError:  # pragma: no cover - another Ray than the pinned one
         return
-    with _no_token_notice():
+    with _no_token_notice(), _token_errors():
         maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
 
 
@@ -225,11 +313,20 @@ def _why(exc: Exception, log: Path) -> str:
     return f"{one_line(exc)}{hint} (Ray's log: {log})"
 
 
-def join(ray: Any, target: Target) -> None:
-    """Connect to the cluster at `target`; any failure is one RayConnectError line."""
+def preflight(target: Target) -> bool | None:
+    """What can be checked of the cluster at `target` before Ray starts, in seconds, each
+    failure one RayConnectError line: Ray Client installed for ray://, a Ray head listening,
+    this machine's token auth matching the cluster's; whether to join with a token (None:
+    Ray's rule, `use_token_if_present`). Commands call it before they create any file."""
     _needs_client_extra(target)
     check_reachable(target)
-    use_token_if_present()
+    return check_auth(target)
+
+
+def join(ray: Any, target: Target) -> None:
+    """Connect to the cluster at `target`; any failure is one RayConnectError line."""
+    if preflight(target) is not False:
+        use_token_if_present()
     with _stderr_to_file() as log:
         try:
             ray.init(address=target.address, log_to_driver=False, logging_level=logging.WARNING)
@@ -275,6 +372,33 @@ def check_cpus(workers: int, cpus: float, have: float, where: str) -> None:
         else f"not even one worker fits: use --worker-cpus {have:g} or less"
     )
     raise RayConnectError(f"{_needs(workers, cpus)}; {where} has {have:g}: {fix}")
+
+
+def _driver_refused_calls(ray: Any) -> bool:
+    """Whether this driver's core log says it refused calls that carried no token: it joined
+    with token auth a cluster without it, whose workers then died unstarted."""
+    try:
+        logs = Path(ray._private.worker.global_worker.node.get_logs_dir_path())
+    except (AttributeError, TypeError):  # no node (not joined), or another Ray
+        return False
+    for log in logs.glob(f"python-core-driver-*_{os.getpid()}.log"):
+        with contextlib.suppress(OSError):
+            if "Missing authorization header" in log.read_text(errors="replace"):
+                return True
+    return False
+
+
+def worker_died(ray: Any, exc: BaseException) -> str:
+    """The line for a worker actor that died before it was ready: the token mismatch when
+    the driver's log shows it, else Ray's reason and what every node needs."""
+    if _driver_refused_calls(ray):
+        return (
+            "the Ray workers died unstarted: this machine joined with token auth "
+            "(RAY_AUTH_MODE=token, or a token in RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
+            "~/.ray/auth_token) a cluster without it, and refused its calls; set "
+            "RAY_AUTH_MODE=disabled to join it"
+        )
+    return f"a Ray worker died before it was ready: {one_line(exc)}; {NODE_HINT}"
 
 
 def local_workers(workers: int, cpus: float, cores: int) -> int:
