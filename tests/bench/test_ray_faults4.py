@@ -1,14 +1,17 @@
 """Issue 51, Ray: once any local Ray run has written ~/.ray/auth_token, a cluster without token
 auth is joined without a token (or the mismatch is one line saying what to do, exit 2); a
-connection that fails leaves no result store behind. A fake GCS (a gRPC server answering as
-a GCS with or without token auth does) stands for the clusters."""
+connection that fails leaves no result store behind; a bench on a busy cluster says it waits
+for the cluster's CPUs. A fake GCS (a gRPC server answering as a GCS with or without token
+auth does) stands for the clusters; the busy cluster is the module's local Ray."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from functools import partial
@@ -20,8 +23,10 @@ import grpc
 import pytest
 
 import overseer.bench._ray_connect as rc
-from overseer.bench._ray_connect import Target, check_auth, join, worker_died
+from overseer.bench import ResultStore, run_experiment
+from overseer.bench._ray_connect import Target, check_auth, join, say_if_waiting, worker_died
 from overseer.bench.backends import (
+    RayBackend,
     RayConnectError,
     RayOptions,
     WorkerSpec,
@@ -30,6 +35,7 @@ from overseer.bench.backends import (
 )
 from overseer.bench.solvers import DIRECT
 from overseer.models import Model, ScriptedModel
+from overseer.tasks import Task
 
 TOKEN = "overseer-test-token-" + "7" * 12
 
@@ -206,6 +212,54 @@ def test_a_failed_connection_leaves_no_result_store(tmp_path: Path) -> None:
     (line,) = done.stderr.strip().splitlines()
     assert "cannot connect" in line
     assert not store.exists() and not store.parent.exists()
+
+
+def test_the_waiting_note_says_what_it_waits_for(capsys: pytest.CaptureFixture[str]) -> None:
+    say_if_waiting(2, 1.0, (2.0, 2.0), "the Ray cluster at head:6379")
+    assert capsys.readouterr().err == ""  # free: nothing said
+    say_if_waiting(2, 1.0, (0.0, 2.0), "the Ray cluster at head:6379")
+    assert capsys.readouterr().err == (
+        "overseer: note: waiting for the Ray cluster at head:6379's resources: --workers 2 x "
+        "--worker-cpus 1 needs 2 CPUs, 0 of its 2 are free (another run holds the rest); the "
+        "run starts when they are free\n"
+    )
+
+
+class _Hold:
+    """An actor that holds CPUs: another run's workers."""
+
+    def ping(self) -> int:
+        return 1
+
+
+@pytest.mark.usefixtures("local_ray")  # tests/conftest.py: 2 CPUs
+def test_a_bench_on_a_busy_cluster_says_it_waits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import ray
+
+    holder: Any = ray.remote(num_cpus=2)(_Hold).remote()
+    assert ray.get(holder.ping.remote()) == 1
+    end = time.monotonic() + 30
+    while ray.available_resources().get("CPU", 0.0) > 0 and time.monotonic() < end:
+        time.sleep(0.2)
+    task = Task("toy", "toy/0", "What is 1+1?", "2", "numeric")
+
+    async def run(store: ResultStore) -> Any:
+        asyncio.get_running_loop().call_later(2.0, ray.kill, holder)  # the other run ends
+        return await run_experiment(configs=[DIRECT], tasks=[task], seeds=[0],
+            model_name="scripted", load_model=_echo_model, store=store, progress=False,
+            backend=RayBackend(SPEC, workers=1))  # fmt: skip
+
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        summary = asyncio.run(run(store))
+    assert summary.ran == 1
+    notes = [ln for ln in capsys.readouterr().err.splitlines() if "waiting for" in ln]
+    assert notes == [
+        "overseer: note: waiting for the Ray instance's resources: --workers 1 x --worker-cpus "
+        "1 needs 1 CPUs, 0 of its 2 are free (another run holds the rest); the run starts when "
+        "they are free"
+    ]
 
 
 @pytest.mark.usefixtures("local_ray")

@@ -37,6 +37,7 @@ from overseer.bench._ray_connect import (
     local_workers,
     one_line,
     preflight,
+    say_if_waiting,
     start_local,
     usable_cores,
     worker_died,
@@ -211,6 +212,7 @@ class RayBackend:
             pool = _Pool(ray, self, workers, [c.name for c in configs], (concurrency, budget))
             try:
                 self._fits(ray, target, workers)
+                self._wait_note(ray, target, workers)
                 await pool.start()
                 yield pool.solve
             finally:
@@ -239,6 +241,13 @@ class RayBackend:
         would wait for them forever, silently)."""
         have = float(ray.cluster_resources().get("CPU", 0.0))
         check_cpus(workers, self.cpus_per_worker, have, _where(target))
+
+    def _wait_note(self, ray: Any, target: Target, workers: int) -> None:
+        """One line on stderr when the workers must wait for CPUs another run holds (a
+        second bench on a busy cluster), instead of waiting silently until it ends."""
+        have = float(ray.cluster_resources().get("CPU", 0.0))
+        free = float(ray.available_resources().get("CPU", 0.0))
+        say_if_waiting(workers, self.cpus_per_worker, (free, have), _where(target))
 
     def check_cluster(self) -> None:
         """Before a command creates its files: the cluster to join can be reached and

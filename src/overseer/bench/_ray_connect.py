@@ -374,6 +374,22 @@ def check_cpus(workers: int, cpus: float, have: float, where: str) -> None:
     raise RayConnectError(f"{_needs(workers, cpus)}; {where} has {have:g}: {fix}")
 
 
+def say_if_waiting(workers: int, cpus: float, free_of: tuple[float, float], where: str) -> None:
+    """One notice line on stderr when `workers` actors of `cpus` CPUs each fit `where` but
+    not its free CPUs (`free_of`: free, of all): another run holds them, and Ray would wait
+    silently until it lets go."""
+    free, have = free_of
+    if workers * cpus <= free + 1e-9:
+        return
+    print(
+        f"overseer: note: waiting for {where}'s resources: {_needs(workers, cpus)}, "
+        f"{free:g} of its {have:g} are free (another run holds the rest); the run starts "
+        "when they are free",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def _driver_refused_calls(ray: Any) -> bool:
     """Whether this driver's core log says it refused calls that carried no token: it joined
     with token auth a cluster without it, whose workers then died unstarted."""
