@@ -12,7 +12,8 @@ Ray runs `workers` actors, one episode each at a time. "ratio to linear" is epis
 workers / latency (one model call per episode: the scripted model answers in the closed-answer
 JSON the direct solver asks for, so nothing is re-asked; "calls/episode" checks it, and every
 episode must be right). The Ray overhead per episode is measured with an instant model. All
-times start when the workers are ready (start-up is shown apart).
+times start when the workers are ready (start-up is shown apart). Ray always starts on this
+machine, whatever cluster `ray start` recorded or RAY_ADDRESS names.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import asyncio
 import functools
 import os
 import re
+import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -35,7 +37,8 @@ from rich.console import Console
 from rich.table import Table
 
 from overseer.bench import ResultStore, RunSummary, run_experiment
-from overseer.bench.backends import RayBackend, WorkerSpec, asyncio_episodes
+from overseer.bench._ray_connect import start_local
+from overseer.bench.backends import RayBackend, RayConnectError, WorkerSpec, asyncio_episodes
 from overseer.experiments.registry import bench_configs
 from overseer.models import Model, ScriptedModel
 from overseer.tasks import Task
@@ -157,14 +160,25 @@ def overhead_lines(episodes: int) -> list[str]:
     return out
 
 
-def main() -> None:
+def start_ray(cpus: int) -> None:
+    """Ray on this machine with `cpus` CPUs, whatever cluster `ray start` recorded or
+    RAY_ADDRESS names (the benchmark measures this machine; joining a recorded cluster, live
+    or stale, was a ValueError traceback); a Ray that cannot start is one line, exit 2."""
+    try:
+        start_local(ray, cpus)
+    except RayConnectError as exc:
+        print(f"scale_out: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--episodes", type=int, default=16)
     p.add_argument("--latency", type=float, default=0.2)
     p.add_argument("--workers", default="1,2,4")
-    a = p.parse_args()
+    a = p.parse_args(argv)
     workers = [int(w) for w in a.workers.split(",")]
-    ray.init(num_cpus=max(workers), include_dashboard=False, log_to_driver=False)
+    start_ray(max(workers))
     try:
         console = Console()
         console.print(scaling_table(a.episodes, a.latency, workers))
