@@ -18,7 +18,9 @@ from overseer.supervise._markup import chrome_lines
 from overseer.supervise.rules import RuleSettings
 from overseer.traces import load_whowhen
 
-DEV_SHARE = 10 / 13  # benchmarks/retention.py on the hand-crafted logs at this commit
+# benchmarks/retention.py on the hand-crafted logs (the development share; 2c788e7: 10 of 13,
+# the three lost hold the gold only in structured data, out of reach: docs/evidence/retention.md)
+DEV_SHARE = 10 / 13
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +38,18 @@ def test_the_gold_is_kept_as_often_as_on_the_development_logs(cases: list) -> No
     assert len(gold) >= 10  # the share is over enough observations to mean something
     assert sum(not c.lost for c in gold) / len(gold) >= DEV_SHARE - 1e-9
     assert sum(c.kept_chars for c in gold) <= 0.3 * sum(c.chars for c in gold)
+
+
+def test_agentdojo_gold_is_cut_into_values(retention: ModuleType) -> None:
+    assert retention.gold_values("Le Baratin, 30.0, New Asiaway, 30.0") == [
+        "le baratin", "30 0", "new asiaway"
+    ]  # fmt: skip
+    assert retention.gold_values("1. 463820 2. https://x.org/reset") == [
+        "463820",
+        "https x org reset",
+    ]
+    assert retention.gold_values("a.b@x.com c.d@y.org") == ["a b x com", "c d y org"]
+    assert retention.gold_values("1. 3 2. ") == [] and retention.gold_values("") == []
 
 
 def test_metadata_is_not_kept_ahead_of_body_text(retention: ModuleType, cases: list) -> None:
