@@ -305,7 +305,10 @@ class LoopbackServer:
                 if body.get("stream"):
                     self._stream(message, usage)
                 else:
-                    self._send(200, _completion(server.model, message, usage))
+                    reply = _completion(server.model, message, usage)
+                    if body.get("logprobs"):
+                        reply["choices"][0]["logprobs"] = _logprobs(message, body)
+                    self._send(200, reply)
 
             def _send(self, status: int, payload: Mapping[str, Any]) -> None:
                 data = json.dumps(payload).encode()
@@ -337,6 +340,20 @@ def _completion(model: str, message: dict[str, Any], usage: dict[str, Any]) -> d
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": usage,
     }
+
+
+def _logprobs(message: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
+    """Token logprobs for a reply's text, as a server asked for `logprobs` writes them: one
+    token per word, a fixed logprob and `top_logprobs` alternatives (deterministic)."""
+    k = int(body.get("top_logprobs") or 0)
+    words = str(message.get("content") or "").split() or [""]
+    content = [
+        {"token": w, "logprob": -0.25, "bytes": None,
+         "top_logprobs": [{"token": w, "logprob": -0.25}]
+         + [{"token": f"alt{j}", "logprob": -2.0 - j} for j in range(1, k)]}
+        for w in words
+    ]  # fmt: skip
+    return {"content": content}
 
 
 def _chunks(model: str, message: dict[str, Any], usage: dict[str, Any]) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -39,7 +39,7 @@ from overseer.integrations._parts import (
 from overseer.models import Model
 from overseer.runtime import Ledger, Supervisor
 from overseer.runtime.books import BudgetExceeded, Trace
-from overseer.runtime.bus import SupervisorChain
+from overseer.runtime.bus import Host, SupervisorChain
 from overseer.runtime.steps import TurnPolicy, Verifier
 from overseer.supervise import SupervisorAgent, SupervisorSettings
 from overseer.supervise.rules import RuleSettings, ToolRecord
@@ -142,6 +142,9 @@ class Guard:
             )
         own: list[Supervisor] = [self.plugin] if self.plugin is not None else []
         self.chain = SupervisorChain([*own, *self.settings.plugins])
+        # a plug-in that would roll back is refused here, not at the first run (the check
+        # reads only the class's `label` and `honours`)
+        self.chain.check_host(cast("Host", GuardRun))
         self.run_name = run_name  # the agent a single-agent adapter guards (trace `team`)
         self.trace_dir = Path(trace_dir) if trace_dir is not None else None
         self.runs = 0  # runs started

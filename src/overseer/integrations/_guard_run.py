@@ -25,7 +25,7 @@ from overseer.integrations._parts import (
     model_label,
     run_sync,
 )
-from overseer.models import Completion, Usage
+from overseer.models import Completion, TokenLogprob, Usage
 from overseer.runtime import Budget, Interaction, TeamSpec
 from overseer.runtime.books import BudgetExceeded, open_run
 from overseer.runtime.bus import Bus, UnsupportedVerdictError
@@ -151,6 +151,7 @@ class GuardRun:
             error=error,
             tool=tool,
             usage=self._steps.take_usage(agent),
+            logprobs=(self._steps.logprobs.pop(agent, ()) or None) if tool is None else None,
         )
 
     # -- tools ---------------------------------------------------------------------------
@@ -303,18 +304,24 @@ class GuardRun:
         messages: Sequence[Mapping[str, Any]] = (),
         output: str = "",
         reported: bool = True,
+        logprobs: Sequence[TokenLogprob] = (),
     ) -> None:
         """Book one framework model call of `agent` (`cached_tokens`: its prompt tokens read
-        from the server's prefix cache; `reported=False`: the framework gave no usage); raises
-        BudgetExceeded once the team's budget or the agent's rule-tier token budget is spent."""
+        from the server's prefix cache; `reported=False`: the framework gave no usage;
+        `logprobs`: its tokens' logprobs when the server gave them, for a monitor plug-in
+        judging the agent's answer); raises BudgetExceeded once the team's budget or the
+        agent's rule-tier token budget is spent."""
         with self._lock:
             usage = Usage(prompt_tokens, completion_tokens, min(cached_tokens, prompt_tokens))
             model = model_label(model)
             self.ledger.book(agent, "agent", model, usage, latency_s)
             self.counts["unreported_usage"] += not reported
-            self._steps.booked(agent, usage, output)
+            self._steps.booked(agent, usage, output, logprobs)
             self._reply[agent] = set()  # a new reply: its calls are new actions
-            done = Completion(output, usage, latency_s, model=model, finish_reason="stop")
+            done = Completion(
+                output, usage, latency_s, model=model, finish_reason="stop",
+                logprobs=tuple(logprobs) or None,
+            )  # fmt: skip
             self.trace.model_call(agent, "agent", model, messages, done)
             blocked = now(self.bus.model_call(agent, usage))  # budgets are plug-ins' verdicts
             if blocked is not None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from overseer.models import Completion, Model, ModelError, Request, Usage
+from overseer.models import Completion, Model, ModelError, Request, TokenLogprob, Usage
 from overseer.runtime.steps import CLOSED_NOTE
 from overseer.runtime.steps import closed_turn as _closed_turn
 
@@ -103,14 +103,18 @@ class StepBook:
         self.count: Counter[str] = Counter()
         self.usage: dict[str, Usage] = {}  # agent -> usage of its calls since its last step
         self.last_output: dict[str, str] = {}
+        self.logprobs: dict[str, tuple[TokenLogprob, ...]] = {}  # agent -> its last call's
 
     def next(self, agent: str) -> int:
         self.count[agent] += 1
         return self.count[agent] - 1
 
-    def booked(self, agent: str, usage: Usage, output: str) -> None:
+    def booked(
+        self, agent: str, usage: Usage, output: str, logprobs: Sequence[TokenLogprob] = ()
+    ) -> None:
         self.usage[agent] = self.usage.get(agent, Usage()) + usage
         self.last_output[agent] = output
+        self.logprobs[agent] = tuple(logprobs)
 
     def take_usage(self, agent: str) -> Usage:
         return self.usage.pop(agent, Usage())

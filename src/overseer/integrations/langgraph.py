@@ -56,7 +56,7 @@ from overseer.integrations._adapter import (
     RunStopped,
     stop_reason_of,
 )
-from overseer.models import Model
+from overseer.models import Model, logprobs_of
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -294,6 +294,7 @@ class OverseerMiddleware(AgentMiddleware):
                 messages=_plain(request.messages),
                 output=_text(ai.content),
                 reported=usage is not None,
+                logprobs=logprobs_of(meta) or (),  # ChatOpenAI(logprobs=True) keeps them here
             )
         except BudgetExceeded:
             if self.on_budget == "raise":

@@ -60,7 +60,9 @@ def build_request(request: Request, temperature: float | None = None) -> dict[st
     return body
 
 
-def _logprobs(choice: Mapping[str, Any]) -> tuple[TokenLogprob, ...] | None:
+def logprobs_of(choice: Mapping[str, Any]) -> tuple[TokenLogprob, ...] | None:
+    """A chat-completion choice's token logprobs (`{"logprobs": {"content": [...]}}`, as the
+    OpenAI API and llama.cpp write them), None when it has none."""
     content = (choice.get("logprobs") or {}).get("content")
     if content is None:
         return None
@@ -132,7 +134,7 @@ def parse_response(
             latency_s=latency_s,
             model=model,
             finish_reason=str(choice.get("finish_reason") or ""),
-            logprobs=_logprobs(choice),
+            logprobs=logprobs_of(choice),
             raw=data,
         )
     except (KeyError, IndexError, TypeError, ValueError) as exc:

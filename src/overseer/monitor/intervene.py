@@ -38,6 +38,8 @@ class UncertaintyMonitor(BaseSupervisor):
 
     `fallback_role` names the monitor used for a role the set has none for (a team's
     agents, whose roles are not the games' roles); None leaves such turns alone.
+    `intervene=False` only estimates and counts the turns it would roll back: what a host
+    that cannot roll back (a framework's run, the proxy) can run.
     """
 
     kinds = frozenset({"message", "move"})
@@ -50,6 +52,7 @@ class UncertaintyMonitor(BaseSupervisor):
         cap: int = 1,
         name: str = "rogue-monitor",
         fallback_role: str | None = None,
+        intervene: bool = True,
     ) -> None:
         if cap < 0:
             raise ValueError(f"cap: expected >= 0 resets per role, got {cap}")
@@ -65,6 +68,10 @@ class UncertaintyMonitor(BaseSupervisor):
         self.fallback_role = fallback_role
         self.rows: list[dict[str, Any]] = []
         self.missing = 0
+        self.intervene = intervene
+        self.flagged = 0  # turns estimated below tau (rolled back when it intervenes)
+        if not intervene:
+            self.actions = frozenset()
 
     def _row(self, i: Interaction, run: Run) -> dict[str, Any] | None:
         if not i.logprobs:
@@ -106,8 +113,11 @@ class UncertaintyMonitor(BaseSupervisor):
             estimate=est,
             tau=m.tau if m is not None else None,
         )
+        if m is None or est is None or est >= m.tau:
+            return Verdict.approve(self.name)
+        self.flagged += 1
         triggers = _triggers(self, run)
-        if m is None or est is None or est >= m.tau or triggers[row["role"]] >= self.cap:
+        if not self.intervene or triggers[row["role"]] >= self.cap:
             return Verdict.approve(self.name)
         triggers[row["role"]] += 1
         reason = (
@@ -115,6 +125,16 @@ class UncertaintyMonitor(BaseSupervisor):
             f"{est:.2f} < {m.tau:.2f}"
         )
         return Verdict.rollback(by=self.name, reason=reason)
+
+    def stats(self, run: Run) -> Mapping[str, object]:
+        """Turns featurised (from their logprobs), turns without logprobs, turns estimated
+        below tau, and whether it rolls back."""
+        return {
+            "turns": len(self.rows),
+            "without_logprobs": self.missing,
+            "flagged": self.flagged,
+            "intervenes": self.intervene,
+        }
 
 
 _TRACED = (

@@ -135,6 +135,11 @@ class SupervisorChain:
             await s.on_run_end(run, result)
 
 
+def _observer(s: Supervisor) -> bool:
+    """Whether `s` declares no action but approve: it only looks (and may trace, count)."""
+    return frozenset(s.actions) <= {"approve"}
+
+
 def _has(s: Supervisor, hook: str) -> bool:
     """Whether `s` has its own optional `hook` (one the Supervisor protocol does not require)."""
     return hasattr(s, hook) and _own(s, hook)
@@ -263,17 +268,19 @@ class Bus:
 
     # -- interactions ------------------------------------------------------------------------
     async def judge(self, i: Interaction, *, ask: bool = True) -> Outcome:
-        """Record `i`, ask the chain (unless `ask` is False) and apply what it says."""
+        """Record `i`, ask the chain and apply what it says. `ask=False` (a step the host can
+        no longer change, e.g. a framework agent's answer once its run ended) shows `i` only
+        to the plug-ins that take no action (observers, such as a monitor that estimates)."""
         run = self.run
         run.interactions.append(i)
         run.trace.record("interaction", interaction_fields(i))
         self.refused[i.agent] = 0
-        if ask:  # the chain's `judge`, without a coroutine of its own
-            for s in self.chain.asks:
-                if i.kind in s.kinds:
-                    v = await s.on_interaction(i, run)
-                    if not isinstance(v, Approve):
-                        return await self.apply(_checked(s, v), i)
+        for s in self.chain.asks:  # the chain's `judge`, without a coroutine of its own
+            if i.kind not in s.kinds or not (ask or _observer(s)):
+                continue
+            v = await s.on_interaction(i, run)
+            if not isinstance(v, Approve):
+                return await self.apply(_checked(s, v), i)
         return Outcome(i.observation, _APPROVED)
 
     async def apply(self, v: Verdict, i: Interaction) -> Outcome:

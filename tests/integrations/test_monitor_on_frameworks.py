@@ -1,0 +1,94 @@
+"""The rogue-agent monitor on a framework's run (issue 49 item 1): a LangGraph agent whose
+model gives token logprobs (`ChatOpenAI(logprobs=True)`) has its answer featurised by
+`UncertaintyMonitor` through the guard's plug-ins, like a team agent's turn. A framework run
+cannot be rolled back, so the monitor runs with `intervene=False` there: it estimates and
+counts the turns it would roll back; one that would roll back is refused at the start."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from overseer.integrations._guard import GuardSettings
+from overseer.monitor.intervene import UncertaintyMonitor
+from overseer.monitor.train import RoleMonitor
+from overseer.runtime import read_trace
+
+from .loopback import LoopbackServer, Reply, ToolCall
+
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("loopback_only")]
+
+
+def lookup(word: str) -> str:
+    """Look a word up.
+
+    Args:
+        word: the word
+    """
+    return f"{word}: a small bird"
+
+
+def _script(body: Mapping[str, Any], n: int) -> Reply:
+    if n == 1:
+        return Reply(calls=(ToolCall("lookup", {"word": "wren"}),))
+    return Reply(text="A wren is a small bird.")
+
+
+def _pessimist() -> RoleMonitor:
+    """A monitor whose estimate is always 0.5, below its threshold 0.9: every turn flagged."""
+    return RoleMonitor(
+        role="agent", inputs=("turn", "entropy"), degree=1, tau=0.9, gain=0.0,
+        scale=np.ones(2), offset=np.zeros(2), powers=np.eye(2), coef=np.zeros(2),
+        intercept=0.5,
+    )  # fmt: skip
+
+
+def _run(tmp_path: Path, monitor: UncertaintyMonitor, logprobs: bool) -> tuple[Any, str]:
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+
+    from overseer.integrations.langgraph import OverseerMiddleware
+
+    with LoopbackServer(_script) as srv:
+        top = {"logprobs": True, "top_logprobs": 3} if logprobs else {}
+        chat = ChatOpenAI(
+            model="scripted", base_url=srv.base_url, api_key="none", max_retries=0, **top
+        )
+        mw = OverseerMiddleware(GuardSettings(plugins=(monitor,)), trace_dir=tmp_path)
+        agent = create_agent(chat, [tool(lookup)], middleware=[mw], name="researcher")
+        out = agent.invoke({"messages": [{"role": "user", "content": "What is a wren?"}]})
+    return mw.guard, str(out["messages"][-1].content)
+
+
+def test_the_monitor_featurises_a_langgraph_answer_from_its_logprobs(tmp_path: Path) -> None:
+    monitor = UncertaintyMonitor({"agent": _pessimist()}, fallback_role="agent", intervene=False)
+    guard, answer = _run(tmp_path, monitor, logprobs=True)
+    assert answer == "A wren is a small bird."  # flagged, not rolled back: the run goes on
+    stats = guard.last.stats["plugins"]["rogue-monitor"]
+    assert stats == {"turns": 1, "without_logprobs": 0, "flagged": 1, "intervenes": False}
+    (row,) = monitor.rows
+    assert row["agent"] == "researcher" and row["estimate"] == pytest.approx(0.5)
+    assert row["entropy"] > 0  # computed from the three alternatives the server gave
+    events = [e for p in tmp_path.glob("**/*.jsonl") for e in read_trace(p)]
+    assert [e["estimate"] for e in events if e["event"] == "monitor_features"] == [0.5]
+
+
+def test_without_logprobs_the_monitor_counts_the_turn_and_leaves_it(tmp_path: Path) -> None:
+    monitor = UncertaintyMonitor({"agent": _pessimist()}, fallback_role="agent", intervene=False)
+    guard, answer = _run(tmp_path, monitor, logprobs=False)
+    assert answer == "A wren is a small bird."
+    stats = guard.last.stats["plugins"]["rogue-monitor"]
+    assert stats["turns"] == 0 and stats["without_logprobs"] == 1 and stats["flagged"] == 0
+
+
+def test_a_monitor_that_would_roll_back_is_refused_by_a_framework_host() -> None:
+    from overseer.integrations.langgraph import OverseerMiddleware
+
+    monitor = UncertaintyMonitor({"agent": _pessimist()}, fallback_role="agent")
+    with pytest.raises(Exception, match="rollback"):
+        OverseerMiddleware(GuardSettings(plugins=(monitor,)))
