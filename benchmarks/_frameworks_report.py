@@ -84,6 +84,17 @@ class Store:
                     added += 1
         return added
 
+    def export(self, path: Path) -> int:
+        """Write every row as gzipped JSON lines, in key order (what `absorb` reads back);
+        how many."""
+        import gzip
+
+        sql = "SELECT row FROM runs ORDER BY model, framework, arm, seed, task"
+        rows = [v for (v,) in self.db.execute(sql)]
+        with path.open("wb") as out, gzip.GzipFile("", "wb", fileobj=out, mtime=0) as f:
+            f.write("".join(f"{v}\n" for v in rows).encode("utf-8"))  # same rows, same bytes
+        return len(rows)
+
     def rows(self) -> list[Row]:
         return [Row(**json.loads(v)) for (v,) in self.db.execute("SELECT row FROM runs")]
 

@@ -209,6 +209,12 @@ def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="first add the rows of an export (docs/evidence/runs/*.rows.jsonl.gz) to the store "
         "(rows it has are kept): a run resumes where the exported one stopped",
     )
+    ap.add_argument(
+        "--export",
+        type=Path,
+        help="at the end, write the store's rows here (gzipped JSON lines, what --rows-from "
+        "reads): the evidence a later session resumes from",
+    )
     a = ap.parse_args(argv)
     for name, allowed in (("frameworks", FRAMEWORKS), ("arms", ARMS), ("kinds", KINDS)):
         picked = [x for x in getattr(a, name).split(",") if x]
@@ -289,6 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.peers_page:
         peers.write(a.peers_page, store.rows(), store, peers.DECLARED)
         print(f"wrote {a.peers_page}")
+    if a.export:
+        print(f"exported {store.export(a.export)} rows to {a.export}")
     return 0
 
 

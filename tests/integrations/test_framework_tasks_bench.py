@@ -225,3 +225,21 @@ def test_no_server_and_runs_left_is_one_line(
     )
     assert ft.main(["--n", "0", "--store", str(tmp_path / "s.sqlite")]) == 2
     assert "expected n an integer in [1, 500], got 0" in capsys.readouterr().err
+
+
+def test_an_export_restores_the_same_rows_into_a_new_store(tmp_path: Path) -> None:
+    """`--export FILE` then `--rows-from FILE`: a later session resumes from the same rows
+    (a row the new store has already is kept), and the same rows give the same bytes."""
+    from _frameworks_report import Row, Store
+
+    old = Store(tmp_path / "old.sqlite")
+    for arm, right in (("with", True), ("without", False)):
+        old.put(Row("m", "langgraph", arm, 40, "pageloop11k/40/0", right=right, acted={"x": 1}))
+    assert old.export(tmp_path / "a.jsonl.gz") == 2
+    new = Store(tmp_path / "new.sqlite")
+    new.put(Row("m", "langgraph", "with", 40, "pageloop11k/40/0", right=False))
+    assert new.absorb(tmp_path / "a.jsonl.gz") == 1
+    got = {r.arm: r.right for r in new.rows()}
+    assert got == {"with": False, "without": False}
+    old.export(tmp_path / "b.jsonl.gz")
+    assert (tmp_path / "a.jsonl.gz").read_bytes() == (tmp_path / "b.jsonl.gz").read_bytes()
