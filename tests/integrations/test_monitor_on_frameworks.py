@@ -92,3 +92,32 @@ def test_a_monitor_that_would_roll_back_is_refused_by_a_framework_host() -> None
     monitor = UncertaintyMonitor({"agent": _pessimist()}, fallback_role="agent")
     with pytest.raises(Exception, match="rollback"):
         OverseerMiddleware(GuardSettings(plugins=(monitor,)))
+
+
+def test_the_monitor_featurises_an_answer_relayed_by_the_proxy(tmp_path: Path) -> None:
+    """Through `overseer proxy`: the upstream's logprobs reach the run with the booked call
+    (they travel in the run's JSON operation log), and the agent's answer is featurised."""
+    import openai
+
+    from overseer.proxy import Proxy, ProxySettings
+
+    from ..proxy.mock_upstream import MockUpstream
+
+    monitor = UncertaintyMonitor({"agent": _pessimist()}, fallback_role="agent", intervene=False)
+    up = MockUpstream(reply=lambda body: "A wren is a small bird.")
+    proxy = Proxy(up.base_url, ProxySettings(trace_dir=tmp_path, plugins=(monitor,)))
+    try:
+        client = openai.OpenAI(base_url=proxy.base_url, api_key="k", max_retries=0)
+        got = client.chat.completions.create(
+            model="mock",
+            messages=[{"role": "user", "content": "What is a wren?"}],
+            logprobs=True,
+            top_logprobs=3,
+        )
+    finally:
+        proxy.close()
+        up.close()
+    assert got.choices[0].message.content == "A wren is a small bird."
+    (row,) = monitor.rows  # the run ended with the proxy: its answer was judged then
+    assert row["estimate"] == pytest.approx(0.5) and row["entropy"] > 0
+    assert monitor.flagged == 1

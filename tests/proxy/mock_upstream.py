@@ -88,5 +88,15 @@ class MockUpstream:
 
             return StreamingResponse(gen(), media_type="text/event-stream")
         if self.message is not None:
-            return JSONResponse(completion(message=self.message(body)))
-        return JSONResponse(completion(self.reply(body) if self.reply else "ok"))
+            reply = completion(message=self.message(body))
+        else:
+            reply = completion(self.reply(body) if self.reply else "ok")
+        if body.get("logprobs"):  # one token per word, fixed logprobs, top_logprobs alternatives
+            k = int(body.get("top_logprobs") or 0)
+            words = str(reply["choices"][0]["message"].get("content") or "").split()
+            reply["choices"][0]["logprobs"] = {"content": [
+                {"token": w, "logprob": -0.25, "top_logprobs": [{"token": w, "logprob": -0.25}]
+                 + [{"token": f"alt{j}", "logprob": -2.0 - j} for j in range(1, k)]}
+                for w in words
+            ]}  # fmt: skip
+        return JSONResponse(reply)

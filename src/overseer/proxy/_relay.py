@@ -11,7 +11,7 @@ from typing import Any
 
 import aiohttp
 
-from overseer.models import Usage
+from overseer.models import Usage, logprobs_of
 from overseer.proxy._gateway import Clock, comment, last_event_end, sse_error
 from overseer.proxy._runs import ProxyRun, text_of, usage_of
 
@@ -139,7 +139,9 @@ async def book_reply(data: bytes, call: Call, t1: float) -> str | None:
     text = text_of(message.get("content"))
     latency = time.perf_counter() - t1
     model = str(reply.get("model") or call.model)
-    await call.run.book(call.agent, model, usage, latency, call.messages, text)
+    choice = (reply.get("choices") or [None])[0]
+    logprobs = logprobs_of(choice) if isinstance(choice, dict) else None  # for a monitor
+    await call.run.book(call.agent, model, usage, latency, call.messages, text, logprobs or ())
     return None if message.get("tool_calls") else text
 
 

@@ -31,13 +31,13 @@ import hashlib
 import json
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from overseer.integrations.guard import Guard, GuardRun, GuardSettings, RunStopped, ToolRecord
-from overseer.models import Model, Usage
+from overseer.models import Model, TokenLogprob, Usage
 from overseer.proxy._gateway import park
 from overseer.proxy._judge import MAX_OUTPUT_CHARS, Judges, cut
 from overseer.proxy._transcripts import rewrite, text_of, tool_results
@@ -251,8 +251,13 @@ class ProxyRun:
         if kind == "settle":
             return self.run.settle(agent, op["answer"])
         if kind == "book":
+            call = dict(op["call"])  # logprobs travel as JSON lists (the log is JSON)
+            call["logprobs"] = tuple(
+                TokenLogprob(tok, lp, tuple((a, b) for a, b in top))
+                for tok, lp, top in call.get("logprobs") or ()
+            )
             with contextlib.suppress(BudgetExceeded):  # booked; the next call is refused
-                self.run.book(agent, **op["call"])
+                self.run.book(agent, **call)
             return None
         raise ValueError(f"proxy run {self.name}: unknown operation {kind!r}")
 
@@ -341,9 +346,17 @@ class ProxyRun:
         return instead if isinstance(instead, str) else None
 
     async def book(
-        self, agent: str, model: str, usage: Usage, latency_s: float, messages: Any, output: str
+        self,
+        agent: str,
+        model: str,
+        usage: Usage,
+        latency_s: float,
+        messages: Any,
+        output: str,
+        logprobs: Sequence[TokenLogprob] = (),
     ) -> None:
-        """Book one model call the proxy relayed (the trace gets it with its messages)."""
+        """Book one model call the proxy relayed (the trace gets it with its messages; its
+        token logprobs, when the upstream gave them, go to the run for a monitor)."""
         call = {
             "prompt_tokens": usage.prompt_tokens,
             "completion_tokens": usage.completion_tokens,
@@ -353,6 +366,7 @@ class ProxyRun:
             "messages": messages,
             "output": output,
             "reported": not usage.estimated,
+            "logprobs": [[t.token, t.logprob, [list(a) for a in t.top]] for t in logprobs],
         }
         op = {"op": "book", "agent": agent, "call": call}
         async with self._turn() as log:
