@@ -73,3 +73,19 @@ async def test_a_team_agent_closed_by_refusals_keeps_only_a_supported_answer(
     ).run(team, QUESTION)
     assert res.answer == (said if stands else NOT_FOUND_ANSWER)
     assert len(model.calls) == (4 if stands else 5)  # asked again once before it is replaced
+
+
+HTML_PAGE = (
+    "<html><head><style>.x{width:120px}</style></head><body><nav><a href='/w/1'>Ashfen "
+    "Lighthouse</a> <a data-pos='6'>Other</a></nav><main><h1>Ashfen Lighthouse</h1>"
+    "<p>The harbour council history was mentioned 347 times in older accounts.</p>"
+    "<table><tr><th>Height</th><td>42 m</td></tr><tr><td>Opened</td><td>1871</td></tr>"
+    "</table></main></body></html>"
+)
+
+
+def test_an_html_page_is_read_as_the_text_it_shows() -> None:
+    """The page's title does not lend its name to the filler after it (issue 48: '347' from
+    'mentioned 347 times' stood on a page whose <h1> named the museum); table rows are facts;
+    numbers in tags and styles are not read."""
+    assert supported_numbers(HTML_PAGE, QUESTION) == {"42", "1871"}

@@ -103,7 +103,8 @@ class GuardRun:
         self._notes: dict[str, list[str]] = {}  # agent -> the refusals it was given to read
         self._reasked: set[str] = set()  # agents asked again after copying a note
         self._outputs: dict[str, list[str]] = {}  # agent -> its short tool outputs, in order
-        self._seen: dict[str, set[str]] = {}  # agent -> the values its tool results showed
+        self._read: dict[str, list[str]] = {}  # agent -> its tool results (and errors)
+        self._seen: dict[str, tuple[int, set[str]]] = {}  # agent -> (results read, values)
         self._closed: set[str] = set()  # agents whose tools overseer closed
         self._hidden: dict[str, int] = {}  # agent -> tool outputs its last view did not show whole
         agents = [{"name": guard.run_name}] if guard.run_name else []
@@ -136,8 +137,7 @@ class GuardRun:
         if tool is not None and len(observation) <= _SHORT_OUTPUT:
             self._outputs.setdefault(agent, []).append(observation)
         if tool is not None:
-            seen = supported_numbers(f"{observation}\n{error or ''}", self.task)
-            self._seen.setdefault(agent, set()).update(seen)
+            self._read.setdefault(agent, []).append(f"{observation}\n{error or ''}")
         return Interaction(
             kind="tool" if tool is not None else "message",
             agent=agent,
@@ -198,12 +198,22 @@ class GuardRun:
             if agent in self._reasked:
                 return None
             notes, outputs = self._notes.get(agent, []), self._outputs.get(agent, [])
-            seen = self._seen.get(agent, set()) if agent in self._closed else None
+            seen = self._supported(agent) if agent in self._closed else None
             again = self.guard.settings.turns.reask(answer, notes, outputs, self.task, seen=seen)
             if again is not None:
                 self._reasked.add(agent)
                 self.counts["reasked"] += 1
             return again
+
+    def _supported(self, agent: str) -> set[str]:
+        """The values `agent`'s tool results support as an answer to the task, computed when
+        an answer is checked (never on the tool-output path), once per result read."""
+        read = self._read.get(agent, [])
+        done, seen = self._seen.get(agent, (0, set()))
+        for text in read[done:]:
+            seen = seen | supported_numbers(text, self.task)
+        self._seen[agent] = (len(read), seen)
+        return seen
 
     def settle(self, agent: str, answer: str) -> str | None:
         """The answer that stands instead of `agent`'s final `answer` (after any re-ask): once
@@ -213,7 +223,7 @@ class GuardRun:
         with self._lock:
             if agent not in self._closed:
                 return None
-            seen = self._seen.get(agent, set())
+            seen = self._supported(agent)
             instead = self.guard.settings.turns.settle(answer, self.task, seen)
             if instead is not None:
                 self.counts["unsupported"] += 1
