@@ -33,7 +33,7 @@ from openai import OpenAI
 
 from overseer.runtime.steps import CLOSED_WORDINGS, closed_turn
 from overseer.stats import mcnemar_exact
-from overseer.tasks.pageloop import PageTask, invents, score_answer, task_by_id
+from overseer.tasks.pageloop import UNANSWERABLE, PageTask, invents, score_answer, task_by_id
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -116,9 +116,21 @@ def replay(rows: Sequence[Row], replies: Replies, client: OpenAI | None) -> list
                 text = ask(client, row.last_request, messages)
                 replies.put(digest, wording, text)
             right = row.error is None and score_answer(task, text).correct
+            invented = task.kind in UNANSWERABLE and invents(task, text)  # a value, none there
             out.append({"row": row, "wording": wording, "kind": task.kind, "answer": text,
-                        "right": right, "invented": invents(task, text)})  # fmt: skip
+                        "right": right, "invented": invented})  # fmt: skip
     return out
+
+
+def tables(results: Sequence[dict[str, Any]]) -> None:
+    """One table per family (the fact can be had / it cannot), then both together."""
+    for name, keep in (
+        ("answerable", lambda r: r["kind"] not in UNANSWERABLE),
+        ("unanswerable", lambda r: r["kind"] in UNANSWERABLE),
+        ("all", lambda r: True),
+    ):
+        print(f"\n{name}:")
+        table([r for r in results if keep(r)])
 
 
 def table(results: Sequence[dict[str, Any]]) -> None:
@@ -163,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         client = OpenAI(base_url=url, api_key="none", max_retries=0, timeout=600) if url else None
         results = replay(rows, replies, client)
     print(f"{len({id(r['row']) for r in results})} recorded closing turns, seed {a.seed}")
-    table(results)
+    tables(results)
     return 0
 
 
