@@ -124,12 +124,25 @@ def test_no_prompt_cache_loads_the_model_without_it_into_its_own_store(
     assert "prefix cache off" in text and "--no-prompt-cache" in text
 
 
+@pytest.fixture(scope="module")
+def compose_out() -> dict[str, Path]:
+    """The directory the compose claim ran in, once it has: its sibling stores hold the
+    monitor claim's training games and the prune claim's unattacked masks, so those claims'
+    tests run there and reuse them (the same functions compose called, already tested)."""
+    return {}
+
+
 @pytest.mark.e2e
-@pytest.mark.parametrize("claim", ["monitor", "prune", "compose"])
+@pytest.mark.parametrize("claim", ["compose", "monitor", "prune"])
 def test_tiny_claim_on_the_embedded_model_writes_its_page(
-    claim: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    claim: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    compose_out: dict[str, Path],
 ) -> None:
-    out, docs = tmp_path / "results", tmp_path / "docs"
+    # compose always starts from an empty directory (it must train its own inputs)
+    root = tmp_path if claim == "compose" else compose_out.get("root", tmp_path)
+    out, docs = root / "results", root / "docs"
     argv = [claim, "--size", "tiny", "--model", "smollm2-135m", "--out-dir", str(out),
             "--docs-dir", str(docs), "--no-progress"]  # fmt: skip
     assert script().main(argv) == 0, capsys.readouterr().err
@@ -143,6 +156,7 @@ def test_tiny_claim_on_the_embedded_model_writes_its_page(
         assert (out / "prune-tiny-pruned-none.json").is_file()
         assert not (out / "prune-tiny-pruned-prompt.json").exists()
         assert "all composed" in text
+        compose_out["root"] = root
     pngs = sorted(docs.glob(f"{claim}-*.png"))
     assert pngs and all(p.read_bytes().startswith(PNG) for p in pngs)
     assert all(f"]({p.name})" in text for p in pngs)
