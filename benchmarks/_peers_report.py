@@ -94,16 +94,23 @@ def versus(rows: Sequence[Row], fw: str, fam: str, arm: str) -> Versus | None:
 
 
 def best_peer(rows: Sequence[Row], fw: str, fam: str) -> str | None:
-    """The arm among the plain agent and the peers with the most right answers on the tasks
-    overseer ran (ties: fewer prompt tokens)."""
+    """The arm among the plain agent and the peers with the best share of right answers on
+    the tasks overseer ran (ties: fewer prompt tokens a task), among the arms that ran at
+    least 80% of what the arm that ran most of them did: an arm run on one task is not "best"
+    for being cheap there."""
     ours = _by_task(rows, fw, fam, OURS)
-    scored = []
+    common = {}
     for arm in ("without", *PEERS):
         theirs = _by_task(rows, fw, fam, arm)
         keys = ours.keys() & theirs.keys()
         if applies(fw, arm) and keys:
-            right = sum(theirs[k].right for k in keys)
-            scored.append((-right, sum(theirs[k].prompt_tokens for k in keys), arm))
+            common[arm] = (theirs, keys)
+    most = max((len(k) for _, k in common.values()), default=0)
+    scored = [
+        (-sum(t[k].right for k in keys) / len(keys),
+         sum(t[k].prompt_tokens for k in keys) / len(keys), arm)
+        for arm, (t, keys) in common.items() if len(keys) >= 0.8 * most
+    ]  # fmt: skip
     return min(scored)[2] if scored else None
 
 

@@ -210,6 +210,12 @@ def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "(rows it has are kept): a run resumes where the exported one stopped",
     )
     ap.add_argument(
+        "--report-only",
+        action="store_true",
+        help="run nothing: print the tables and write the pages from the rows stored so far "
+        "(no server needed)",
+    )
+    ap.add_argument(
         "--export",
         type=Path,
         help="at the end, write the store's rows here (gzipped JSON lines, what --rows-from "
@@ -267,6 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         (fw, arm, t) for t in tasks for fw in a.frameworks for arm in a.arms if applies(fw, arm)
     ]
     todo = [x for x in todo if not store.has(a.model, x[0], x[1], x[2].seed, x[2].id)]
+    if a.report_only:
+        todo = []
     if todo and not (a.base_url or a.serve):
         print(
             "framework_tasks: --base-url or --serve: expected a server for the runs left",

@@ -243,3 +243,24 @@ def test_an_export_restores_the_same_rows_into_a_new_store(tmp_path: Path) -> No
     assert got == {"with": False, "without": False}
     old.export(tmp_path / "b.jsonl.gz")
     assert (tmp_path / "a.jsonl.gz").read_bytes() == (tmp_path / "b.jsonl.gz").read_bytes()
+
+
+def test_the_best_peer_is_judged_on_the_tasks_overseer_ran_not_on_one_cheap_task() -> None:
+    """An arm run on one task of five is not the best peer for being cheap there; among the
+    arms that ran (nearly) all of overseer's tasks, the best share right wins, then fewer
+    prompt tokens a task."""
+    from _frameworks_report import Row
+    from _peers_report import best_peer
+
+    def rows(arm: str, n: int, right: int, tokens: int) -> list[Row]:
+        return [
+            Row("m", "langgraph", arm, 40, f"pageloop11k/40/{i}", prompt_tokens=tokens,
+                right=i < right)
+            for i in range(n)
+        ]  # fmt: skip
+
+    got = [*rows("with", 5, 2, 5_000), *rows("without", 5, 0, 40_000)]
+    got += [*rows("lc-tuned", 5, 0, 9_000), *rows("mask", 1, 0, 100)]
+    assert best_peer(got, "langgraph", "a") == "lc-tuned"
+    got += rows("mask", 5, 5, 30_000)[1:]  # mask on all five now, four of them right
+    assert best_peer(got, "langgraph", "a") == "mask"
