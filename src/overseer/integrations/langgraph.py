@@ -56,7 +56,8 @@ from overseer.integrations._adapter import (
     RunStopped,
     stop_reason_of,
 )
-from overseer.models import Model, logprobs_of
+from overseer.models import Model
+from overseer.models.positions import logprobs_of
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse

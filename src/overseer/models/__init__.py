@@ -18,7 +18,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from overseer.models._openai_shape import logprobs_of
 from overseer.models._registry import ModelCard, list_models, load_model, model_card
 from overseer.models._scripted import ScriptedModel
 from overseer.models._structured import StructuredOutputError, ask_structured
@@ -61,7 +60,6 @@ __all__ = [
     "check_server",
     "list_models",
     "load_model",
-    "logprobs_of",
     "model_card",
 ]
 

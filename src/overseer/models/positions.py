@@ -2,7 +2,8 @@
 
 The monitor reads uncertainty at these positions only (the seed's "decision tokens"): in a
 game move, the numbers after keys such as "action" and "character"; in a team agent's step,
-the whole text of the "answer" value.
+the whole text of the "answer" value. `logprobs_of` reads a chat-completion choice's token
+logprobs, for hosts that relay a server's replies (the framework guard, the proxy).
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from overseer.models._openai_shape import logprobs_of
 from overseer.models._types import TokenLogprob
+
+__all__ = ["decision_positions", "logprobs_of", "value_spans"]
 
 _VALUE = re.compile(r"-?\d+(?:\.\d+)?")
 

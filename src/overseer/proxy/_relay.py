@@ -11,7 +11,8 @@ from typing import Any
 
 import aiohttp
 
-from overseer.models import Usage, logprobs_of
+from overseer.models import Usage
+from overseer.models.positions import logprobs_of
 from overseer.proxy._gateway import Clock, comment, last_event_end, sse_error
 from overseer.proxy._runs import ProxyRun, text_of, usage_of
 
