@@ -1,6 +1,8 @@
 """Every script in examples/ run once on the real model, qwen2.5-coder-0.5b, kept short (a
-4,000-character page, at most 5 model calls a run): the example starts `overseer serve` itself
-when no server answers (the team example, on a free port), the others use one served model.
+4,000-character page, at most 3 model calls a run: what is asserted is read from the first two
+requests, and a third leaves the team example's researcher the step that reads the page): the
+example starts `overseer serve` itself when no server answers (the team example, on a free
+port), the others use one served model.
 
 What must hold on a real model: the script ends normally with its result line, the rule tier
 acted on the page (purification: the page is over its 3,000-character threshold), and the
@@ -27,7 +29,7 @@ from overseer.models import LlamaCppModel
 
 pytestmark = pytest.mark.e2e
 
-SHORT = ("--page-chars", "4000", "--max-calls", "5")
+SHORT = ("--page-chars", "4000", "--max-calls", "3")
 
 
 def _scripted() -> Any:
