@@ -83,6 +83,8 @@ def test_run_and_trace_show_on_the_embedded_model(
         capsys,
         "run",
         "What is 17*23?",
+        "--model",
+        "smollm2-135m",
         "--team",
         "complete",
         "--agents",

@@ -88,3 +88,17 @@ def test_no_model_and_no_benchmark_model_says_how_to_get_it(
     err = capsys.readouterr().err
     assert "qwen2.5-coder-0.5b is not installed" in err and "'overseer-agents[qwen05]'" in err
     assert err.count("\n") == 1
+
+
+def test_no_model_is_the_benchmark_model_when_it_is_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The commands that load a model (run, bench, monitor, prune, attribute, adapt) resolve
+    a missing --model here; the real-model tests name theirs."""
+    from overseer.cli._hints import model_name
+    from overseer.models._registry import ModelStatus
+
+    qwen = ModelStatus("qwen2.5-coder-0.5b", "the benchmark model", 1, True, True, "pip ...")
+    monkeypatch.setattr("overseer.models.list_models", lambda: [qwen])
+    assert model_name(None) == "qwen2.5-coder-0.5b"
+    assert model_name("openai:x") == "openai:x"

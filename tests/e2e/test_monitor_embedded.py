@@ -36,6 +36,8 @@ def test_cli_collect_train_eval(tmp_path: Path, capsys: pytest.CaptureFixture[st
     common = [
         "--env",
         "whodunit-asym",
+        "--model",
+        "smollm2-135m",
         "--suspects",
         "4",
         "--attributes",
