@@ -108,9 +108,10 @@ def test_prune_on_the_embedded_model_writes_spec_and_table(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     code, out, err = run_cli(
-        capsys, "prune", "--suite", "mmlu-sample", "--team", "complete", "--agents", "3",
-        "--rounds", "1", "--train", "1", "--test", "1", "--ratio", "0.34", "--max-tokens", "48",
-        "--out", "p.json", "--store", "r.sqlite", "--no-progress",
+        capsys, "prune", "--model", "smollm2-135m", "--suite", "mmlu-sample", "--team",
+        "complete", "--agents", "3", "--rounds", "1", "--train", "1", "--test", "1",
+        "--ratio", "0.34", "--max-tokens", "48", "--out", "p.json", "--store", "r.sqlite",
+        "--no-progress",
     )  # fmt: skip
     assert code == 0, err
     spec = TeamSpec.load(tmp_path / "p.json")
