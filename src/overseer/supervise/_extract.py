@@ -14,7 +14,11 @@ agents' pages it no longer takes the budget (issue 48; measured on Who&When by
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
+from functools import partial
+from itertools import groupby, repeat
+from operator import itemgetter
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -22,6 +26,7 @@ import numpy as np
 from overseer.supervise._markup import ASKS_METADATA, chrome_lines
 from overseer.supervise._rank import TermMatrix
 from overseer.supervise._structured import readable_values
+from overseer.supervise._tokens import alnum_words
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -52,6 +57,10 @@ _URL_HOST = re.compile(r"https?://[^/\s\"']+")
 _META_MAX = 300  # a "metadata" line longer than this is body text
 _WORD = re.compile(r"[^\W_]+")
 _DATA_MIN = 4  # characters of a block of structured data's text: "1" or "n" is a fragment
+_BREAK = "\x00"  # between paragraphs when their sentences are found in one pass
+# the break between paragraphs, or a sentence end (`_SENTENCE_END`), the character captured;
+# a set of characters first, so that the regex engine skips to them as `_SENTENCE_END` does
+_SPLIT = re.compile(rf"([.!?{_BREAK}])(?:(?<={_BREAK})|(?<!\b\d\.)(?<!\b\d\d\.)(?<!\b[A-Z]\.)\s+)")
 
 
 def _split_long(par: str, limit: int) -> list[str]:
@@ -87,6 +96,11 @@ class Passage(NamedTuple):
     para: int
 
 
+# a Passage from a tuple, without the Python-level `__new__` of a NamedTuple (which cost a
+# third of the time of cutting a page into passages)
+_passage = partial(tuple.__new__, Passage)
+
+
 def _line_kind(line: str, chrome: bool) -> Kind:
     """What a line is: chrome first (a `"viewport": "..."` line is no fact row), then a row
     or a heading, else a line of a body paragraph (the regexes only where a colon, a `#` or a
@@ -101,34 +115,67 @@ def _line_kind(line: str, chrome: bool) -> Kind:
     return "body"
 
 
+def _line_kinds(lines: list[str], chrome: list[bool]) -> list[Kind | None]:
+    """Each line's kind (`_line_kind`), None for a blank line; in one comprehension, the
+    function called only for chrome and for a line with a colon or a `#` (most have none)."""
+    return [
+        None if not line or line.isspace()
+        else "body" if not c and ":" not in line and "#" not in line
+        else _line_kind(line, c)
+        for line, c in zip(lines, chrome, strict=True)
+    ]  # fmt: skip
+
+
 def passages(text: str, limit: int = _PASSAGE_MAX, *, data: bool = False) -> list[Passage]:
-    """The text as passages in order: rows, headings and chrome lines alone, paragraphs cut
-    into sentences; with `data`, then the readable text of its structured data (`data`)."""
-    out: list[Passage] = []
-    para: list[str] = []
-    n = 0
-
-    def flush() -> None:
-        nonlocal n
-        if para:
-            out.extend(Passage(p, "body", n) for p in _split_long("\n".join(para), limit))
-            para.clear()
-            n += 1
-
+    """The text as passages in order: rows, headings and chrome lines alone, paragraphs (runs
+    of body lines) cut into sentences; with `data`, then the readable text of its structured
+    data (`data`). The sentences of all paragraphs are found in one pass (`_sentences`)."""
     lines = text.splitlines()
-    chrome_flags = chrome_lines(lines)
-    for line, chrome in zip(lines, chrome_flags, strict=True):
-        kind = _line_kind(line, chrome) if line and not line.isspace() else None
+    chrome = chrome_lines(lines)
+    runs = groupby(zip(_line_kinds(lines, chrome), lines, strict=True), key=itemgetter(0))
+    items: list[tuple[Kind, str | int, int]] = []  # (kind, line or paragraph index, para)
+    paras: list[str] = []
+    n = 0
+    for kind, run in runs:
         if kind == "body":
-            para.append(line.rstrip())
-            continue
-        if para:
-            flush()
-        if kind is not None:
-            out.append(Passage(line.strip(), kind, n))
+            items.append((kind, len(paras), n))
+            paras.append("\n".join([line.rstrip() for _, line in run]))
             n += 1
-    flush()
-    return out + _data_passages(lines, chrome_flags, n, limit) if data else out
+        elif kind is not None:
+            for _, line in run:
+                items.append((kind, line.strip(), n))
+                n += 1
+    sentences = _sentences(paras, limit)
+    out: list[Passage] = []
+    for kind, what, para in items:
+        if isinstance(what, int):
+            out.extend(map(_passage, zip(sentences[what], repeat("body"), repeat(para))))
+        else:
+            out.append(_passage((what, kind, para)))
+    return out + _data_passages(lines, chrome, n, limit) if data else out
+
+
+def _sentences(paras: list[str], limit: int) -> list[list[str]]:
+    """`_split_long` of each paragraph, with one regex split of all of them joined by
+    `_BREAK` (which no pattern character matches, so no sentence end spans two paragraphs,
+    and the look-behinds see a non-word character where a paragraph starts, as at a string's
+    start); paragraphs that hold `_BREAK` themselves are split one by one."""
+    if not paras or any(_BREAK in p for p in paras):
+        return [_split_long(p, limit) for p in paras]
+    bits = _SPLIT.split(_BREAK.join(paras))
+    out: list[list[str]] = [[]]
+    for piece, end in zip(bits[::2], [*bits[1::2], _BREAK], strict=True):
+        rest = (piece if end == _BREAK else piece + end).strip()
+        while len(rest) > limit:
+            cut = rest.rfind(" ", 0, limit)
+            cut = cut if cut > 0 else limit
+            out[-1].append(rest[:cut].rstrip())
+            rest = rest[cut:].lstrip()
+        if rest:
+            out[-1].append(rest)
+        if end == _BREAK:
+            out.append([])
+    return out[:-1]
 
 
 def _data_passages(lines: list[str], chrome: list[bool], n: int, limit: int) -> list[Passage]:
@@ -138,18 +185,36 @@ def _data_passages(lines: list[str], chrome: list[bool], n: int, limit: int) -> 
     values = readable_values(lines, chrome) if any(chrome) else []
     if not values:
         return []
-    own = _plain("\n".join(x for x, c in zip(lines, chrome, strict=True) if not c))
+    blocks = [b for v in values for b in v.splitlines() if len(b) >= _DATA_MIN]
+    own = "\n".join(x for x, c in zip(lines, chrome, strict=True) if not c)
     out: list[Passage] = []
-    for block in (b for v in values for b in v.splitlines()):
-        if len(block) >= _DATA_MIN and _plain(block) not in own:
+    for block, said in zip(blocks, _said(own, blocks), strict=True):
+        if not said:
             out.extend(Passage(p, "data", n) for p in _split_long(block, limit))
             n += 1
     return out
 
 
-def _plain(text: str) -> str:
-    """Lower-cased words joined by single spaces, padded: to find one text inside another."""
-    return f" {' '.join(_WORD.findall(text.lower()))} "
+def _said(text: str, blocks: list[str]) -> list[bool]:
+    """For each block, whether its lower-cased words occur in `text`'s in order and adjacent
+    (`_WORD`'s words: the same test as `f" {' '.join(block words)} " in f" {' '.join(text
+    words)} "`). A block is looked for only where its rarest word stands in `text`: a scan of
+    the text per block made a page with many blocks of structured data quadratic (1 M
+    characters: 0.1 s, issue 50)."""
+    words = alnum_words(text.lower())
+    needs = [alnum_words(b.lower()) for b in blocks]
+    count = Counter(words)
+    anchor = [min(range(len(w)), key=lambda j: count[w[j]]) if w else -1 for w in needs]
+    wanted = {w[j] for w, j in zip(needs, anchor, strict=True) if j >= 0}
+    at: dict[str, list[int]] = {w: [] for w in wanted}
+    hits = np.fromiter(map(wanted.__contains__, words), dtype=bool, count=len(words))
+    for i in np.flatnonzero(hits).tolist():
+        at[words[i]].append(i)
+    return [
+        any(words[i - j : i + len(w) - j] == w for i in at[w[j]] if i >= j) if j >= 0
+        else not words  # a block of no words: found only in a text of none
+        for w, j in zip(needs, anchor, strict=True)
+    ]  # fmt: skip
 
 
 def _joined(parts: list[Passage], kept: set[int]) -> str:
@@ -189,7 +254,7 @@ def _ranked(
     ranked = [i for i in range(n) if i not in kept]
     if cutting:
         asked = {w.lower() for w in _WORD.findall(query)}
-        novel = matrix.novel(n)
+        novel = (matrix.novel(n) > 0).tolist()
         ranked = [i for i in ranked if novel[i] or not _says_nothing_new(parts[i].text, asked)]
     if not ranked or not query.strip():
         return ranked, np.zeros(len(ranked))
@@ -236,9 +301,10 @@ def _fill(
     used, keep_chars, floor = budget
     kept: set[int] = set()
     full = False
+    below = (scores < floor).tolist() if floor > 0 else [False] * len(order)
     for j in np.lexsort((np.asarray(order), -scores)).tolist():  # falling score, then earlier
         text = parts[order[j]].text
-        if floor > 0 and scores[j] < floor and _prose(text):
+        if below[j] and _prose(text):
             continue
         if used + len(text) <= keep_chars:
             kept.add(order[j])

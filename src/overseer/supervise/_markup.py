@@ -193,11 +193,21 @@ _CHROME_START = (
 )
 _NAV_MAX = 40  # characters: a longer line is no lone menu entry
 _NAV_ANY = _NAV_ENTRIES | _NAV_LABELS
+# the first one or two characters of `_CHROME_START`'s entries (`_chrome_line`)
+_START_1 = frozenset(p for p in _CHROME_START if len(p) == 1)
+_START_2 = frozenset(p[:2] for p in _CHROME_START if len(p) > 1)
 
 
 def _chrome_line(s: str, cookies: bool) -> bool:
-    """Whether one stripped line (longer than a menu entry, outside any block) is chrome."""
-    if s[:24].lower().startswith(_CHROME_START) and _META_LINE.match(s):
+    """Whether one stripped line (outside any block, no menu entry) is chrome: metadata (its
+    first two characters, lower-cased, rule out most lines before the tuple's sixty
+    `startswith` comparisons and the regex) or a cookie banner."""
+    head = s[:2].lower()  # lower-casing is per character: the first two of `s[:24].lower()`
+    if (
+        (head[:1] in _START_1 or head[:2] in _START_2)
+        and s[:24].lower().startswith(_CHROME_START)
+        and _META_LINE.match(s)
+    ):
         return True
     return cookies and "cookie" in s.lower() and _COOKIE.search(s) is not None
 

@@ -16,10 +16,13 @@ vector is L2-normalised; a passage's score is the dot product of its vector with
 from __future__ import annotations
 
 import re
-from functools import cache
-from itertools import filterfalse
+from collections import defaultdict
+from itertools import count, repeat
 
 import numpy as np
+
+from overseer.supervise._tokens import SEP, lower_words
+from overseer.supervise._tokens import warm as tokens_warm
 
 # words, not `_`-joined names (`foo_bar` is no token, as in scikit-learn's pattern)
 TOKEN = re.compile(r"(?u)\b[^\W_]+\b")
@@ -52,93 +55,52 @@ _STOP_TEXT = """
 STOP_WORDS = frozenset(_STOP_TEXT.split())
 
 
-_SEP = "\x01"  # between documents: kept by `_words_only`, in no document's text
-_TABLE_SIZE = 0x10000
-# ASCII characters that are no part of a token, as spaces (`_SEP` kept)
-_ASCII_SPACES = str.maketrans(
-    {c: " " for c in range(128) if not chr(c).isalnum() and chr(c) not in ("_", _SEP)}
-)
-
-
-@cache
-def _word_table() -> np.ndarray:
-    """For each code point of the Basic Multilingual Plane, whether `\\w` matches it (built once,
-    about 10 ms; `warm()` builds it at start)."""
-    return np.fromiter(
-        (chr(c).isalnum() or c == 0x5F for c in range(_TABLE_SIZE)), dtype=bool, count=_TABLE_SIZE
-    )
-
-
 def warm() -> None:
-    """Build the lookup table now, so that the first purification of a process does not."""
-    _word_table()
-
-
-def _words_only(text: str) -> tuple[str, bool]:
-    """`text` with every character that is not part of a token (nor `_SEP`) made a space, in
-    one vectorised pass (a regex scan costs about ten times more), and whether its words still
-    need `_fix`. A run of word characters that holds `_` is no token at all (the pattern needs
-    a word boundary at both ends), so it is blanked whole; a character beyond the Basic
-    Multilingual Plane is kept, and its text left to `_fix`."""
-    if text.isascii() and "_" not in text:  # most tool output: a C-speed table, no numpy
-        return text.translate(_ASCII_SPACES), False
-    cp = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    astral = cp >= _TABLE_SIZE
-    if astral.any():
-        word = _word_table()[np.where(astral, 0, cp)] | astral
-        fix = True
-    else:
-        word = _word_table()[cp]
-        under = cp == 0x5F
-        if under.any():
-            run = np.cumsum(~word)  # one id per run of word characters
-            word &= np.bincount(run, weights=under)[run] == 0
-        fix = False
-    word |= cp == ord(_SEP)
-    out = cp.copy()
-    out[~word] = 32
-    return out.tobytes().decode("utf-32-le"), fix
-
-
-def _fix(words: list[str]) -> list[str]:
-    """The tokens of runs that are not plain words, read with the pattern itself: a run
-    holding `_` is no token (the pattern needs a word boundary at both ends), and one holding
-    a character beyond the Basic Multilingual Plane may hold several."""
-    out: list[str] = []
-    for w in words:
-        if w.isalnum() or w == _SEP:
-            out.append(w)
-        else:
-            out.extend(TOKEN.findall(w))
-    return out
+    """Build the tokeniser's tables for the common characters now (`_tokens.warm`)."""
+    tokens_warm()
 
 
 def terms(text: str) -> list[str]:
     """The indexed terms of `text`: lower-cased words, stop words dropped."""
-    return list(filterfalse(STOP_WORDS.__contains__, _words([text])))
+    return [w for w in _words([text])[1:] if w not in STOP_WORDS and "_" not in w]
+
+
+def _joined(docs: list[str]) -> str:
+    """The documents with `SEP` before each (as a word of its own): the first word is `SEP`."""
+    joined = f"{SEP} " + f" {SEP} ".join(docs)
+    if joined.count(SEP) != len(docs):  # a document holds the separator itself
+        joined = f"{SEP} " + f" {SEP} ".join(d.replace(SEP, " ") for d in docs)
+    return joined
 
 
 def _words(docs: list[str]) -> list[str]:
-    """Every word of the documents in order, lower-cased (stop words kept), with `_SEP` as a
-    word of its own between two documents: one vectorised pass and one split for them all."""
-    joined = f" {_SEP} ".join(docs)
-    if joined.count(_SEP) != max(len(docs) - 1, 0):  # a document holds the separator itself
-        joined = f" {_SEP} ".join(d.replace(_SEP, " ") for d in docs)
-    text, fix = _words_only(joined.lower())
-    return _fix(text.split()) if fix else text.split()
+    """Every word of the documents in order (`SEP` first and between two documents),
+    lower-cased; stop words and words holding `_` kept."""
+    return lower_words(_joined(docs)).split()
+
+
+# `SEP` and the stop words first: their ids come before any other word's, so the ids that
+# are dropped are known without a look at each word (the other words' ids keep their order)
+_SEEDED = {w: i for i, w in enumerate((SEP, *sorted(STOP_WORDS)))}
 
 
 def _term_ids(docs: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
-    """Every term occurrence as (document index, term id), and the number of term ids; ids in
-    order of first occurrence, so that the result never depends on hashing (ids of stop words
-    are assigned too, and never occur)."""
-    words = _words(docs)
-    vocab = {w: i for i, w in enumerate(dict.fromkeys([_SEP, *words]))}  # _SEP is id 0
+    """Every term occurrence as (document index, term id), and the number of term ids: ids
+    after `_SEEDED`'s in order of first occurrence, handed out in one C-level pass (a
+    `defaultdict` counting up). Only the order of the ids matters downstream (`TermMatrix`
+    sorts by it), so that the result never depends on hashing; a word holding `_` (no token:
+    the pattern needs a word boundary at both ends) gets an id too, and never occurs."""
+    text = lower_words(_joined(docs))
+    words = text.split()
+    vocab: defaultdict[str, int] = defaultdict(count(len(_SEEDED)).__next__, _SEEDED)
     ids = np.fromiter(map(vocab.__getitem__, words), dtype=np.int64, count=len(words))
-    stop = np.fromiter(map(STOP_WORDS.__contains__, vocab), dtype=bool, count=len(vocab))
-    stop[0] = True
-    doc = np.cumsum(ids == 0)
-    keep = ~stop[ids]
+    doc = np.cumsum(ids == 0) - 1
+    keep = ids >= len(_SEEDED)
+    if "_" in text:  # the words that hold it, among those after the seeds
+        found = list(vocab)[len(_SEEDED) :]
+        names = np.zeros(len(vocab), dtype=bool)
+        names[len(_SEEDED) :] = np.fromiter(map(str.__contains__, found, repeat("_")), bool)
+        keep &= ~names[ids]
     return doc[keep], ids[keep], len(vocab)
 
 
