@@ -37,8 +37,13 @@ from rich.console import Console
 from rich.table import Table
 
 from overseer.bench import ResultStore, RunSummary, run_experiment
-from overseer.bench._ray_connect import start_local
-from overseer.bench.backends import RayBackend, RayConnectError, WorkerSpec, asyncio_episodes
+from overseer.bench.backends import (
+    RayBackend,
+    RayConnectError,
+    WorkerSpec,
+    asyncio_episodes,
+    start_local,
+)
 from overseer.experiments.registry import bench_configs
 from overseer.models import Model, ScriptedModel
 from overseer.tasks import Task

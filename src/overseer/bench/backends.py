@@ -2,7 +2,8 @@
 default) or Ray worker actors (`RayBackend` over a picklable `WorkerSpec`; the `ray` extra);
 `check_backend` says early whether a backend can run, `ConfigSource` is what workers rebuild
 the configurations from; `RayOptions` are the Ray-only options and `RayConnectError` the
-one-line Ray-side failure (cannot connect, auth, version mismatch, a worker that cannot start).
+one-line Ray-side failure (cannot connect, auth, version mismatch, a worker that cannot start);
+`start_local` starts a one-run Ray on this machine.
 
 The runner stays the only writer of the result store whatever the backend; see the README's
 "Scale-out" section.
@@ -17,7 +18,7 @@ from overseer.bench._ray import (
     episode_backend,
     listed_configs,
 )
-from overseer.bench._ray_connect import RayConnectError
+from overseer.bench._ray_connect import RayConnectError, start_local
 from overseer.bench._runner import Backend, asyncio_episodes
 
 __all__ = [
@@ -31,4 +32,5 @@ __all__ = [
     "check_backend",
     "episode_backend",
     "listed_configs",
+    "start_local",
 ]
