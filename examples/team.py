@@ -21,6 +21,7 @@ from _shared import QUESTION, TokenCount, Tools, ensure_server, noisy_page, opti
 from overseer.experiments.supervise import supervise_plugin
 from overseer.models import load_model
 from overseer.runtime import AgentSpec, Executor, TeamSpec, ToolResult
+from overseer.supervise.rules import fired
 
 TEAM = TeamSpec(
     agents=[
@@ -77,7 +78,7 @@ def run(base_url: str, model_name: str, max_calls: int, page: str, overseer: boo
             trace_dir=traces,
         )
         result = asyncio.run(executor.run(TEAM, QUESTION))
-        rules = result.plugin_stats.get("supervisor", {}).get("rules", {})
+        rules = fired(result.plugin_stats)  # each rule plug-in's firings, by rule
         why = f"the run stopped: {result.stop_reason}"  # e.g. context_window: the pages filled it
         return outcome(count, tools, result.answer, why), dict(rules)  # type: ignore[arg-type]
 

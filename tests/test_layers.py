@@ -112,7 +112,18 @@ def test_the_length_check_counts_signature_and_body() -> None:
 
 #: what a host may not touch of a plug-in (issue 49): the SupervisorAgent's per-run state and
 #: the rule tier's books; a host reads `bus.stats()` and the bus's verdicts instead
-PLUGIN_INTERNALS = {"core", "trace_rules", "charge", "firings", "before_action", "rules"}
+PLUGIN_INTERNALS = {
+    "core",
+    "trace_rules",
+    "charge",
+    "firings",
+    "before_action",
+    "rules",
+    "extracts",
+    "pinned",
+    "_state",
+    "_rule",
+}
 HOSTS = ("integrations", "proxy")
 
 
@@ -126,7 +137,7 @@ def _internal_reads(text: str, where: str) -> list[str]:
                 continue  # the rule settings a host was given, not the tier's state
             out.append(f"{where}:{node.lineno} reads {base}.{node.attr}")
         if isinstance(node, ast.ImportFrom) and node.module:
-            bad = {a.name for a in node.names} & {"RuleTier", "SupervisorCore"}
+            bad = {a.name for a in node.names} & {"RuleTier", "SupervisorCore", "Book"}
             out += [f"{where}:{node.lineno} imports {b}" for b in sorted(bad)]
     return out
 

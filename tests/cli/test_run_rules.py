@@ -12,6 +12,7 @@ import pytest
 
 from overseer.cli import main
 from overseer.models import ScriptedModel
+from overseer.supervise.rules import fired
 
 # the same call until the agent's steps run out: the rule tier masks the older copies of its
 # unchanged output (with `loop_limit` 3 and the runtime's 4 steps a turn never reaches a refusal)
@@ -38,8 +39,7 @@ def test_rules_alone_act_on_the_run_and_say_so(
     code, out = _run(capsys, monkeypatch, tmp_path, "--rules", "--json")
     doc = json.loads(out)["oversight"]
     assert code == 0 and doc["overseers"] == ["supervision (rules)"]
-    (_, stats), *_ = doc["stats"].items()
-    assert stats["rules"].get("masking", 0) >= 1
+    assert fired(doc["stats"]).get("masking", 0) >= 1  # the rule plug-ins' firings
 
 
 def test_without_flags_nothing_oversees_the_run(
@@ -94,4 +94,5 @@ def test_rules_on_the_embedded_model(capsys: pytest.CaptureFixture[str], tmp_pat
     doc = json.loads(capsys.readouterr().out)
     assert code in (0, 1)
     assert doc["oversight"]["overseers"] == ["supervision (rules)"]
-    assert set(doc["oversight"]["stats"]) <= {"supervisor"}
+    rules = {"purification", "grounding", "loop_breaker", "masking"}
+    assert set(doc["oversight"]["stats"]) <= rules

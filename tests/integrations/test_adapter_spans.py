@@ -101,4 +101,4 @@ def test_refused_calls_are_steps_with_a_verdict_linked_to_them(
     assert len(verdicts) == 2
     linked = [v.links[0].context.span_id for v in verdicts]
     assert linked == [steps[2].context.span_id, steps[3].context.span_id]
-    assert {v.attributes["overseer.verdict.by"] for v in verdicts} == {"rules"}  # type: ignore[index]
+    assert {v.attributes["overseer.verdict.by"] for v in verdicts} == {"loop_breaker"}  # type: ignore[index]

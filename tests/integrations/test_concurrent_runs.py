@@ -141,7 +141,7 @@ def check_runs(srv: LoopbackServer, tmp: Path, n: int) -> None:
         end = events[-1]
         assert end["event"] == "run_end" and end["stop_reason"] == "done"
         assert end["usage"]["input_tokens"] == server[box], path.name
-        refusals = [e for e in events if e["event"] == "verdict" and e["by"] == "rules"]
+        refusals = [e for e in events if e["event"] == "verdict" and e["by"] == "loop_breaker"]
         loops = [e for e in refusals if e.get("note") == "loop_breaker"]
         assert len(loops) == 1, path.name
     assert seen == {f"box-{k:02d}-x" for k in range(n)}

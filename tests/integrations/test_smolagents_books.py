@@ -163,9 +163,10 @@ def test_twenty_agents_one_supervisor_twenty_runs_each_its_own_books(tmp_path: P
             assert s["stats"]["rules"] == {"loop_breaker": 2} and s["stats"]["escalations"] == 1
             assert billed[k][0] == 5  # 2 calls run, 2 refused, the final-answer call
             assert [e.action for e in s["log"]] == ["loop_breaker", "loop_breaker", "refusals"]
-        else:  # its failing lookup (flagged, no rule fired) and its answer: 2 calls
+        else:  # its failing lookup (no rule fired; mode rules has no LLM tier whose filter
+            # would flag it) and its answer: 2 calls
             assert s["stats"]["rules"] == {} and billed[k][0] == 2
-            assert [(e.context, e.step) for e in s["log"]] == [("error", 1)]
+            assert s["log"] == []
         assert s["run"].ended
 
 

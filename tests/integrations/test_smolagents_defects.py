@@ -88,7 +88,7 @@ def test_supervisor_tokens_are_booked_once_across_runs(how: str) -> None:
     shown_text = [s.observations or "" for s in fetched]
     assert len(fetched) == 2 and all(t.startswith(SHORT) for t in shown_text)
     assert all(t.count("[observation replaced by supervisor:") == 1 for t in shown_text)
-    assert len(sup.guard.plugin.core(sup.run.run).stats.actions) == 1 and sup.stats["actions"] == {
+    assert len(sup.guard.llm.core(sup.run.run).stats.actions) == 1 and sup.stats["actions"] == {
         "correct_observation": 1
     }
     agent_only = 10 * len(model.seen)
@@ -101,8 +101,8 @@ def test_failed_calls_are_seen_as_the_action_they_tried() -> None:
     agent = agent_with(model, max_steps=6)
     sup.attach(agent)
     agent.run("How tall is the tower?")
-    seen = sup.guard.plugin.core(sup.run.run).history.order
-    assert [(s.tool, s.args) for s in seen[:2]] == [("nosuch_tool", '{"q": "tower"}')] * 2
+    seen = sup.run.run.interactions  # the steps on the run's bus, as every plug-in saw them
+    assert [(s.tool, s.input) for s in seen[:2]] == [("nosuch_tool", '{"q": "tower"}')] * 2
     # the third identical failing call is not run again: the agent reads the loop note
     steps = action_steps(agent)
     assert steps[2].error is None and "Not run again" in prompt_text(model, 3)
@@ -118,7 +118,7 @@ def test_unparsable_replies_are_counted_by_the_loop_breaker() -> None:
     agent.run("How tall is the tower?")
     steps = action_steps(agent)[:4]
     assert all(s.error is not None for s in steps)
-    assert sup.guard.plugin.core(sup.run.run).history.order[0].tool == "unparsed_reply"
+    assert sup.run.run.interactions[0].tool == "unparsed_reply"
     # the note (steps 3 and 4 carry the same one: the earlier copy is masked as a repeat)
     assert "could not be run as a tool call" in (steps[3].observations or "")
     assert sup.stats["rules"]["loop_breaker"] == 2

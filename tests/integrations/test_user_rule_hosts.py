@@ -82,7 +82,8 @@ def test_a_users_rule_runs_on_each_framework_adapter(tmp_path: Path, framework: 
     assert ran == ["w0", "w1"], (framework, ran, out.error)
     stats = out.guard.last.stats if out.guard.last else {}
     assert stats["plugins"]["quota"]["refused"] >= 1
-    assert "rules" in stats["plugins"]  # composed after overseer's own rule tier
+    names = list(stats["plugins"])  # composed after overseer's own rule plug-ins
+    assert names[-1] == "quota" and {"purification", "loop_breaker"} <= set(names[:-1])
 
 
 def test_a_users_rule_runs_on_smolagents() -> None:

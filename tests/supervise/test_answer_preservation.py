@@ -24,9 +24,8 @@ from overseer.bench._workloads import workload_team
 from overseer.models import ScriptedModel
 from overseer.runtime import Executor
 from overseer.runtime.steps import CLOSED_NOTE, copies_note
-from overseer.supervise import SupervisorAgent
 from overseer.supervise._markup import strip_markup, table_rows
-from overseer.supervise.modes import mode_settings
+from overseer.supervise.rules import rule_plugins
 from overseer.tasks import load_suite
 from overseer.tasks._browse_calibrated import VIEWPORT_CHARS, build_items
 
@@ -89,9 +88,8 @@ async def test_every_intervention_keeps_the_gold_row_in_view(suite: str, tmp_pat
         )
         env = task.meta["environment"]()
         team, _ = workload_team(task)
-        rules = SupervisorAgent(None, mode_settings("rules"))
         await Executor(
-            model, supervisors=[rules], tools=env.tools, trace_dir=tmp_path, max_steps=8
+            model, supervisors=rule_plugins(), tools=env.tools, trace_dir=tmp_path, max_steps=8
         ).run(team, task.prompt)
         asks = [c["messages"] for c in model.calls if c.get("actor") == "researcher"]
         seen = False

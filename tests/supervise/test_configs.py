@@ -10,20 +10,28 @@ from overseer.supervise import SupervisorAgent
 from overseer.supervise.modes import MODES
 from overseer.supervise.rules import RuleSettings
 
+RULES = ["purification", "grounding", "loop_breaker", "masking"]
+
 
 def agent_of(factory, model=None) -> SupervisorAgent:  # type: ignore[no-untyped-def]
-    (sup,) = factory(model or ScriptedModel([]))
+    *_, sup = factory(model or ScriptedModel([]))
     assert isinstance(sup, SupervisorAgent)
     return sup
 
 
 def test_modes_set_rules_and_llm() -> None:
-    llm = agent_of(supervise_plugin("llm")).settings
-    assert llm.rules is None and llm.llm
-    rules = agent_of(supervise_plugin("rules")).settings
-    assert rules.rules == RuleSettings() and not rules.llm
-    both = agent_of(supervise_plugin("rules+llm", rules=RuleSettings(loop_limit=4))).settings
-    assert both.rules is not None and both.rules.loop_limit == 4 and both.llm
+    llm = supervise_plugin("llm")(ScriptedModel([]))
+    assert [p.name for p in llm] == ["supervisor"] and agent_of(
+        supervise_plugin("llm")
+    ).settings.rules is None
+    rules = supervise_plugin("rules")(ScriptedModel([]))
+    assert [p.name for p in rules] == RULES and not any(
+        isinstance(p, SupervisorAgent) for p in rules
+    )
+    both = supervise_plugin("rules+llm", rules=RuleSettings(loop_limit=4))(ScriptedModel([]))
+    assert [p.name for p in both] == [*RULES, "supervisor"]
+    settings = agent_of(supervise_plugin("rules+llm", rules=RuleSettings(loop_limit=4))).settings
+    assert settings.rules is not None and settings.rules.loop_limit == 4
     assert set(MODES) >= {"llm", "rules", "rules+llm"}
 
 
@@ -34,8 +42,9 @@ def test_plugin_options_reach_the_agent() -> None:
     )
     assert sup.model is big and not sup.settings.verify
     assert sup.settings.filter.tau_loop == 3
-    f = supervise_plugin("rules")
+    f = supervise_plugin("rules+llm")
     assert agent_of(f) is not agent_of(f)  # a fresh plug-in per run
+    assert f(big)[0] is not f(big)[0]
 
 
 def test_unknown_mode_names_the_known_ones() -> None:
@@ -48,5 +57,5 @@ def test_workload_configs_include_the_rule_modes() -> None:
     assert names[:2] == ["baseline", "supervised"]
     assert "rules" in names and "rules+llm" in names
     rules = next(c for c in supervise_configs("humaneval") if c.name == "rules")
-    (sup,) = rules.plugins[0](ScriptedModel([]))
-    assert isinstance(sup, SupervisorAgent) and not sup.settings.llm
+    chain = rules.plugins[0](ScriptedModel([]))
+    assert [p.name for p in chain] == RULES

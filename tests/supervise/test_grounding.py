@@ -13,8 +13,6 @@ from hypothesis import strategies as st
 
 from overseer.models import ScriptedModel
 from overseer.runtime import AgentSpec, Executor, TeamSpec, read_trace
-from overseer.supervise import SupervisorAgent
-from overseer.supervise import SupervisorSettings as Settings
 from overseer.supervise._grounding import (
     Reading,
     fact_numbers,
@@ -22,7 +20,7 @@ from overseer.supervise._grounding import (
     regrounded,
     swap_number,
 )
-from overseer.supervise.rules import RuleSettings
+from overseer.supervise.rules import RuleSettings, rule_plugins
 
 from .test_supervisor import FakeTool, is_supervisor
 
@@ -133,10 +131,9 @@ async def test_a_team_run_gives_the_writer_the_value_read(
 ) -> None:
     seen: list[str] = []
     rules = RuleSettings(grounding=grounding)
-    sup = SupervisorAgent(settings=Settings(rules=rules, llm=False))
     res = await Executor(
         ScriptedModel(scripted(final, seen)),
-        supervisors=[sup],
+        supervisors=rule_plugins(rules),
         tools={"visit": FakeTool([(PAGE, None)], name="visit")},
         trace_dir=tmp_path,
     ).run(team(), "When did the Rahol Bridge open?")

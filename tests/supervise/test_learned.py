@@ -299,10 +299,9 @@ def test_examples_from_a_path_without_traces_is_refused(tmp_path: Path) -> None:
 
 def test_supervise_plugin_takes_a_trigger_file(tmp_path: Path) -> None:
     path = write(tmp_path / "t.json")
-    [agent] = supervise_plugin("learned", trigger=path)(ScriptedModel([]))
-    assert isinstance(agent, SupervisorAgent)
+    *rules, agent = supervise_plugin("learned", trigger=path)(ScriptedModel([]))
+    assert isinstance(agent, SupervisorAgent) and len(rules) == 4  # the rule plug-ins first
     assert agent.settings.learned is not None and agent.settings.rules is not None
-    assert agent.settings.llm
 
 
 # -- the supervisor's own model --------------------------------------------------------------
@@ -327,7 +326,7 @@ async def test_supervisor_model_is_loaded_once_and_booked_apart(tmp_path: Path) 
     assert pickle.loads(pickle.dumps(SharedModel("big", str))).name == "big"  # ships unloaded
     reg = with_supervisor_model(bench_configs, "smollm2-135m", lambda n: shared)()
     cfg = reg.get("baseline+supervise:rules+llm")
-    [agent] = cfg.plugins[-1](ScriptedModel([]))
+    *_, agent = cfg.plugins[-1](ScriptedModel([]))
     assert isinstance(agent, SupervisorAgent) and isinstance(agent.model, SharedModel)
     assert agent.model.name == "smollm2-135m" and loads == []  # not loaded before its first call
     with pytest.raises(ModelError, match="no-such-model"):

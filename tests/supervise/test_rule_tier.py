@@ -1,5 +1,5 @@
-"""The SupervisorAgent with its rule tier on the bus, and the LLM-supervisor fixes (issue 18),
-with scripted agents and a scripted supervisor."""
+"""The rule tier's plug-ins on the bus, alone and before the SupervisorAgent's LLM tier, and
+the LLM-supervisor fixes (issue 18), with scripted agents and a scripted supervisor."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from overseer.supervise import FilterConfig, Step, SupervisorAgent, SupervisorCo
 from overseer.supervise import SupervisorSettings as Settings
 from overseer.supervise._check import reply_budget, rewrite_problem
 from overseer.supervise._decide import decide, reply_template
-from overseer.supervise.rules import RuleSettings
+from overseer.supervise.modes import supervision_plugins
+from overseer.supervise.rules import RuleSettings, fired, rule_plugins
 
 from .test_supervisor import FakeTool, is_supervisor, solo, stats_of
 
@@ -55,25 +56,25 @@ async def test_loop_breaker_refuses_the_third_identical_call_without_an_llm(
 ) -> None:
     reply, seen = agent_then_answer([{"q": "tower"}] * 3)
     tool = FakeTool([("Try again later.", None)])
-    sup = SupervisorAgent(settings=Settings(rules=RuleSettings(loop_limit=2), llm=False))
+    rules = rule_plugins(RuleSettings(loop_limit=2))
     res = await Executor(
-        ScriptedModel(reply), supervisors=[sup], tools={"lookup": tool}, trace_dir=tmp_path
+        ScriptedModel(reply), supervisors=rules, tools={"lookup": tool}, trace_dir=tmp_path
     ).run(solo(["lookup"]), "How tall is the tower?")
     assert tool.calls == 2 and res.answer == "330"
     assert "Try again later." in seen[2]  # the earlier output is still in view, so ...
     assert "Not run again" in seen[3] and "shown above" in seen[3]  # ... pointed to, not quoted
-    assert [e["rule"] for e in rule_events(res)] == ["loop_breaker"]
-    assert stats_of(res)["rules"] == {"loop_breaker": 1}
-    assert res.plugin_stats["supervisor"]["rules"] == {"loop_breaker": 1}
+    assert [(e["rule"], e["by"]) for e in rule_events(res)] == [("loop_breaker", "loop_breaker")]
+    assert res.plugin_stats["loop_breaker"] == {"rules": {"loop_breaker": 1}}
+    assert fired(res.plugin_stats) == {"loop_breaker": 1}
     assert "supervisor:supervisor" not in res.usage_by_actor
 
 
 async def test_long_page_is_purified_extractively_without_an_llm(tmp_path: Path) -> None:
     reply, seen = agent_then_answer([{"q": "Eiffel tower height"}])
-    sup = SupervisorAgent(settings=Settings(rules=RuleSettings(purify_keep=600)))
+    chain = supervision_plugins("rules+llm", rules=RuleSettings(purify_keep=600))
     res = await Executor(
         ScriptedModel(reply),
-        supervisors=[sup],
+        supervisors=chain,
         tools={"lookup": FakeTool([(PAGE, None)])},
         trace_dir=tmp_path,
     ).run(solo(["lookup"]), "How tall is the Eiffel Tower?")
@@ -82,36 +83,35 @@ async def test_long_page_is_purified_extractively_without_an_llm(tmp_path: Path)
     assert len(seen[1]) < len(PAGE) // 2
     (ev,) = rule_events(res)
     assert ev["rule"] == "purification" and ev["before_chars"] == len(PAGE)
-    st = stats_of(res)
-    assert st["rules"] == {"purification": 1} and st["actions"] == {"correct_observation": 1}
+    assert fired(res.plugin_stats) == {"purification": 1}
+    assert stats_of(res)["actions"] == {}  # the LLM tier read the extract: nothing to flag
 
 
 async def test_masking_stubs_older_observations_in_the_agents_prompt(tmp_path: Path) -> None:
     reply, _seen = agent_then_answer([{"q": f"page {i}"} for i in range(4)])
     tool = FakeTool([(" ".join(f"w{i}x{j:03d}" for j in range(150)), None) for i in range(4)])
-    sup = SupervisorAgent(settings=Settings(rules=RuleSettings(mask_keep=1), llm=False))
+    rules = rule_plugins(RuleSettings(mask_keep=1))
     model = ScriptedModel(reply)
     res = await Executor(
-        model, supervisors=[sup], tools={"lookup": tool}, trace_dir=tmp_path, max_steps=6
+        model, supervisors=rules, tools={"lookup": tool}, trace_dir=tmp_path, max_steps=6
     ).run(solo(["lookup"]), "Q")
     last = [m["content"] for m in model.calls[-1]["messages"]]
     assert sum("lookup(" in c and " hidden]" in c for c in last) == 3
     assert sum("w3x149" in c for c in last) == 1 and not any("w2x149" in c for c in last)
-    assert stats_of(res)["rules"] == {"masking": 3}  # each record stubbed (and counted) once
+    assert fired(res.plugin_stats) == {"masking": 3}  # each record stubbed (and counted) once
 
 
 async def test_step_budget_refuses_calls_after_the_budget(tmp_path: Path) -> None:
     reply, seen = agent_then_answer([{"q": str(i)} for i in range(3)])
     tool = FakeTool([(f"ok {i}", None) for i in range(3)])
-    cfg = Settings(rules=RuleSettings(budget_steps=2), llm=False)
     res = await Executor(
         ScriptedModel(reply),
-        supervisors=[SupervisorAgent(settings=cfg)],
+        supervisors=rule_plugins(RuleSettings(budget_steps=2)),
         tools={"lookup": tool},
         trace_dir=tmp_path,
     ).run(solo(["lookup"]), "Q")
     assert tool.calls == 2 and "step budget is spent" in seen[3]
-    assert stats_of(res)["rules"] == {"budget": 1}
+    assert fired(res.plugin_stats) == {"budget": 1}
 
 
 async def test_rules_plus_llm_asks_only_about_new_errors(tmp_path: Path) -> None:
@@ -123,10 +123,10 @@ async def test_rules_plus_llm_asks_only_about_new_errors(tmp_path: Path) -> None
             return reply_template("provide_guidance", "bad query", "use another query")
         return {"thought": "again", "action": "lookup", "args": {"q": "same"}}
 
-    sup = SupervisorAgent(settings=Settings(rules=RuleSettings(loop_limit=3)))
+    chain = supervision_plugins("rules+llm", rules=RuleSettings(loop_limit=3))
     res = await Executor(
         ScriptedModel(reply),
-        supervisors=[sup],
+        supervisors=chain,
         tools={"lookup": FakeTool([("", "HTTP 500")])},
         trace_dir=tmp_path,
         max_steps=5,
@@ -134,7 +134,7 @@ async def test_rules_plus_llm_asks_only_about_new_errors(tmp_path: Path) -> None
     assert len(sup_calls) == 1  # the first error only; its repeats are the loop breaker's
     st = stats_of(res)
     assert st["skipped"] == {"repeated error: left to the loop breaker": 2}
-    assert st["rules"] == {"loop_breaker": 1}  # the 5th and last step may only answer
+    assert fired(res.plugin_stats) == {"loop_breaker": 1}  # the 5th and last step may only answer
 
 
 # -- the LLM supervisor's fixes --------------------------------------------------------------
@@ -263,6 +263,14 @@ async def test_only_actions_that_can_run_are_offered(verify: bool, observation: 
     assert ("correct_observation" in offered) == bool(observation)
 
 
-def test_rules_only_needs_rules() -> None:
-    with pytest.raises(ValueError, match="llm=False needs rules"):
-        Settings(llm=False)
+def test_a_modes_chain_is_the_rule_plugins_then_the_llm_tier() -> None:
+    names = ["purification", "grounding", "loop_breaker", "masking"]
+    assert [p.name for p in supervision_plugins("rules")] == names
+    chain = supervision_plugins("rules+llm")
+    assert [p.name for p in chain] == [*names, "supervisor"]
+    assert isinstance(chain[-1], SupervisorAgent) and chain[-1].settings.rules == RuleSettings()
+    assert [p.name for p in supervision_plugins("llm")] == ["supervisor"]
+    budgets = rule_plugins(RuleSettings(budget_steps=3, masking=False, grounding=False))
+    assert [p.name for p in budgets] == ["purification", "budget", "loop_breaker"]
+    with pytest.raises(ValueError, match="expected one of: llm, rules"):
+        supervision_plugins("rule")

@@ -13,8 +13,7 @@ import pytest
 
 from overseer.models import LlamaCppModel
 from overseer.runtime import AgentSpec, Executor, RunResult, TeamSpec, ToolResult, read_trace
-from overseer.supervise import SupervisorAgent, SupervisorSettings
-from overseer.supervise.rules import RuleSettings
+from overseer.supervise.rules import RuleSettings, rule_plugins
 
 pytestmark = pytest.mark.e2e
 
@@ -57,10 +56,9 @@ TEAM = TeamSpec(
 
 async def run(model: LlamaCppModel, rules: RuleSettings, tmp_path: Path) -> tuple[RunResult, Busy]:
     tool = Busy()
-    sup = SupervisorAgent(settings=SupervisorSettings(rules=rules, llm=False))
     ex = Executor(
         model,
-        supervisors=[sup],
+        supervisors=rule_plugins(rules),
         tools={"status": tool},
         trace_dir=tmp_path,
         max_steps=4,
@@ -92,7 +90,7 @@ async def test_loop_breaker_and_masking_on_a_real_looping_agent(
     fired = [e for e in events if e["event"] == "rule" and e["rule"] == "loop_breaker"]
     assert fired, "the small model should have repeated its status call"
     assert tool.calls == 2  # the third identical call was refused, not run
-    assert res.plugin_stats["supervisor"]["rules"]["loop_breaker"] == len(fired)
+    assert res.plugin_stats["loop_breaker"]["rules"]["loop_breaker"] == len(fired)
     masked, _ = await run(embedded_model, RuleSettings(loop_limit=2, mask_keep=1), tmp_path / "m")
     without, with_ = prompts(res), prompts(masked)
     assert len(without) >= 3 and len(with_) >= 3

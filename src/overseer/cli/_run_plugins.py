@@ -13,19 +13,22 @@ from typing import Any
 def supervise_plugin(
     mode: str, supervisor_model: Any, filter_preset: str | None
 ) -> tuple[Any, str, int]:
-    """A SupervisorAgent in `mode` for each run, built from the product's packages alone (what
-    `supervise:MODE` of `overseer bench` puts on a bus, less the bench's tool verifier, which
-    `overseer run` never used): (factory, what it is, top-k logprobs)."""
-    from overseer.supervise import SupervisorAgent, SupervisorSettings, preset
-    from overseer.supervise.modes import mode_settings
+    """The chain of `mode` for each run (the rule plug-ins, then the SupervisorAgent), built
+    from the product's packages alone (what `supervise:MODE` of `overseer bench` puts on a
+    bus, less the bench's tool verifier, which `overseer run` never used): (factory, what it
+    is, top-k logprobs)."""
+    from overseer.supervise import SupervisorSettings, preset
+    from overseer.supervise.modes import mode_of, supervision_plugins
 
+    mode_of(mode)
     base = SupervisorSettings()
     if filter_preset:
         base = replace(base, filter=preset(filter_preset))
-    settings = mode_settings(mode, base=base, verifier=True)
 
     def make(model: Any) -> list[Any]:
-        return [SupervisorAgent(supervisor_model, settings, name="supervisor")]
+        return supervision_plugins(
+            mode, supervisor_model=supervisor_model, base=base, verifier=True
+        )
 
     return make, f"supervision ({mode})", 0
 

@@ -86,12 +86,17 @@ def _oversight_lines(doc: dict[str, Any]) -> list[str]:
             f"acted: {sum(sum(a.values()) for a in acts.values())} verdicts"
             + (f" ({told})" if told else "")
         )
+    rules: Counter[str] = Counter()
     for name, st in doc["stats"].items():
-        rules, actions = st.get("rules") or {}, st.get("actions") or {}
-        lines.append(
-            f"{name}: {st.get('steps', 0)} steps reviewed; rule firings: "
-            f"{_counts(rules) or 'none'}; actions: {_counts(actions) or 'none'}"
-        )
+        rules.update(st.get("rules") or {})  # each rule plug-in reports its own firings
+        if set(st) - {"rules"}:  # a plug-in with counts of its own: the LLM tier, a monitor
+            actions = st.get("actions") or {}
+            lines.append(
+                f"{name}: {st.get('steps', 0)} steps reviewed; "
+                f"actions: {_counts(actions) or 'none'}"
+            )
+    if any("rules" in st for st in doc["stats"].values()):
+        lines.append(f"rule firings: {_counts(dict(rules)) or 'none'}")
     return lines
 
 

@@ -21,9 +21,9 @@ from overseer.bench import Solver, TeamConfig
 from overseer.bench.solvers import BusPlugin, PluginFactory, workload_solver
 from overseer.models import Completion, Model, Request
 from overseer.runtime import Supervisor
-from overseer.supervise import SupervisorAgent, SupervisorSettings, preset, tool_verifier
+from overseer.supervise import SupervisorSettings, preset, tool_verifier
 from overseer.supervise.learned import LearnedTrigger, load_trigger
-from overseer.supervise.modes import MODES, mode_settings
+from overseer.supervise.modes import MODES, mode_of, supervision_plugins
 from overseer.supervise.rules import RuleSettings
 
 
@@ -39,7 +39,8 @@ def supervise_plugin(
     name: str = "supervisor",
     trigger: LearnedTrigger | str | Path | None = None,
 ) -> PluginFactory:
-    """A plug-in factory (one fresh SupervisorAgent per run) for a supervision mode.
+    """A plug-in factory (a fresh chain per run: the mode's rule plug-ins, then its
+    SupervisorAgent) for a supervision mode.
 
     `verifier`: whether the run has a verifier (else run_verification is never offered);
     `supervisor_model`: the supervisor's own model (None: the run's model); `rules`: the rule
@@ -53,10 +54,18 @@ def supervise_plugin(
         base = replace(base, learned=learned)
     if filter_preset:
         base = replace(base, filter=preset(filter_preset))
-    final = mode_settings(mode, base=base, rules=rules, verifier=verifier)
+    mode_of(mode)  # an unknown mode fails here, not at the first run
 
     def make(model: Model) -> list[Supervisor]:
-        return [SupervisorAgent(supervisor_model, final, name=name, embed=embed)]
+        return supervision_plugins(
+            mode,
+            supervisor_model=supervisor_model,
+            base=base,
+            rules=rules,
+            verifier=verifier,
+            embed=embed,
+            name=name,
+        )
 
     return BusPlugin(make, verifier=tool_verifier if verifier else None)
 
@@ -111,7 +120,7 @@ def mode_config(
         settings=settings,
         rules=rules,
     )
-    what = what or f"workload team + SupervisorAgent, {MODES[mode][1]}"
+    what = what or f"workload team + SupervisorAgent, {MODES[mode].what}"
     return TeamConfig.of(name, what, make, (plugin,), kinds=("supervise",))
 
 

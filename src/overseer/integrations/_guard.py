@@ -4,10 +4,10 @@ invocation.
 An adapter (LangGraph middleware, OpenAI Agents SDK `Overseer`, pydantic-ai capability,
 smolagents supervisor) holds one `Guard` and opens a `GuardRun` for each invocation of the
 framework's agent (`start_run`), so one attached overseer serves concurrent invocations, each
-with its own run id, ledger, trace, refusal counts and question. The guard's engine is a bus
-plug-in, the SupervisorAgent (`overseer.supervise`) in mode `rules` (the LLM-free rule tier)
-or `rules+llm` when a supervisor model is given; the run's `Bus` applies its verdicts and
-writes them, as for a team. No framework is imported here.
+with its own run id, ledger, trace, refusal counts and question. The guard's chain is the rule
+tier's plug-ins (`overseer.supervise.rules.rule_plugins`), the SupervisorAgent's LLM tier
+when a supervisor model is given, then the user's plug-ins; the run's `Bus` applies their
+verdicts and writes them, as for a team. No framework is imported here.
 
 Which run a hook belongs to: the handle the adapter passes (`run=`: a LangGraph state key,
 ...), else the run started in the caller's context (`start_run` sets it in a context variable
@@ -42,7 +42,7 @@ from overseer.runtime.books import BudgetExceeded, Trace
 from overseer.runtime.bus import Host, SupervisorChain
 from overseer.runtime.steps import TurnPolicy, Verifier
 from overseer.supervise import SupervisorAgent, SupervisorSettings
-from overseer.supervise.rules import RuleSettings, ToolRecord
+from overseer.supervise.rules import RuleSettings, ToolRecord, rule_plugins
 
 __all__ = [
     "CLOSED_NOTE",
@@ -77,7 +77,7 @@ class GuardSettings:
     #: refused tool calls of one agent in a row after which `on_refusals` acts (0: never)
     answer_after_refusals: int = 2
     on_refusals: OnRefusals = "answer"
-    #: run overseer's own plug-in (the rule tier); False: only `plugins`
+    #: run overseer's own plug-ins (the rule tier); False: only `plugins`
     builtin: bool = True
     #: more bus plug-ins, asked after overseer's own in this order (a user's rule, a
     #: monitor): the same objects the Executor takes, on every host
@@ -101,11 +101,10 @@ class GuardSettings:
         """The run's turn policy (the one every host uses): refusals in a row, re-asks."""
         return TurnPolicy(self.answer_after_refusals, self.on_refusals)
 
-    def plugin_settings(self, llm: bool) -> SupervisorSettings:
-        """The SupervisorAgent's settings: the rule tier, with the LLM tier when `llm`."""
-        if llm:
-            return replace(self.supervisor or SupervisorSettings(), rules=self.rules, verify=True)
-        return SupervisorSettings(rules=self.rules, llm=False, verify=False)
+    def llm_settings(self) -> SupervisorSettings:
+        """The SupervisorAgent's settings (the LLM tier), knowing the rule tier before it."""
+        rules = self.rules if self.builtin else None
+        return replace(self.supervisor or SupervisorSettings(), rules=rules, verify=True)
 
 
 class Guard:
@@ -122,25 +121,25 @@ class Guard:
         verifier: Verifier | None = None,
         embed: Callable[[list[str]], np.ndarray] | None = None,
     ) -> None:
-        """`plugin_settings`: the SupervisorAgent's own (a mode's, as smolagents takes them),
+        """`plugin_settings`: the LLM tier's own (a mode's, as smolagents takes them),
         instead of those `settings` imply; `verifier`: what answers a verify verdict (None:
         the agent is told to check it itself); `embed`: vectors for purification. The chain:
-        overseer's own plug-in, then `settings.plugins` in their order."""
+        the rule tier's plug-ins (`settings.builtin`), the LLM tier (with a supervisor model),
+        then `settings.plugins` in their order."""
         self.settings = settings or GuardSettings()
         if self.settings.supervisor is not None and supervisor_model is None:
             raise ValueError("guard supervisor: settings given but no supervisor_model")
         self.supervisor_model = supervisor_model
-        llm = supervisor_model is not None
         self.verifier = verifier
-        self.plugin: SupervisorAgent | None = None  # overseer's own: the rule tier (+ LLM)
-        if self.settings.builtin or llm:
-            self.plugin = SupervisorAgent(
-                supervisor_model,
-                plugin_settings or self.settings.plugin_settings(llm),
-                name="supervisor" if llm else "rules",
-                embed=embed,
-            )
-        own: list[Supervisor] = [self.plugin] if self.plugin is not None else []
+        own: list[Supervisor] = []
+        if self.settings.builtin:
+            own.extend(rule_plugins(self.settings.rules, embed=embed))
+        #: the LLM tier, when a supervisor model is given
+        self.llm: SupervisorAgent | None = None
+        if supervisor_model is not None:
+            llm = plugin_settings or self.settings.llm_settings()
+            self.llm = SupervisorAgent(supervisor_model, llm, name="supervisor", embed=embed)
+            own.append(self.llm)
         self.chain = SupervisorChain([*own, *self.settings.plugins])
         # a plug-in that would roll back is refused here, not at the first run (the check
         # reads only the class's `label` and `honours`)

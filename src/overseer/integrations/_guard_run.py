@@ -368,7 +368,7 @@ class GuardRun:
             rules: Counter[str] = Counter()
             for got in plugins.values():  # each plug-in's rule firings, by rule
                 rules.update(cast("dict[str, int]", got.get("rules") or {}))
-            sup = plugins.get(self.guard.plugin.name) if self.guard.plugin is not None else None
+            sup = plugins.get(self.guard.llm.name) if self.guard.llm is not None else None
             return {
                 "run": self.id,
                 "rules": dict(rules),

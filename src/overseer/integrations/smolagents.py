@@ -56,7 +56,7 @@ from overseer.models import Model, Usage
 from overseer.runtime import Run, Supervisor
 from overseer.runtime.steps import Verifier
 from overseer.supervise import Step, SupervisorSettings, SupervisorStats, preset
-from overseer.supervise.modes import mode_settings
+from overseer.supervise.modes import mode_of, mode_settings
 from overseer.supervise.rules import RuleSettings, ToolRecord
 
 __all__ = [
@@ -114,13 +114,13 @@ def _mode_of(
     rules: RuleSettings | None,
     filter_preset: str | None,
     verifier: QuestionVerifier | None,
-) -> SupervisorSettings:
-    """The SupervisorAgent's settings for `mode`; a mode with the LLM tier needs a model."""
+) -> SupervisorSettings | None:
+    """The LLM tier's settings for `mode` (None: the mode has none); it needs a model."""
     base = settings or SupervisorSettings()
     if filter_preset:
         base = replace(base, filter=preset(filter_preset))
     out = mode_settings(mode, base=base, rules=rules, verifier=verifier is not None)
-    if out.llm and model is None:
+    if out is not None and model is None:
         raise ValueError(
             f"OverseerSupervisor mode {mode!r}: expected a supervisor model "
             "(mode 'rules' runs without one)"
@@ -199,18 +199,21 @@ class OverseerSupervisor:
                 "OverseerSupervisor: expected answer_after_refusals >= 0 and on_refusals "
                 f"'answer' or 'stop', got {answer_after_refusals!r} and {on_refusals!r}"
             )
+        #: the LLM tier's settings (None: mode `rules`, no LLM tier)
         self.settings = _mode_of(mode, model, settings, rules, filter_preset, verifier)
         self.mode = mode
         self.model = model
         self.verifier = verifier
+        with_rules = mode_of(mode).rule_tier
         self.guard = Guard(
             GuardSettings(
-                rules=self.settings.rules or RuleSettings(),
+                rules=rules or RuleSettings(),
                 answer_after_refusals=answer_after_refusals,
                 on_refusals=on_refusals,
+                builtin=with_rules,
                 plugins=tuple(plugins),
             ),
-            supervisor_model=model if self.settings.llm else None,
+            supervisor_model=model if self.settings is not None else None,
             trace_dir=trace_dir,
             plugin_settings=self.settings,
             verifier=_on_the_bus(verifier),
@@ -341,7 +344,7 @@ class OverseerSupervisor:
 
     def gate(self, agent: Any, tool: str, args: str, code: str) -> str | None:
         """The rule tier's refusal of a call (a repeat, a spent budget), before it runs."""
-        if self.settings.rules is None:
+        if not self.guard.settings.builtin:
             return None
         inv = self._of(agent)
         with inv.lock:
@@ -355,14 +358,14 @@ class OverseerSupervisor:
     def reask(self, agent: Any, answer: str) -> str | None:
         """The turn asking the agent again when its final answer only repeats overseer's
         words (once per run and agent); None: the answer stands."""
-        if self.settings.rules is None:
+        if not self.guard.settings.builtin:
             return None
         return self._of(agent).run.reask(_name(agent), answer)
 
     def settle(self, agent: Any, answer: str) -> str | None:
         """The final answer that stands instead of `answer` (an unsupported value after
         overseer closed the agent's tools, `GuardRun.settle`); None: it stands."""
-        if self.settings.rules is None:
+        if not self.guard.settings.builtin:
             return None
         return self._of(agent).run.settle(_name(agent), answer)
 
@@ -395,7 +398,7 @@ class OverseerSupervisor:
             refused = self._count_unexecuted(inv, memory_step, step)
         if not refused:  # a refused step is on the bus already (its refusal)
             self._judge(inv, memory_step, step, agent)
-        if self.settings.rules is not None and agent is not None:
+        if self.guard.settings.builtin and agent is not None:
             mask_memory(inv.run.model_input, agent, memory_step, name, inv.originals)
         self._log_firings(inv, n)
         if agent is not None and refused:
@@ -420,7 +423,7 @@ class OverseerSupervisor:
         used = Usage(used.prompt_tokens - spent.prompt_tokens,
                      used.completion_tokens - spent.completion_tokens)  # fmt: skip
         book_tokens(memory_step, used, agent, self)
-        plugin = self.guard.plugin  # the SupervisorAgent: its public review of the step
+        plugin = self.guard.llm  # the SupervisorAgent: its public review of the step
         review = plugin.last_review(run.run) if plugin is not None else None
         if review is not None and review.trigger is not None:
             d, t, n = review.decision, review.trigger, memory_step.step_number
@@ -476,7 +479,7 @@ class OverseerSupervisor:
         """A reply smolagents could not parse never reached a tool: the loop breaker counts it
         here, and at the repeat it refuses it tells the agent to write something else (True:
         refused)."""
-        if self.settings.rules is None:
+        if not self.guard.settings.builtin:
             return False
         blocked = inv.run.before_tool(step.agent, None, step.code or step.args or "")
         if blocked is not None:  # refused and counted on the bus; this note says why here
@@ -510,9 +513,10 @@ class OverseerSupervisor:
         """The caller's run's counts: steps seen, triggers by context, decisions by action,
         skips, fallbacks, rule firings by rule, refused rewrites; the supervisor's tokens."""
         inv = self._current()
-        plugin = self.guard.plugin
+        plugin = self.guard.llm
         got = inv.run.bus.stats().get(plugin.name, {}) if plugin is not None else {}
         out: dict[str, object] = dict(got) or SupervisorStats().as_dict()
+        out["rules"] = inv.run.stats["rules"]  # every rule plug-in's firings, by rule
         out["supervisor_tokens"] = self.usage.total_tokens
         out["mode"] = self.mode
         out["escalations"] = inv.escalations

@@ -115,13 +115,19 @@ class SupervisorChain:
         return bool(self.supervisors)
 
     async def judge(self, interaction: Interaction, run: Run) -> Verdict:
+        """The chain's verdict on `interaction`: the first that is not approve (or a rewrite)
+        of the plug-ins asked in order (see `Bus.judge`, which also applies rewrites)."""
+        rewrite: Verdict | None = None
         for s in self.asks:
             if interaction.kind not in s.kinds:
                 continue
             v = await s.on_interaction(interaction, run)
-            if not isinstance(v, Approve):
+            if isinstance(v, Replace) and v.rewrite:
+                rewrite = rewrite or _checked(s, v)
+                interaction = replace(interaction, observation=v.observation)
+            elif not isinstance(v, Approve):
                 return _checked(s, v)
-        return _APPROVED
+        return rewrite or _APPROVED
 
     async def round_end(self, run: Run) -> Verdict | None:
         for s in self.round_enders:
@@ -275,13 +281,20 @@ class Bus:
         run.interactions.append(i)
         run.trace.record("interaction", interaction_fields(i))
         self.refused[i.agent] = 0
+        shown, seen, rewrite = i.observation, i, None  # what the agent and the plug-ins read
         for s in self.chain.asks:  # the chain's `judge`, without a coroutine of its own
             if i.kind not in s.kinds or not (ask or _observer(s)):
                 continue
-            v = await s.on_interaction(i, run)
-            if not isinstance(v, Approve):
-                return await self.apply(_checked(s, v), i)
-        return Outcome(i.observation, _APPROVED)
+            v = await s.on_interaction(seen, run)
+            if isinstance(v, Replace) and v.rewrite:  # applied; the rest judge the new text
+                rewrite = _checked(s, v)
+                self._record(rewrite, agent=i.agent, round=i.round, step=i.step)
+                shown = observation_after(rewrite, shown)
+                meta = {**seen.meta, "raw_observation": i.observation}
+                seen = replace(seen, observation=v.observation, meta=meta)
+            elif not isinstance(v, Approve):
+                return await self.apply(_checked(s, v), replace(seen, observation=shown))
+        return Outcome(shown, rewrite or _APPROVED)
 
     async def apply(self, v: Verdict, i: Interaction) -> Outcome:
         """Apply verdict `v` on step `i` (already recorded): the one place a step's verdict

@@ -78,6 +78,8 @@ class Interaction:
     logprobs: tuple[TokenLogprob, ...] | None = None
     decision_positions: tuple[int, ...] = ()
     role: str = ""
+    #: what the bus adds: `blocked_by` (the plug-in that refused the call), `raw_observation`
+    #: (the tool's own output, when a plug-in earlier in the chain rewrote it)
     meta: Mapping[str, Any] = field(default_factory=dict)
 
 

@@ -107,12 +107,15 @@ class Guide(Verdict):
 @dataclass(frozen=True)
 class Replace(Verdict):
     """Show `observation` instead of the step's own, with a visible `note`; `guidance`, when
-    given, follows it (a purified page and a hint about it)."""
+    given, follows it (a purified page and a hint about it). `rewrite`: the chain goes on, the
+    plug-ins after this one judging the new observation (a rule that cuts a page, before one
+    that reviews the step); the first verdict after it that is not approve applies on top."""
 
     action: ClassVar[VerdictAction] = "replace"
     observation: str
     note: str
     guidance: str = ""
+    rewrite: bool = False
 
     def trace_fields(self) -> dict[str, str]:
         return {**super().trace_fields(), "text": self.observation, "note": self.note}

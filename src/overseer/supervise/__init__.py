@@ -8,10 +8,11 @@ filter (`FilterConfig`, `FILTER_PRESETS`, `preset`, `STRATEGIES`) and script its
 tests and examples (`reply_template`, a well-formed decision reply). The LLM-free filter is
 usable alone from its own module, `overseer.supervise.filters` (`classify`, `StepHistory`,
 `Trigger`, `Context`); the LLM-free rule tier (loop breaker, masking, extractive
-purification, budgets) from `overseer.supervise.rules` (`RuleTier`, `RuleSettings`,
-`extract`, `mask_stub`). Prompts, the decision call and the context window are internals of
-the private modules; the modes (`MODES`, `mode_settings`) are in `overseer.supervise.modes`;
-bench configurations in `overseer.experiments.supervise`.
+purification, budgets, grounding), one bus plug-in per rule, from `overseer.supervise.rules`
+(`rule_plugins`, `RuleSettings`, `extract`). Prompts, the decision call and the context
+window are internals of the private modules; the modes (`supervision_plugins`, a mode's
+chain: the rules, then this LLM tier) are in `overseer.supervise.modes`; bench
+configurations in `overseer.experiments.supervise`.
 """
 
 from overseer.supervise._core import (

@@ -1,7 +1,7 @@
-"""The framework-neutral SupervisorAgent: filter -> context window -> decision, with its books.
-
-Both the runtime plug-in (the interaction bus) and the smolagents callback feed it `Step`s and
-apply the `Decision` it returns in their own way.
+"""The framework-neutral SupervisorAgent, the LLM tier: filter -> context window -> decision,
+with its books. The rule tier is not in it: its rules are plug-ins of their own that a chain
+asks first (`overseer.supervise.rules`); this tier then reads what they left (an extract in
+place of a long page) and leaves repeats and loops to the loop breaker.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from overseer.models import Model
 from overseer.supervise._check import reply_budget, rewrite_problem
 from overseer.supervise._context import WindowBounds, build_window, clip
 from overseer.supervise._decide import Decision, decide
+from overseer.supervise._extract import extract
 from overseer.supervise._prompts import ALLOWED, Action
 from overseer.supervise.filters import (
     Context,
@@ -28,7 +29,7 @@ from overseer.supervise.filters import (
     normalize_action,
 )
 from overseer.supervise.learned import LearnedTrigger, step_features
-from overseer.supervise.rules import RuleSettings, RuleTier, extract
+from overseer.supervise.rules import RuleSettings
 
 # The seed's ablations switch off one strategy each.
 STRATEGIES: dict[str, tuple[Context, ...]] = {
@@ -53,8 +54,8 @@ class SupervisorSettings:
     #                        the length of what the reply must write (`reply_budget`)
     max_observation_chars: int = 24000  # what a purification prompt may carry
     seed: int | None = 0
-    rules: RuleSettings | None = None  # the rule tier, acting before any LLM call (None: off)
-    llm: bool = True  # False: the rule tier alone, the supervisor model is never asked
+    rules: RuleSettings | None = None  # the rule tier's plug-ins that run before this one in
+    #                                     the chain (None: none); it leaves loops to them
     verify: bool = True  # run_verification is offered (False when no verifier is configured)
     learned: LearnedTrigger | None = None  # skip the LLM where this predicts approve (None: off)
 
@@ -70,8 +71,6 @@ class SupervisorSettings:
                 raise ValueError(f"{name}: expected >= 0, got {getattr(self, name)}")
         if self.max_tokens < 64:
             raise ValueError(f"max_tokens: expected >= 64, got {self.max_tokens}")
-        if not self.llm and self.rules is None:
-            raise ValueError("llm=False needs rules: a supervisor without both does nothing")
 
     @classmethod
     def ablation(cls, without: Iterable[str] = (), **kw: object) -> SupervisorSettings:
@@ -88,7 +87,6 @@ class SupervisorStats:
     skipped: Counter[str] = field(default_factory=Counter)
     fallbacks: int = 0
     repairs: int = 0
-    rules: Counter[str] = field(default_factory=Counter)  # rule name -> firings
     rejected: Counter[str] = field(default_factory=Counter)  # LLM rewrites refused, by context
 
     def as_dict(self) -> dict[str, object]:
@@ -99,7 +97,6 @@ class SupervisorStats:
             "skipped": dict(self.skipped),
             "fallbacks": self.fallbacks,
             "repairs": self.repairs,
-            "rules": dict(self.rules),
             "rejected": dict(self.rejected),
         }
 
@@ -111,14 +108,13 @@ class Review:
     trigger: Trigger | None
     decision: Decision | None
     note: str = ""  # why no LLM was asked although the filter fired
-    purified: str | None = None  # the rule tier's extract of the observation, if it made one
     features: dict[str, float | str] | None = None  # the learned trigger's features (LLM asked
     #                                                  or skipped by the trigger), for training
 
 
 class SupervisorCore:
-    """State of one supervised run (or one smolagents agent tree): history, caps, stats, and
-    the rule tier (`rules`, None when off) that acts before any LLM call."""
+    """State of one supervised run: history, caps and stats. `embed` ranks the passages of
+    the extract that stands in for a rewrite that fails the fact check."""
 
     def __init__(
         self,
@@ -133,9 +129,7 @@ class SupervisorCore:
         self.errors_seen: Counter[tuple[str, str, str, str]] = Counter()
         self.failed_purifications: set[str] = set()  # observations the LLM failed to purify
         self.stats = SupervisorStats()
-        r = self.settings.rules
-        self.rules = RuleTier(r, embed=embed) if r is not None else None
-        self.stats.rules = self.rules.counts if self.rules is not None else Counter()
+        self.embed = embed
 
     def _allowed(self, trigger: Trigger, step: Step) -> tuple[tuple[Action, ...], str]:
         s = self.settings
@@ -164,47 +158,21 @@ class SupervisorCore:
         allowed = tuple(a for a in allowed if a not in drop)
         return allowed, "" if allowed else "no action can run"
 
-    def _settled(self, step: Step, trigger: Trigger | None, purified: str | None) -> Review | None:
-        """What the rule tier settles without the LLM (None: the LLM may be asked)."""
+    def _settled(self, step: Step, trigger: Trigger) -> Review | None:
+        """A flagged step left to the loop breaker when it runs before this tier (a repeated
+        error, a loop); None: the LLM may be asked."""
         rules = self.settings.rules
-        if rules is None:
+        if rules is None or not rules.loop_breaker:
             return None
-        if purified is not None and (trigger is None or trigger.context == "excessive"):
-            why = f"observation of {len(step.observation):,} chars > {rules.purify_over}"
-            t = trigger or Trigger("excessive", f"rules: {why}")
-            d = Decision(
-                t.context,
-                "correct_observation",
-                "extractive purification (rules)",
-                purified,
-                attempts=0,
-            )
-            self.stats.actions["correct_observation"] += 1
-            return Review(t, d, purified=purified)
-        if trigger is None:
-            return None
-        if rules.loop_breaker and trigger.context == "error" and self._repeated_error(step):
-            return self._skip(trigger, "repeated error: left to the loop breaker", purified)
-        if (
-            rules.loop_breaker
-            and trigger.context == "inefficient"
-            and trigger.reason.startswith("loop:")
-        ):
-            return self._skip(trigger, "loop: left to the loop breaker", purified)
-        if not self.settings.llm:
-            return self._skip(trigger, "rules only: no LLM", purified)
+        if trigger.context == "error" and self._repeated_error(step):
+            return self._skip(trigger, "repeated error: left to the loop breaker")
+        if trigger.context == "inefficient" and trigger.reason.startswith("loop:"):
+            return self._skip(trigger, "loop: left to the loop breaker")
         return None
 
-    def _grounded(self, answer: str) -> Review:
-        """The rule tier's correction of an answer that was a guess made before reading."""
-        t = Trigger("synthesis", "rules: the answer is a guess made before reading")
-        why = "grounding (rules): the value the agent's notes took from what it read"
-        self.stats.actions["correct_observation"] += 1
-        return Review(t, Decision(t.context, "correct_observation", why, answer, attempts=0))
-
-    def _skip(self, trigger: Trigger, why: str, purified: str | None) -> Review:
+    def _skip(self, trigger: Trigger, why: str) -> Review:
         self.stats.skipped[why] += 1
-        return Review(trigger, None, why, purified=purified)
+        return Review(trigger, None, why)
 
     def _repeated_error(self, step: Step) -> bool:
         same = [
@@ -242,35 +210,30 @@ class SupervisorCore:
     async def review(
         self, step: Step, *, global_task: str, local_task: str, model: Model, role: str = ""
     ) -> Review:
-        """Rules first (purify, settle repeats); when the filter flags what the rules cannot
-        settle, the learned trigger (if set) may skip the LLM; else ask `model` what to do about
-        it, and check what it writes. `role`: the agent's role (a feature of the trigger)."""
+        """When the filter flags what the rules before it cannot settle, the learned trigger
+        (if set) may skip the LLM; else ask `model` what to do about it, and check what it
+        writes. `role`: the agent's role (a feature of the trigger)."""
         s = self.settings
         sub = self.history.add(step)
         self.stats.steps += 1
         trigger = classify(sub, s.filter)
         if trigger is not None:
             self.stats.triggers[trigger.context] += 1
-        if self.rules is not None and (grounded := self.rules.ground(step)) is not None:
-            return self._grounded(grounded[0])
-        purified = None
-        if self.rules is not None and step.kind != "message":
-            text, firing = self.rules.after_observation(step, local_task=local_task or global_task)
-            purified = text if firing is not None else None
-        settled = self._settled(step, trigger, purified)
-        if settled is not None or trigger is None:
-            return settled or Review(None, None)
-        asked = replace(step, observation=purified) if purified is not None else step
+        if trigger is None:
+            return Review(None, None)
+        if (settled := self._settled(step, trigger)) is not None:
+            return settled
+        asked = step
         allowed, why = self._allowed(trigger, asked)
         if not allowed:
-            return self._skip(trigger, why, purified)
+            return self._skip(trigger, why)
         feats = step_features(asked, sub, trigger, role)
         if s.learned is not None:
             skip, p = s.learned.skip(feats)
             if skip:
                 self.stats.skipped["learned trigger"] += 1
                 note = f"learned trigger: approve predicted (p={p:.3f} < {s.learned.threshold:.3f})"
-                return Review(trigger, None, note, purified=purified, features=feats)
+                return Review(trigger, None, note, features=feats)
         chars = (
             len(asked.observation)
             if trigger.context != "excessive"
@@ -287,7 +250,7 @@ class SupervisorCore:
             seed=s.seed,
         )
         got = self._vetted(d, asked, trigger, local_task or global_task)
-        return replace(self._booked(asked, trigger, d, got, purified), features=feats)
+        return replace(self._booked(asked, trigger, d, got), features=feats)
 
     def _vetted(self, d: Decision, step: Step, trigger: Trigger, query: str) -> Decision | str:
         """The decision to apply, or why it is not applied (an LLM-free check of rewrites)."""
@@ -312,25 +275,23 @@ class SupervisorCore:
             return f"correction rejected: {problem}"
         self.failed_purifications.add(_key(step))
         keep = self.settings.rules.purify_keep if self.settings.rules else len(source) // 2
-        text = extract(source, query, max(1, min(keep, len(source) - 1)))
+        text = extract(source, query, max(1, min(keep, len(source) - 1)), embed=self.embed)
         why = f"LLM rewrite rejected ({problem}); extractive version used"
         return replace(d, parameter=text, repaired=why)
 
-    def _booked(
-        self, step: Step, trigger: Trigger, d: Decision, got: Decision | str, purified: str | None
-    ) -> Review:
+    def _booked(self, step: Step, trigger: Trigger, d: Decision, got: Decision | str) -> Review:
         """Count an applied decision (and its caps), or record why the reply is not applied."""
         if isinstance(got, str):
             key = got.split(":")[0]
             self.stats.skipped[key] += 1
             note = _NOTES.get(key, got)
-            return Review(trigger, d, note, purified=purified)
+            return Review(trigger, d, note)
         self.stats.actions[got.action] += 1
         if got.action == "provide_guidance":
             self.guidance[(step.agent, step.subtask)] += 1
         if got.action == "run_verification":
             self.verifications[(step.agent, step.subtask)] += 1
-        return Review(trigger, got, purified=purified)
+        return Review(trigger, got)
 
 
 _NOTES = {"rewrite not shorter": "rewrite not shorter than the original: kept the original"}
