@@ -191,7 +191,8 @@ def extract(
     parts = cut(text, min(PASSAGE_MAX, keep_chars), data=cutting)
     kept, used = _rows_and_heads(parts, keep_chars)
     ranked, scores = _ranked(parts, kept, query, cutting, embed)
-    own = [j for j, i in enumerate(ranked) if parts.kinds[i] != "data"]  # the floor is theirs
+    kinds = parts.kinds
+    own = [j for j, i in enumerate(ranked) if kinds[i] != "data"]  # the floor is theirs
     floor = RELEVANCE_FLOOR * float(scores[own].max()) if own else 0.0
     asks_meta = ASKS_METADATA.search(query) is not None
     kept |= _fill_tiers(parts, ranked, scores, (used, keep_chars, floor), asks_meta)

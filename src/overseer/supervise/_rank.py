@@ -16,7 +16,6 @@ vector is L2-normalised; a passage's score is the dot product of its vector with
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from itertools import count
 
 import numpy as np
@@ -85,22 +84,23 @@ _SEEDED = {w: i for i, w in enumerate((SEP, *sorted(STOP_WORDS)))}
 
 
 def _term_ids(docs: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
-    """Every term occurrence as (document index, term id), and the number of term ids: ids
-    after `_SEEDED`'s in order of first occurrence, handed out in one C-level pass (a
-    `defaultdict` counting up). Only the order of the ids matters downstream (`TermMatrix`
-    sorts by it), so that the result never depends on hashing; a word holding `_` (no token:
-    the pattern needs a word boundary at both ends) gets an id too, and never occurs."""
+    """Every term occurrence as (document index, term id), and a bound on the term ids: ids
+    after `_SEEDED`'s in order of first occurrence, handed out in one C-level pass (a new word
+    gets its position's number: `dict.setdefault` with a counter, not consecutive). Only the
+    order of the ids matters downstream (`TermMatrix` sorts by it), so that the result never
+    depends on hashing; a word holding `_` (no token: the pattern needs a word boundary at
+    both ends) gets an id too, and never occurs."""
     text = lower_words(_joined(docs))
     words = text.split()
-    vocab: defaultdict[str, int] = defaultdict(count(len(_SEEDED)).__next__, _SEEDED)
-    ids = np.fromiter(map(vocab.__getitem__, words), dtype=np.int64, count=len(words))
+    vocab = dict(_SEEDED)
+    ids = np.fromiter(map(vocab.setdefault, words, count(len(_SEEDED))), np.int64, len(words))
     doc = np.cumsum(ids == 0) - 1
     keep = ids >= len(_SEEDED)
     if "_" in text:  # the words that hold it
-        names = np.zeros(len(vocab), dtype=bool)
+        names = np.zeros(len(_SEEDED) + len(words), dtype=bool)
         names[[vocab[w] for w in _underscored(text)]] = True
         keep &= ~names[ids]
-    return doc[keep], ids[keep], len(vocab)
+    return doc[keep], ids[keep], len(_SEEDED) + len(words)
 
 
 def _underscored(text: str) -> set[str]:
@@ -149,7 +149,8 @@ class TermMatrix:
         weight = (1.0 + np.log(count)) * idf[term]
         weight /= np.sqrt(np.bincount(doc, weights=weight * weight, minlength=n))[doc]
         ref_weight = np.zeros(self.n_terms)
-        ref_weight[term[doc == n - 1]] = weight[doc == n - 1]
+        last = doc == n - 1
+        ref_weight[term[last]] = weight[last]
         scores = np.bincount(doc, weights=weight * ref_weight[term], minlength=n)
         return np.asarray(scores[:-1])
 

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 from html import unescape
+from itertools import compress
 from typing import Any
 
 # keys whose string value is text for a reader (schema.org), not an address, id or code
@@ -64,14 +66,18 @@ def _render(value: str) -> str:
 
 def readable_values(lines: list[str], chrome: list[bool]) -> list[str]:
     """The readable values (rendered, each at least `MIN_CHARS` long, no repeats) of the
-    structured data among the chrome `lines`, meta-tag blocks skipped."""
+    structured data among the chrome `lines`, meta-tag blocks skipped. Only chrome lines are
+    visited, and the lines of a meta-tag block (which may run past the chrome)."""
     out: dict[str, None] = {}
-    depth = 0  # brackets still open in a meta-tag block
-    for line, is_chrome in zip(lines, chrome, strict=True):
-        if depth > 0 or (is_chrome and _TAGS_OPEN.match(line)):
-            depth = max(0, depth + line.count("{") - line.count("}"))
+    at = list(compress(range(len(lines)), chrome))
+    k = 0
+    while k < len(at):
+        i, k = at[k], k + 1
+        line = lines[i]
+        if _TAGS_OPEN.match(line):
+            k = bisect_left(at, _block_end(lines, i), k)
             continue
-        m = _MEMBER.match(line) if is_chrome and '"' in line else None
+        m = _MEMBER.match(line) if '"' in line else None
         if m is None:
             continue
         try:
@@ -83,3 +89,13 @@ def readable_values(lines: list[str], chrome: list[bool]) -> list[str]:
             if len(text) >= MIN_CHARS:
                 out.setdefault(text)
     return list(out)
+
+
+def _block_end(lines: list[str], i: int) -> int:
+    """The line after the meta-tag block that opens on line `i` (its braces closed)."""
+    depth = max(0, lines[i].count("{") - lines[i].count("}"))
+    i += 1
+    while depth > 0 and i < len(lines):
+        depth = max(0, depth + lines[i].count("{") - lines[i].count("}"))
+        i += 1
+    return i
