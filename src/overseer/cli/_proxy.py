@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -37,11 +37,29 @@ BudgetCallsOpt = Annotated[
 ]
 
 TraceDirOpt = Annotated[
-    str, typer.Option(help="One trace per run ('': none); `overseer trace` reads them.")
+    str | None,
+    typer.Option(
+        help="One trace per run ('': none; default: runs, or with --settings the file's "
+        "trace_dir); `overseer trace` reads them."
+    ),
 ]
 
 IdleSOpt = Annotated[
-    float, typer.Option(help="A run ends after this many seconds without requests.", min=0.01)
+    float | None,
+    typer.Option(
+        help="A run ends after this many seconds without requests (default: the settings "
+        "file's, else 300).",
+        min=0.01,
+    ),
+]
+
+SettingsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--settings",
+        help="GuardSettings from a TOML or JSON file (rules, supervisor, budgets, traces, the "
+        "proxy's own), the object the framework adapters take; the flags above override it.",
+    ),
 ]
 
 SuperviseOpt = Annotated[
@@ -88,8 +106,8 @@ def proxy_cmd(
     rules: RulesOpt = True,
     budget_tokens: BudgetTokensOpt = None,
     budget_calls: BudgetCallsOpt = None,
-    trace_dir: TraceDirOpt = "runs",
-    idle_s: IdleSOpt = 300.0,
+    trace_dir: TraceDirOpt = None,
+    idle_s: IdleSOpt = None,
     supervise: SuperviseOpt = False,
     supervisor_model: SupervisorModelOpt = None,
     supervisor_url: SupervisorUrlOpt = None,
@@ -97,6 +115,7 @@ def proxy_cmd(
     redis: RedisOpt = None,
     otlp_endpoint: OtlpEndpointOpt = None,
     max_body_mb: MaxBodyMbOpt = MAX_BODY_MB,
+    settings_file: SettingsOpt = None,
 ) -> None:
     """Relay OpenAI chat completions to --upstream, overseeing each run: tool outputs purified,
     older repeats masked, loops refused as the tool result, per-run budgets answered with an
@@ -106,17 +125,16 @@ def proxy_cmd(
     (named in every reply's x-overseer-trace header); it ends after --idle-s without requests,
     or at Ctrl-C/SIGTERM, which drain the replies in flight first (exit code 0). API keys are
     passed to the upstream and never logged."""
-    from overseer.proxy import ProxyOptions, ProxySettings, serve_workers
-    from overseer.supervise import SupervisorSettings
+    from overseer.proxy import ProxyOptions, serve_workers
 
     _check(upstream, supervise, supervisor_model, workers, redis)
-    settings = ProxySettings(
-        rules=ProxySettings().rules if rules else None,
-        supervisor=SupervisorSettings() if supervise else None,
-        budget_tokens=budget_tokens,
-        budget_calls=budget_calls,
-        trace_dir=trace_dir or None,
-        idle_s=idle_s,
+    flags = {"budget_tokens": budget_tokens, "budget_calls": budget_calls, "idle_s": idle_s}
+    settings = proxy_settings(
+        settings_file,
+        rules=rules,
+        supervise=supervise,
+        trace_dir=trace_dir,
+        **{k: v for k, v in flags.items() if v is not None},
     )
     options = ProxyOptions(
         upstream, settings, int(max_body_mb * 2**20), redis, otlp_endpoint=otlp_endpoint
@@ -128,6 +146,30 @@ def proxy_cmd(
         serve_workers(options, host=host, port=port, workers=workers)
         return
     _serve_one(options, host, port, supervise, supervisor_model, supervisor_url, state)
+
+
+def proxy_settings(
+    path: str | None, *, rules: bool, supervise: bool, trace_dir: str | None, **given: Any
+) -> Any:
+    """The proxy's GuardSettings: the file's (if any), then the flags given; one InputError
+    line for a bad file."""
+    from dataclasses import replace
+
+    from overseer.integrations.guard import GuardSettings
+    from overseer.supervise import SupervisorSettings
+
+    try:
+        base = GuardSettings.from_file(path) if path else GuardSettings(trace_dir="runs")
+    except ValueError as exc:
+        raise InputError(f"--settings: {exc}") from None
+    over: dict[str, Any] = dict(given)
+    if not rules:
+        over["rules"] = None
+    if supervise and base.supervisor is None:
+        over["supervisor"] = SupervisorSettings()
+    if trace_dir is not None:
+        over["trace_dir"] = trace_dir or None
+    return replace(base, **over)
 
 
 def _check(

@@ -36,6 +36,7 @@ from overseer.integrations._parts import (
     model_label,
     run_sync,
 )
+from overseer.integrations._settings_file import read_settings
 from overseer.models import Model
 from overseer.runtime import Ledger, Supervisor
 from overseer.runtime.books import BudgetExceeded, Trace
@@ -65,12 +66,18 @@ class AmbiguousRunError(RuntimeError):
     """A hook of a guard with several live runs came with no handle naming its run."""
 
 
+#: the proxy's default cap: a tool output longer than this is cut to it before it is judged
+MAX_OUTPUT_CHARS = 1_000_000
+
+
 @dataclass(frozen=True)
 class GuardSettings:
-    """What a guard enforces: the rule tier, the LLM supervisor (None: no LLM tier) and a hard
-    budget over the whole team (all agents, the supervisor's calls included)."""
+    """overseer's one settings object, taken by every framework adapter, the proxy
+    (`ProxySettings` is this class) and the CLI (`--settings FILE`, `from_file`): the rule tier
+    (None: none), the LLM supervisor (None: no LLM tier), a hard budget over the whole team
+    (all agents, the supervisor's calls included), where traces go, and the proxy's own."""
 
-    rules: RuleSettings = field(default_factory=RuleSettings)
+    rules: RuleSettings | None = field(default_factory=RuleSettings)
     supervisor: SupervisorSettings | None = None
     budget_tokens: int | None = None
     budget_calls: int | None = None
@@ -82,8 +89,21 @@ class GuardSettings:
     #: more bus plug-ins, asked after overseer's own in this order (a user's rule, a
     #: monitor): the same objects the Executor takes, on every host
     plugins: tuple[Supervisor, ...] = ()
+    #: one JSONL trace per run here (None: none); an adapter's own `trace_dir=` wins
+    trace_dir: str | Path | None = None
+    #: the proxy's: a run ends after this many seconds without requests
+    idle_s: float = 300.0
+    #: the proxy's: a tool output longer than this (characters) is cut to it before it is judged
+    max_output_chars: int = MAX_OUTPUT_CHARS
+    #: the proxy's: refused tool calls taken out of the model's reply, the model asked again
+    refuse_at_source: bool = False
 
     def __post_init__(self) -> None:
+        if not self.idle_s > 0:
+            raise ValueError(f"guard idle_s: expected seconds > 0, got {self.idle_s!r}")
+        cap = self.max_output_chars
+        if not isinstance(cap, int) or cap < 1:
+            raise ValueError(f"guard max_output_chars: expected an integer >= 1, got {cap!r}")
         for name in ("budget_tokens", "budget_calls"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
@@ -101,9 +121,24 @@ class GuardSettings:
         """The run's turn policy (the one every host uses): refusals in a row, re-asks."""
         return TurnPolicy(self.answer_after_refusals, self.on_refusals)
 
+    @classmethod
+    def from_file(cls, path: str | Path, **overrides: Any) -> GuardSettings:
+        """The settings a TOML or JSON file writes (`_settings_file`), then `overrides`; a
+        bad file or key is one ValueError naming it."""
+        return cls(**{**read_settings(Path(path)), **overrides})
+
+    @property
+    def rule_tier(self) -> bool:
+        """Whether the rule tier's plug-ins run (`builtin` and rules not None)."""
+        return self.builtin and self.rules is not None
+
+    def guard(self) -> GuardSettings:
+        """These settings (what the proxy's runs are guarded with: the same object)."""
+        return self
+
     def llm_settings(self) -> SupervisorSettings:
         """The SupervisorAgent's settings (the LLM tier), knowing the rule tier before it."""
-        rules = self.rules if self.builtin else None
+        rules = self.rules if self.rule_tier else None
         return replace(self.supervisor or SupervisorSettings(), rules=rules, verify=True)
 
 
@@ -132,7 +167,7 @@ class Guard:
         self.supervisor_model = supervisor_model
         self.verifier = verifier
         own: list[Supervisor] = []
-        if self.settings.builtin:
+        if self.settings.rule_tier:
             own.extend(rule_plugins(self.settings.rules, embed=embed))
         #: the LLM tier, when a supervisor model is given
         self.llm: SupervisorAgent | None = None
@@ -145,6 +180,7 @@ class Guard:
         # reads only the class's `label` and `honours`)
         self.chain.check_host(cast("Host", GuardRun))
         self.run_name = run_name  # the agent a single-agent adapter guards (trace `team`)
+        trace_dir = trace_dir if trace_dir is not None else self.settings.trace_dir
         self.trace_dir = Path(trace_dir) if trace_dir is not None else None
         self.runs = 0  # runs started
         self.last: GuardRun | None = None  # the run started last

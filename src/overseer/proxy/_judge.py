@@ -30,8 +30,6 @@ T = TypeVar("T")
 
 #: outputs longer than this (characters) are judged in the pool for large outputs
 LARGE = 64_000
-#: the default cap: an output longer than this is cut to it before it is judged
-MAX_OUTPUT_CHARS = 1_000_000
 #: texts longer than this are hashed in a thread (hashlib releases the GIL while it hashes)
 _HASH_INLINE = 64_000
 

@@ -32,19 +32,15 @@ import json
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from overseer.integrations.guard import Guard, GuardRun, GuardSettings, RunStopped, ToolRecord
 from overseer.models import Model, TokenLogprob, Usage
 from overseer.proxy._gateway import park
-from overseer.proxy._judge import MAX_OUTPUT_CHARS, Judges, cut
+from overseer.proxy._judge import Judges, cut
 from overseer.proxy._transcripts import rewrite, text_of, tool_results
-from overseer.runtime import Supervisor
 from overseer.runtime.books import BudgetExceeded, TraceSink, trace_sinks
-from overseer.supervise import SupervisorSettings
-from overseer.supervise.rules import RuleSettings
 
 __all__ = [
     "BudgetExceeded",
@@ -113,40 +109,9 @@ def usage_of(reply: Mapping[str, Any]) -> Usage | None:
     return Usage(prompt, int(u.get("completion_tokens") or 0), min(cached, prompt))
 
 
-@dataclass(frozen=True)
-class ProxySettings:
-    """What the proxy enforces per run: the rule tier (None: relay and book only), the LLM
-    supervisor's settings (used with a supervisor model), budgets, where traces go and how
-    long a run may stay idle before it ends."""
-
-    rules: RuleSettings | None = field(default_factory=RuleSettings)
-    supervisor: SupervisorSettings | None = None
-    budget_tokens: int | None = None
-    budget_calls: int | None = None
-    trace_dir: str | Path | None = "runs"
-    idle_s: float = 300.0
-    #: more bus plug-ins for every run (a user's rule), after the rule tier
-    plugins: tuple[Supervisor, ...] = ()
-    #: a tool output longer than this (characters) is cut to it before it is judged
-    max_output_chars: int = MAX_OUTPUT_CHARS
-    #: refused tool calls taken out of the model's reply, the model asked again (`_source`)
-    refuse_at_source: bool = False
-
-    def __post_init__(self) -> None:
-        if not self.idle_s > 0:
-            raise ValueError(f"proxy idle_s: expected seconds > 0, got {self.idle_s!r}")
-        cap = self.max_output_chars
-        if not isinstance(cap, int) or cap < 1:
-            raise ValueError(f"proxy max_output_chars: expected an integer >= 1, got {cap!r}")
-
-    def guard(self) -> GuardSettings:
-        return GuardSettings(
-            rules=self.rules or RuleSettings(),
-            supervisor=self.supervisor,
-            budget_tokens=self.budget_tokens,
-            budget_calls=self.budget_calls,
-            plugins=self.plugins,
-        )
+#: what the proxy enforces per run: the one settings object (`GuardSettings`) every adapter
+#: and the CLI take too; its `rules` None relays and books only
+ProxySettings = GuardSettings
 
 
 class RunStore(Protocol):
@@ -395,10 +360,10 @@ class Runs:
     ) -> None:
         self.settings = settings
         self.store: RunStore = store or MemoryStore()
-        s = settings.guard()
-        self.guard = Guard(s, supervisor_model=supervisor_model, trace_dir=settings.trace_dir)
+        self.guard = Guard(settings, supervisor_model=supervisor_model)
         # a replica of a run another worker traces writes no trace of its own
-        self.replica = Guard(s, supervisor_model=supervisor_model, trace_dir=None)
+        untraced = replace(settings, trace_dir=None)
+        self.replica = Guard(untraced, supervisor_model=supervisor_model)
         self.spans = spans
         self.judges = judges or Judges()
         self._runs: dict[str, ProxyRun] = {}
