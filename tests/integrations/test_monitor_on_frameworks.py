@@ -1,5 +1,6 @@
-"""The rogue-agent monitor on a framework's run (issue 49 item 1): a LangGraph agent whose
-model gives token logprobs (`ChatOpenAI(logprobs=True)`) has its answer featurised by
+"""The rogue-agent monitor on a framework's run (issue 49 item 1): a LangGraph, Agents SDK or
+pydantic-ai agent, or a client of the proxy, whose model gives token logprobs has its answer
+featurised by
 `UncertaintyMonitor` through the guard's plug-ins, like a team agent's turn. A framework run
 cannot be rolled back, so the monitor runs with `intervene=False` there: it estimates and
 counts the turns it would roll back; one that would roll back is refused at the start."""
@@ -121,3 +122,57 @@ def test_the_monitor_featurises_an_answer_relayed_by_the_proxy(tmp_path: Path) -
     (row,) = monitor.rows  # the run ended with the proxy: its answer was judged then
     assert row["estimate"] == pytest.approx(0.5) and row["entropy"] > 0
     assert monitor.flagged == 1
+
+
+def test_the_monitor_featurises_an_agents_sdk_answer_from_its_logprobs(tmp_path: Path) -> None:
+    """The Agents SDK keeps a chat completion's logprobs on each text part when the agent asks
+    for them (`ModelSettings(top_logprobs=3)`): the booked call carries them to the monitor."""
+    from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, RunConfig, function_tool
+    from openai import AsyncOpenAI
+
+    from overseer.integrations.openai_agents import Overseer
+
+    monitor = UncertaintyMonitor({"agent": _pessimist()}, fallback_role="agent", intervene=False)
+    with LoopbackServer(_script) as srv:
+        model = OpenAIChatCompletionsModel(
+            "scripted", AsyncOpenAI(base_url=srv.base_url, api_key="none", max_retries=0)
+        )
+        agent = Agent(
+            name="researcher",
+            instructions="Answer with the lookup tool.",
+            model=model,
+            tools=[function_tool(lookup)],
+            model_settings=ModelSettings(top_logprobs=3),
+        )
+        ov = Overseer(GuardSettings(plugins=(monitor,)), trace_dir=tmp_path)
+        out = ov.run_sync(agent, "What is a wren?", run_config=RunConfig(tracing_disabled=True))
+    assert out.final_output == "A wren is a small bird."
+    stats = ov.guard.last.stats["plugins"]["rogue-monitor"]
+    assert stats == {"turns": 1, "without_logprobs": 0, "flagged": 1, "intervenes": False}
+    (row,) = monitor.rows
+    assert row["agent"] == "researcher" and row["entropy"] > 0
+
+
+def test_the_monitor_featurises_a_pydantic_ai_answer_from_its_logprobs(tmp_path: Path) -> None:
+    """pydantic-ai keeps a chat completion's logprobs in the response's provider details when
+    the model settings ask for them (`openai_logprobs=True`)."""
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel, OpenAIChatModelSettings
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from overseer.integrations.pydantic_ai import OverseerCapability
+
+    monitor = UncertaintyMonitor({"agent": _pessimist()}, fallback_role="agent", intervene=False)
+    with LoopbackServer(_script) as srv:
+        model = OpenAIChatModel(
+            "scripted", provider=OpenAIProvider(base_url=srv.base_url, api_key="none")
+        )
+        settings = OpenAIChatModelSettings(openai_logprobs=True, openai_top_logprobs=3)
+        agent = Agent(model, name="researcher", tools=[lookup], model_settings=settings)
+        cap = OverseerCapability(GuardSettings(plugins=(monitor,)), trace_dir=tmp_path)
+        out = agent.run_sync("What is a wren?", capabilities=[cap])
+    assert out.output == "A wren is a small bird."
+    stats = cap.guard.last.stats["plugins"]["rogue-monitor"]
+    assert stats == {"turns": 1, "without_logprobs": 0, "flagged": 1, "intervenes": False}
+    (row,) = monitor.rows
+    assert row["agent"] == "researcher" and row["entropy"] > 0

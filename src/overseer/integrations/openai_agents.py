@@ -77,6 +77,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ad.missing_extra("openai_agents", "the OpenAI Agents SDK", "openai-agents") from exc
 
 from overseer.integrations._sdk_model import ReaskingModel, ReaskingProvider
+from overseer.models import TokenLogprob
+from overseer.models.positions import logprobs_of
 
 __all__ = ["BudgetExceeded", "Guard", "GuardSettings", "Overseer", "OverseerHooks", "RunStopped"]
 
@@ -84,6 +86,26 @@ __all__ = ["BudgetExceeded", "Guard", "GuardSettings", "Overseer", "OverseerHook
 def _get(item: Any, key: str) -> Any:
     """A field of an SDK input item (a dict, or a pydantic model)."""
     return item.get(key) if isinstance(item, Mapping) else getattr(item, key, None)
+
+
+def _logprobs(output: Sequence[Any]) -> tuple[TokenLogprob, ...]:
+    """The token logprobs of a response's text parts (the SDK keeps a chat completion's on
+    each `output_text` part when the agent's `ModelSettings(top_logprobs=N)` asked for them)."""
+    tokens = [
+        {
+            "token": _get(t, "token"),
+            "logprob": _get(t, "logprob"),
+            "top_logprobs": [
+                {"token": _get(a, "token"), "logprob": _get(a, "logprob")}
+                for a in _get(t, "top_logprobs") or ()
+            ],
+        }
+        for item in output
+        if isinstance(_get(item, "content"), list)
+        for part in _get(item, "content")
+        for t in _get(part, "logprobs") or ()
+    ]
+    return (logprobs_of({"logprobs": {"content": tokens}}) or ()) if tokens else ()
 
 
 def _text(value: Any) -> str:
@@ -163,6 +185,7 @@ class OverseerHooks(RunHooks[Any]):
             messages=messages,
             output="\n".join(out),
             reported=usage.input_tokens + usage.output_tokens > 0,
+            logprobs=_logprobs(response.output),  # for a monitor plug-in
         )
 
     async def on_agent_start(self, context: Any, agent: Any) -> None:

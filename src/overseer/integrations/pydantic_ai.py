@@ -40,11 +40,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Unpack, cast
 
 from overseer.integrations import _adapter as ad
 from overseer.integrations._adapter import BudgetExceeded, Guard, GuardSettings, RunStopped
+from overseer.models import TokenLogprob
+from overseer.models.positions import logprobs_of
 
 try:
     from pydantic_ai import RunContext
@@ -78,6 +80,13 @@ def _plain(messages: Sequence[pm.ModelMessage]) -> list[dict[str, str]]:
                 {"role": role, "content": content if isinstance(content, str) else str(content)}
             )
     return out
+
+
+def _logprobs(details: Mapping[str, Any] | None) -> tuple[TokenLogprob, ...]:
+    """A response's token logprobs, which pydantic-ai's OpenAI model keeps in its provider
+    details (`logprobs`, the choice's list) when `openai_logprobs=True` asked for them."""
+    tokens = (details or {}).get("logprobs")
+    return (logprobs_of({"logprobs": {"content": tokens}}) or ()) if tokens else ()
 
 
 class OverseerCapability(AbstractCapability[Any]):
@@ -207,6 +216,8 @@ class OverseerCapability(AbstractCapability[Any]):
             messages=messages,
             output=text,
             reported=usage.input_tokens + usage.output_tokens > 0,
+            # `openai_logprobs=True` in the model settings: pydantic-ai keeps them here
+            logprobs=_logprobs(response.provider_details),
         )
         calls = any(isinstance(p, pm.ToolCallPart) for p in response.parts)
         turn = None if calls else self.guard.reask(self._who(ctx), text)
