@@ -14,6 +14,10 @@ budget to make the extraction run at all). Rows:
 - `scorer`: the ranking alone on the same passages: scikit-learn's vectoriser and cosine vs
   `_rank.tfidf_scores` (the same numbers: `tests/supervise/test_extract_rank.py`).
 
+A second table times HTML tool outputs (pageloop pages of seed 29, joined and cut to each
+size): `strip_markup` alone (what the rule tier does to a page first), then with the extract
+of its text (a 600-character budget, a pageloop question).
+
 Each cell is the best of several timed runs (wall clock; run it pinned to one idle core), after
 one warm-up call, so the first call's import of scikit-learn (about 2.4 s, issue 50) is not in
 it: it is printed apart. No timing is asserted anywhere.
@@ -22,6 +26,7 @@ it: it is printed apart. No timing is asserted anywhere.
 from __future__ import annotations
 
 import argparse
+import importlib
 import subprocess
 import sys
 import time
@@ -35,6 +40,7 @@ from overseer.supervise.purify import extract, passages, tfidf_scores
 from overseer.traces import load_whowhen
 
 ROOT = Path(__file__).resolve().parents[1]
+HTML_SIZES = (8_000, 12_000, 35_000, 100_000)
 KEEP = 1500  # RuleSettings().purify_keep
 SIZES = (1_000, 8_000, 100_000, 1_000_000, 10_000_000)
 SLOW = 20.0  # seconds: a size whose first old call took longer is not repeated for the old code
@@ -111,11 +117,26 @@ def row(size: int, old: types.ModuleType | None) -> str:
     )
 
 
+def html_row(size: int) -> str:
+    """One Markdown row for an HTML page of `size` characters: strip, strip + extract."""
+    from overseer.tasks.pageloop import make_tasks
+
+    tasks = make_tasks(20, 29)
+    pages = "".join(t.page for t in tasks)
+    page = (pages * (size // len(pages) + 1))[:size]
+    # strip_markup has no public home yet (overseer.supervise.purify does not export it)
+    strip = importlib.import_module("overseer.supervise._markup").strip_markup
+    alone = best(lambda: strip(page))
+    both = best(lambda: extract(strip(page) or page, tasks[0].question, 600))
+    return f"| {size:,} | {_cell(alone)} | {_cell(both)} |"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--old-commit", default="a7367a2", help="'' to time the new code alone")
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    ap.add_argument("--html-sizes", default=",".join(map(str, HTML_SIZES)), help="'' for none")
     args = ap.parse_args(argv)
     old = old_module(args.old_commit) if args.old_commit else None
     if old is not None:
@@ -129,6 +150,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     for size in (int(s) for s in args.sizes.split(",")):
         print(row(size, old), flush=True)
+    if args.html_sizes:
+        print("\n| HTML page chars | strip_markup | strip_markup + extract |\n|---|---|---|")
+        for size in (int(s) for s in args.html_sizes.split(",")):
+            print(html_row(size), flush=True)
     return 0
 
 

@@ -4,8 +4,8 @@ Browsing agents read raw HTML pages whose markup is most of their length (a 1,80
 viewport of a wiki page holds about 900 characters of text). Stripping it is the cheapest
 purification there is: no LLM, nothing invented, every word kept comes from the page. Tables
 are kept as `header: value` rows, since a fact table is often what the task asks for.
-Parsing is BeautifulSoup's (with the standard library's tolerant `html.parser`), which copes
-with the cut-off tags of a viewport.
+Parsing is the standard library's tolerant `html.parser` (its tokens, BeautifulSoup's tree, at
+a tenth of their cost: `_html`), which copes with the cut-off tags of a viewport.
 
 Pages an agent's browser tool already turned into text carry their chrome as text: the page's
 meta tags and JSON-LD printed as JSON, cookie banners, menus. `chrome_lines` finds those lines,
@@ -18,7 +18,8 @@ import re
 from html import unescape
 from typing import Literal
 
-from bs4 import BeautifulSoup, Tag
+from overseer.supervise._html import parse
+from overseer.supervise._strip import never, page_text, strings
 
 _TAG = re.compile(r"<[A-Za-z!/][^>]{0,400}>")
 # A tag cut off before its `>` where the next tag begins (a viewport or a block cut mid-tag,
@@ -29,48 +30,12 @@ _ROW = re.compile(
     r"<th\b[^>]*>(?P<label>.*?)</th>\s*<td\b[^>]*>(?P<value>.*?)</td>", re.IGNORECASE | re.DOTALL
 )
 _MIN_TAGS = 5  # fewer tags than this is text that mentions markup, not a page
-# Elements that are never content: code and styling.
-_DROP = ("script", "style", "noscript", "template", "iframe", "svg", "head")
-# Page chrome, dropped only when short: in a viewport cut mid-tag the parser may nest the
-# rest of the page inside an unclosed `<nav>`, and the page's content must survive that.
-_CHROME = ("nav", "header", "footer", "aside", "form", "button")
-_CHROME_MAX = 400  # characters of text
-# class / id words of advertising and cookie banners (a common readability heuristic).
-_NOISE = re.compile(r"(^|[-_ ])(ad|ads|advert\w*|sponsor\w*|banner|cookie\w*|promo\w*)($|[-_ ])")
-# tags that start a block of text: a blank line goes before and after each
-_BLOCKS = (
-    *("p", "div", "section", "article", "main", "blockquote", "pre", "br"),
-    *("h1", "h2", "h3", "h4", "h5", "h6", "caption"),
-    *("table", "tr", "ul", "ol", "li", "dl", "dt", "dd"),
-)
 
 
 def markup_share(text: str) -> float:
     """The share of `text` made of HTML tags (0 when it holds fewer than `_MIN_TAGS`)."""
-    tags = [len(m.group(0)) for m in _TAG.finditer(text)]
-    return sum(tags) / len(text) if len(tags) >= _MIN_TAGS else 0.0
-
-
-def _noisy(tag: Tag) -> bool:
-    words = " ".join([*(tag.get("class") or []), str(tag.get("id") or "")]).lower()
-    return bool(words.strip()) and _NOISE.search(words) is not None
-
-
-def _table_rows(table: Tag) -> str:
-    """A table as one line per row: `header: value` pairs, cells joined by ` | `."""
-    lines = []
-    caption = table.find("caption")
-    if caption is not None:
-        lines.append(caption.get_text(" ", strip=True))
-        caption.decompose()
-    for row in table.find_all("tr"):
-        cells = [c.get_text(" ", strip=True) for c in row.find_all(["th", "td"])]
-        cells = [c for c in cells if c]
-        if len(cells) == 2 and row.find("th") is not None:
-            lines.append(f"{cells[0]}: {cells[1]}")
-        elif cells:
-            lines.append(" | ".join(cells))
-    return "\n".join(lines)
+    tags = _TAG.findall(text)
+    return sum(map(len, tags)) / len(text) if len(tags) >= _MIN_TAGS else 0.0
 
 
 def strip_markup(text: str, *, min_share: float = 0.1) -> str | None:
@@ -83,24 +48,11 @@ def strip_markup(text: str, *, min_share: float = 0.1) -> str | None:
     """
     if markup_share(text) < min_share and not table_rows(text):
         return None  # prose with a few tags; a fact-table row is always worth stripping
-    soup = BeautifulSoup(_UNCLOSED.sub("", text), "html.parser")
-    title = soup.find("title")
-    title_text = title.get_text(" ", strip=True) if title is not None else ""
-    for tag in soup.find_all(_DROP):
-        tag.decompose()
-    for tag in soup.find_all(True):
-        if tag.decomposed or not (tag.name in _CHROME or _noisy(tag)):
-            continue
-        if len(tag.get_text()) <= _CHROME_MAX:
-            tag.decompose()
-    for table in soup.find_all("table"):
-        table.replace_with(f"\n\n{_table_rows(table)}\n\n")
-    for tag in soup.find_all(_BLOCKS):
-        tag.insert_before("\n\n")
-        tag.insert_after("\n\n")
+    root, title = parse(_UNCLOSED.sub("", text))
+    title_text = " ".join(strings(title, never)) if title is not None else ""
     blocks = (
         " ".join(b.split()) if "\n" not in b.strip() else _lines(b)
-        for b in re.split(r"\n\s*\n", soup.get_text())
+        for b in re.split(r"\n\s*\n", page_text(root))
     )
     body = "\n\n".join(b for b in blocks if b)
     if title_text and title_text not in body[:300]:
