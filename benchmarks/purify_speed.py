@@ -26,7 +26,6 @@ it: it is printed apart. No timing is asserted anywhere.
 from __future__ import annotations
 
 import argparse
-import importlib
 import subprocess
 import sys
 import time
@@ -36,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from overseer.supervise.purify import extract, passages, tfidf_scores
+from overseer.supervise.purify import extract, passages, strip_markup, tfidf_scores
 from overseer.traces import load_whowhen
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,8 +123,7 @@ def html_row(size: int) -> str:
     tasks = make_tasks(20, 29)
     pages = "".join(t.page for t in tasks)
     page = (pages * (size // len(pages) + 1))[:size]
-    # strip_markup has no public home yet (overseer.supervise.purify does not export it)
-    strip = importlib.import_module("overseer.supervise._markup").strip_markup
+    strip = strip_markup
     alone = best(lambda: strip(page))
     both = best(lambda: extract(strip(page) or page, tasks[0].question, 600))
     return f"| {size:,} | {_cell(alone)} | {_cell(both)} |"

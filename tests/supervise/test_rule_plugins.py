@@ -7,8 +7,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from overseer.models import ScriptedModel
 from overseer.runtime import Executor, read_trace
+from overseer.supervise.purify import strip_markup
 from overseer.supervise.rules import RuleSettings, fired, rule_plugins
 
 from .test_rule_tier import PAGE, agent_then_answer
@@ -50,3 +53,23 @@ async def test_each_rule_gives_its_own_verdict_and_note(tmp_path: Path) -> None:
     rules = [(e["by"], e["rule"]) for e in events if e["event"] == "rule"]
     assert rules == [("purification", "purification"), ("loop_breaker", "loop_breaker")]
     assert res.plugin_stats["purification"] == {"rules": {"purification": 1}}
+
+
+async def test_markup_the_parser_rejects_is_left_as_it_is_not_a_crash(tmp_path: Path) -> None:
+    """A page the HTML parser refuses (a table inside a table's caption) is judged as text."""
+    page = (
+        "<html><body><table><caption><table><tr><td>x</td></tr></table></caption></table>"
+        + "<p>w w</p>" * 600
+        + "</body></html>"
+    )
+    with pytest.raises(ValueError):
+        strip_markup(page)  # what purification calls first
+    reply, _seen = agent_then_answer([{"q": "tower"}])
+    res = await Executor(
+        ScriptedModel(reply),
+        supervisors=rule_plugins(),
+        tools={"lookup": FakeTool([(page, None)])},
+        trace_dir=tmp_path,
+    ).run(solo(["lookup"]), "How tall is the tower?")
+    assert res.stop_reason == "done" and res.answer == "330"
+    assert fired(res.plugin_stats) == {"purification": 1}  # cut as text, over purify_over

@@ -203,7 +203,7 @@ class PurifyRule:
         s, text = self.s, step.observation
         if not s.purify:
             return text, None
-        page = strip_markup(text) if s.strip_markup else None
+        page = _text_of(text) if s.strip_markup else None
         base, over, keep = (text, s.purify_over, s.purify_keep)
         if page is not None:
             base, over, keep = page, s.page_over, s.page_keep
@@ -226,6 +226,16 @@ class PurifyRule:
         """Whether `text` is an extract this rule made, as the host showed it (the bus may
         have written its note after it)."""
         return text in self.extracts or any(text.startswith(p) for p in self.extracts)
+
+
+def _text_of(text: str) -> str | None:
+    """`text` read as the text an HTML page shows (None: it is not HTML); markup the parser
+    rejects (a table inside a caption, an unknown marked section) is left as it is, never a
+    crash of the run."""
+    try:
+        return strip_markup(text)
+    except ValueError:
+        return None
 
 
 class GroundRule:
