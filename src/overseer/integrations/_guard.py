@@ -132,10 +132,6 @@ class GuardSettings:
         """Whether the rule tier's plug-ins run (`builtin` and rules not None)."""
         return self.builtin and self.rules is not None
 
-    def guard(self) -> GuardSettings:
-        """These settings (what the proxy's runs are guarded with: the same object)."""
-        return self
-
     def llm_settings(self) -> SupervisorSettings:
         """The SupervisorAgent's settings (the LLM tier), knowing the rule tier before it."""
         rules = self.rules if self.rule_tier else None

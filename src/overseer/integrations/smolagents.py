@@ -344,7 +344,7 @@ class OverseerSupervisor:
 
     def gate(self, agent: Any, tool: str, args: str, code: str) -> str | None:
         """The rule tier's refusal of a call (a repeat, a spent budget), before it runs."""
-        if not self.guard.settings.builtin:
+        if not self.guard.settings.rule_tier:
             return None
         inv = self._of(agent)
         with inv.lock:
@@ -358,14 +358,14 @@ class OverseerSupervisor:
     def reask(self, agent: Any, answer: str) -> str | None:
         """The turn asking the agent again when its final answer only repeats overseer's
         words (once per run and agent); None: the answer stands."""
-        if not self.guard.settings.builtin:
+        if not self.guard.settings.rule_tier:
             return None
         return self._of(agent).run.reask(_name(agent), answer)
 
     def settle(self, agent: Any, answer: str) -> str | None:
         """The final answer that stands instead of `answer` (an unsupported value after
         overseer closed the agent's tools, `GuardRun.settle`); None: it stands."""
-        if not self.guard.settings.builtin:
+        if not self.guard.settings.rule_tier:
             return None
         return self._of(agent).run.settle(_name(agent), answer)
 
@@ -398,7 +398,7 @@ class OverseerSupervisor:
             refused = self._count_unexecuted(inv, memory_step, step)
         if not refused:  # a refused step is on the bus already (its refusal)
             self._judge(inv, memory_step, step, agent)
-        if self.guard.settings.builtin and agent is not None:
+        if self.guard.settings.rule_tier and agent is not None:
             mask_memory(inv.run.model_input, agent, memory_step, name, inv.originals)
         self._log_firings(inv, n)
         if agent is not None and refused:
@@ -479,7 +479,7 @@ class OverseerSupervisor:
         """A reply smolagents could not parse never reached a tool: the loop breaker counts it
         here, and at the repeat it refuses it tells the agent to write something else (True:
         refused)."""
-        if not self.guard.settings.builtin:
+        if not self.guard.settings.rule_tier:
             return False
         blocked = inv.run.before_tool(step.agent, None, step.code or step.args or "")
         if blocked is not None:  # refused and counted on the bus; this note says why here

@@ -19,6 +19,7 @@ through the interactions and verdicts, as a host does.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
@@ -72,7 +73,7 @@ R = TypeVar("R")
 NOT_MESSAGES = ALL_KINDS - {"message"}
 
 
-class RulePlugin(BaseSupervisor, Generic[R]):
+class RulePlugin(BaseSupervisor, Generic[R], ABC):
     """One rule on the bus: its rule object per run (`_rule`), a `rule` trace event per
     firing, and its firings as stats (`{"rules": {name: n}}`, what every host sums)."""
 
@@ -82,8 +83,9 @@ class RulePlugin(BaseSupervisor, Generic[R]):
         self.settings = settings or RuleSettings()
         self.name = self.rule_name
 
+    @abstractmethod
     def _make(self, book: Book) -> R:
-        raise NotImplementedError
+        """This rule's object for one run, writing its firings to `book`."""
 
     def _state(self, run: Run) -> tuple[R, Book]:
         def make() -> tuple[R, Book]:
