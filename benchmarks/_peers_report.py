@@ -192,7 +192,7 @@ def verdict(rows: Sequence[Row]) -> str:
             f"{len(thin)} framework-family cells run with fewer than {MIN_N} tasks each"
         )
     return (
-        f"overseer beside the frameworks' own context control: the goal holds in {len(held)} "
+        f"overseer beside the frameworks' own context control: the goal is met in {len(held)} "
         f"of {len(held) + len(missed)} framework-family cells judged"
         + (f", missed in {', '.join(missed)}" if missed else "")
     )
