@@ -264,3 +264,23 @@ def test_the_best_peer_is_judged_on_the_tasks_overseer_ran_not_on_one_cheap_task
     assert best_peer(got, "langgraph", "a") == "lc-tuned"
     got += rows("mask", 5, 5, 30_000)[1:]  # mask on all five now, four of them right
     assert best_peer(got, "langgraph", "a") == "mask"
+
+
+def test_the_peers_pages_title_passes_the_evidence_page_check() -> None:
+    """The title the report writes (judged cells, or none judged) states a verdict the page
+    check of tests/evidence recognises; stop 54's CI failed on a title without one."""
+    from _frameworks_report import Row
+    from _peers_report import verdict
+
+    from tests.evidence.test_page_titles import verdict_problems
+
+    def rows(arm: str, kind: str, n: int, right: int) -> list[Row]:
+        return [
+            Row("m", "langgraph", arm, 40, f"pageloop11k/40/{kind}{i}", kind=kind,
+                prompt_tokens=1_000, right=i < right)
+            for i in range(n)
+        ]  # fmt: skip
+
+    judged = [*rows("with", "missing", 12, 12), *rows("without", "missing", 12, 0)]
+    for title in (verdict(judged), verdict(rows("with", "missing", 2, 2))):
+        assert verdict_problems(f"# {title}\n") == []
