@@ -9,7 +9,7 @@ import importlib.util
 from overseer.errors import MissingExtra, install_hint
 
 #: what the `bench` extra brings that the core does not, by import name (pyproject.toml)
-LAB_MODULES = ("scipy", "sklearn", "matplotlib")
+LAB_MODULES = ("numpy", "scipy", "sklearn", "matplotlib")
 
 
 def need_lab(command: str) -> None:

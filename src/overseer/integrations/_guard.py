@@ -18,13 +18,10 @@ several live runs and no handle the hook is refused (`AmbiguousRunError`), never
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
-
-import numpy as np
 
 from overseer.integrations._guard_run import Args, GuardRun
 from overseer.integrations._parts import (
@@ -43,6 +40,7 @@ from overseer.runtime.books import BudgetExceeded, Trace
 from overseer.runtime.bus import Host, SupervisorChain
 from overseer.runtime.steps import TurnPolicy, Verifier
 from overseer.supervise import SupervisorAgent, SupervisorSettings
+from overseer.supervise.purify import Embed
 from overseer.supervise.rules import RuleSettings, ToolRecord, rule_plugins
 
 __all__ = [
@@ -150,7 +148,7 @@ class Guard:
         run_name: str = "",
         plugin_settings: SupervisorSettings | None = None,
         verifier: Verifier | None = None,
-        embed: Callable[[list[str]], np.ndarray] | None = None,
+        embed: Embed | None = None,
     ) -> None:
         """`plugin_settings`: the LLM tier's own (a mode's, as smolagents takes them),
         instead of those `settings` imply; `verifier`: what answers a verify verdict (None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from overseer.supervise.purify import Embed
 
 try:
     from smolagents.memory import ActionStep
@@ -188,7 +188,7 @@ class OverseerSupervisor:
         mode: str = "llm",
         rules: RuleSettings | None = None,
         filter_preset: str | None = None,
-        embed: Callable[[list[str]], np.ndarray] | None = None,
+        embed: Embed | None = None,
         answer_after_refusals: int = 2,
         on_refusals: OnRefusals = "answer",
         trace_dir: str | Path | None = None,

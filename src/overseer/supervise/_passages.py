@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from itertools import repeat
+from itertools import compress, repeat
 from typing import Literal, NamedTuple
-
-import numpy as np
 
 from overseer.supervise._markup import line_kinds
 from overseer.supervise._structured import readable_values
@@ -208,8 +206,7 @@ def _said(text: str, blocks: list[str]) -> list[bool]:
     anchor = [min(range(len(w)), key=lambda j: count[w[j]]) if w else -1 for w in needs]
     wanted = {w[j] for w, j in zip(needs, anchor, strict=True) if j >= 0}
     at: dict[str, list[int]] = {w: [] for w in wanted}
-    hits = np.fromiter(map(wanted.__contains__, words), dtype=bool, count=len(words))
-    for i in np.flatnonzero(hits).tolist():
+    for i in compress(range(len(words)), map(wanted.__contains__, words)):
         at[words[i]].append(i)
     return [
         any(words[i - j : i + len(w) - j] == w for i in at[w[j]] if i >= j) if j >= 0

@@ -1,12 +1,16 @@
-"""TF-IDF relevance of passages to a query, in numpy: what purification ranks passages by.
+"""TF-IDF relevance of passages to a query: what purification ranks passages by.
 
 It computes exactly what scikit-learn's `TfidfVectorizer(sublinear_tf=True, stop_words=
 "english", token_pattern=r"(?u)\\b[^\\W_]+\\b")` followed by a cosine with the query gave
-(the scorer `extract` used until issue 50), without scikit-learn: its import stalled the first
-purification of a process for about 2.4 s and its sparse-matrix machinery cost tens of
-milliseconds per 8,000-character output, on the event loop of the proxy. Here one regex pass
-per passage, one dictionary of term ids and a few `np.bincount` calls do it (well under a
-millisecond for an 8,000-character output; `benchmarks/purify_speed.py` measures it).
+(the scorer `extract` used until issue 50), without scikit-learn (its import stalled the first
+purification of a process for about 2.4 s, and its sparse matrices cost tens of milliseconds
+per 8,000-character output on the proxy's event loop). The core path is pure Python (issue 49:
+numpy is no core dependency); with numpy installed the cosine runs in it (`_rank_np`, half the
+time), the same floats bit for bit: each sum is taken one addition at a time in the order
+numpy's `bincount` takes it (a document's terms by id, that is by first occurrence; not
+`sum()`, which compensates from Python 3.12 on), and only the documents that share a term
+with the query get a vector at all (the others score 0.0, as a sum of zeros does).
+`benchmarks/purify_speed.py` times it.
 
 The definition, for `n` documents (the passages, then the query):
 tf(t, d) = 1 + ln(count of t in d); idf(t) = ln((1 + n) / (1 + df(t))) + 1; each document's
@@ -15,12 +19,19 @@ vector is L2-normalised; a passage's score is the dot product of its vector with
 
 from __future__ import annotations
 
+import collections
+import math
 import re
-from itertools import count
-
-import numpy as np
+from collections.abc import Callable, Iterable, Sequence
+from functools import cache, partial, reduce
+from itertools import accumulate, chain, compress, count, repeat
+from operator import add, mul, ne, not_, sub, truediv
+from typing import TYPE_CHECKING
 
 from overseer.supervise._tokens import SEP, lower_words
+
+if TYPE_CHECKING:
+    from overseer.supervise._rank_np import Counts
 from overseer.supervise._tokens import warm as tokens_warm
 
 # words, not `_`-joined names (`foo_bar` is no token, as in scikit-learn's pattern)
@@ -55,8 +66,10 @@ STOP_WORDS = frozenset(_STOP_TEXT.split())
 
 
 def warm() -> None:
-    """Build the tokeniser's tables for the common characters now (`_tokens.warm`)."""
+    """Build the tokeniser's tables for the common characters now (`_tokens.warm`), and load
+    numpy's cosine if numpy is installed."""
     tokens_warm()
+    _numpy_counts()
 
 
 def terms(text: str) -> list[str]:
@@ -79,28 +92,28 @@ def _words(docs: list[str]) -> list[str]:
 
 
 # `SEP` and the stop words first: their ids come before any other word's, so the ids that
-# are dropped are known without a look at each word (the other words' ids keep their order)
+# are no term are known without a look at each word (the other words' ids keep their order)
 _SEEDED = {w: i for i, w in enumerate((SEP, *sorted(STOP_WORDS)))}
+_SEEDED_IDS = frozenset(_SEEDED.values())
 
 
-def _term_ids(docs: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
-    """Every term occurrence as (document index, term id), and a bound on the term ids: ids
-    after `_SEEDED`'s in order of first occurrence, handed out in one C-level pass (a new word
-    gets its position's number: `dict.setdefault` with a counter, not consecutive). Only the
-    order of the ids matters downstream (`TermMatrix` sorts by it), so that the result never
-    depends on hashing; a word holding `_` (no token: the pattern needs a word boundary at
-    both ends) gets an id too, and never occurs."""
+def _term_ids(docs: list[str]) -> tuple[list[list[int]], frozenset[int]]:
+    """Each document's words as ids, in order, and the ids that are no term (the stop words,
+    words holding `_`). Ids come after `_SEEDED`'s in order of first occurrence, handed out by
+    C-level passes (a new word gets its position's number: `dict.setdefault` with one counter
+    over all documents, not consecutive); only their order matters downstream (a document's
+    terms are summed by id), so that the result never depends on hashing. A word holding `_`
+    (no token: the pattern needs a word boundary at both ends) gets an id too, never counted."""
+    if not docs:
+        return [], _SEEDED_IDS
     text = lower_words(_joined(docs))
-    words = text.split()
     vocab = dict(_SEEDED)
-    ids = np.fromiter(map(vocab.setdefault, words, count(len(_SEEDED))), np.int64, len(words))
-    doc = np.cumsum(ids == 0) - 1
-    keep = ids >= len(_SEEDED)
-    if "_" in text:  # the words that hold it
-        names = np.zeros(len(_SEEDED) + len(words), dtype=bool)
-        names[[vocab[w] for w in _underscored(text)]] = True
-        keep &= ~names[ids]
-    return doc[keep], ids[keep], len(_SEEDED) + len(words)
+    add_id = partial(map, vocab.setdefault)
+    at = count(len(_SEEDED))
+    ids = list(map(list, map(add_id, map(str.split, text.split(SEP)[1:]), repeat(at))))
+    if "_" not in text:
+        return ids, _SEEDED_IDS
+    return ids, _SEEDED_IDS.union([vocab[w] for w in _underscored(text)])
 
 
 def _underscored(text: str) -> set[str]:
@@ -116,46 +129,143 @@ def _underscored(text: str) -> set[str]:
     return out
 
 
+@cache
+def _numpy_counts() -> type[Counts] | None:
+    """numpy's term counts (`_rank_np.Counts`) when numpy is installed, else None; looked up
+    at the first ranking (importing purification imports no numpy)."""
+    try:
+        from overseer.supervise._rank_np import Counts
+    except ImportError:  # numpy is not installed: the pure path
+        return None
+    return Counts
+
+
 class TermMatrix:
-    """The term counts of a list of documents, computed once: which documents say anything
-    beyond another one, and TF-IDF cosines among any subset of them."""
+    """The words of a list of documents, tokenised once: which documents say anything beyond
+    another one, and TF-IDF cosines among any subset of them."""
 
     def __init__(self, docs: list[str]) -> None:
         self.n_docs = len(docs)
-        doc, term, self.n_terms = _term_ids(docs)
-        key, self.count = np.unique(doc * max(self.n_terms, 1) + term, return_counts=True)
-        self.doc, self.term = np.divmod(key, max(self.n_terms, 1))
+        self.ids, self.no_term = _term_ids(docs)
+        counts = _numpy_counts()
+        self.counts = counts(self.ids, self.no_term) if counts is not None else None
 
-    def novel(self, ref: int) -> np.ndarray:
-        """Per document, how many of its distinct terms document `ref` lacks."""
-        in_ref = np.zeros(self.n_terms, dtype=bool)
-        in_ref[self.term[self.doc == ref]] = True
-        return np.bincount(self.doc, weights=~in_ref[self.term], minlength=self.n_docs)
+    def novel(self, ref: int) -> list[bool]:
+        """Per document, whether it holds a term document `ref` lacks."""
+        known = self.no_term.union(self.ids[ref])
+        return list(map(not_, map(known.issuperset, self.ids)))
 
-    def cosine(self, docs: np.ndarray, ref: int) -> np.ndarray:
+    def cosine(self, docs: Sequence[int], ref: int) -> list[float]:
         """The TF-IDF cosine of each document of `docs` (indices, `ref` not among them) with
         document `ref`, the IDF counted over `docs` and `ref` alone (as if only they had been
-        given): one float64 per document of `docs`."""
-        n = len(docs) + 1
-        slot = np.full(self.n_docs, -1, dtype=np.int64)
-        slot[docs] = np.arange(len(docs))
-        slot[ref] = n - 1
-        keep = slot[self.doc] >= 0
-        doc, term, count = slot[self.doc[keep]], self.term[keep], self.count[keep]
-        if len(term) == 0:
-            return np.zeros(len(docs))
-        df = np.bincount(term, minlength=self.n_terms)
-        idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
-        weight = (1.0 + np.log(count)) * idf[term]
-        weight /= np.sqrt(np.bincount(doc, weights=weight * weight, minlength=n))[doc]
-        ref_weight = np.zeros(self.n_terms)
-        last = doc == n - 1
-        ref_weight[term[last]] = weight[last]
-        scores = np.bincount(doc, weights=weight * ref_weight[term], minlength=n)
-        return np.asarray(scores[:-1])
+        given): one float per document of `docs`, 0.0 for one sharing no term with `ref`.
+        In numpy when it is installed (`_rank_np`: the same floats, half the time)."""
+        if self.counts is not None:
+            return self.counts.cosine(docs, ref)
+        return self.cosine_pure(docs, ref)
+
+    def cosine_pure(self, docs: Sequence[int], ref: int) -> list[float]:
+        """`cosine` in pure Python (the core's path: numpy is no core dependency)."""
+        scores = [0.0] * len(docs)
+        asked = set(self.ids[ref]).difference(self.no_term)
+        subset = list(map(self.ids.__getitem__, docs))
+        sharing = list(compress(range(len(docs)), map(not_, map(asked.isdisjoint, subset))))
+        if not sharing:
+            return scores
+        df: dict[int, int] = {}
+        _count(df, chain.from_iterable(map(set, [*subset, self.ids[ref]])))
+        idf = _Cached(partial(_idf, 2.0 + len(docs)))  # 1 + n, n = the documents and `ref`
+        vectors = _Vectors([*map(subset.__getitem__, sharing), self.ids[ref]], self.no_term)
+        vectors.weigh(map(idf.__getitem__, map(df.__getitem__, vectors.flat)))
+        for j, score in zip(sharing, vectors.dots(asked), strict=True):
+            scores[j] = score
+        return scores
 
 
-def tfidf_scores(texts: list[str], query: str) -> np.ndarray:
+class _Vectors:
+    """The TF-IDF vectors of documents (lists of word ids), the last the query's, computed
+    flat: each step one C-level pass over all their terms (a Python step per document cost
+    five times numpy's time on an 8,000-character page). A document's terms are its distinct
+    ids less `no_term`, in id order, as numpy's `unique` had them; its weights are added one
+    at a time in that order (numpy's `bincount`, not `sum()`, which compensates from Python
+    3.12 on)."""
+
+    def __init__(self, docs: list[list[int]], no_term: frozenset[int]) -> None:
+        self.docs, self.no_term = docs, no_term
+        self.sets = list(map(set, docs))
+        self.terms = list(map(sorted, map(set.difference, self.sets, repeat(no_term))))
+        self.flat = list(chain.from_iterable(self.terms))
+        self.ends = list(accumulate(map(len, self.terms)))
+        self.weights: list[float] = []
+
+    def weigh(self, idf: Iterable[float]) -> None:
+        """The weights from each term's IDF (`idf`, one per term of `flat`): tf * idf, tf =
+        1 + ln(count) (1.0 for a term said once; counted only in documents that repeat one)."""
+        self.weights = weights = list(idf)
+        said = map(
+            sub,
+            map(len, self.docs),
+            map(sum, map(map, repeat(self.no_term.__contains__), self.docs)),
+        )
+        for k in compress(range(len(self.docs)), map(ne, said, map(len, self.terms))):
+            start, end = self.ends[k] - len(self.terms[k]), self.ends[k]
+            counts: dict[int, int] = {}
+            _count(counts, self.docs[k])
+            tf = map(_TF.__getitem__, map(counts.__getitem__, self.terms[k]))
+            weights[start:end] = map(mul, tf, weights[start:end])
+
+    def _segments(self, values: list[float], ends: list[int]) -> list[list[float]]:
+        return list(map(values.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+
+    def dots(self, asked: set[int]) -> list[float]:
+        """Each document's (but the query's) cosine with the query: its normalised weights
+        times the query's, added in term order over the terms both have (numpy added a 0.0
+        for each other one, which changes no sum of non-negative numbers)."""
+        parts = self._segments(self.weights, self.ends)
+        norms = list(
+            map(
+                math.sqrt,
+                map(reduce, repeat(add), map(map, repeat(mul), parts, parts), repeat(0.0)),
+            )
+        )
+        query = dict(zip(self.terms[-1], map(truediv, parts[-1], repeat(norms[-1])), strict=True))
+        both = list(map(asked.__contains__, self.flat))
+        by_term = map(
+            truediv,
+            compress(self.weights, both),
+            chain.from_iterable(map(repeat, norms, map(len, map(asked.intersection, self.sets)))),
+        )
+        products = list(map(mul, by_term, map(query.__getitem__, compress(self.flat, both))))
+        ends = list(accumulate(map(len, map(asked.intersection, self.sets[:-1]))))
+        return list(map(reduce, repeat(add), self._segments(products, ends), repeat(0.0)))
+
+
+# `Counter`'s C counting loop, without its Python-level constructor (2 µs a call, paid per
+# document that repeats a term)
+_count: Callable[[dict[int, int], Iterable[int]], None] = collections._count_elements  # type: ignore[attr-defined]
+
+
+def _idf(top: float, df: int) -> float:
+    """ln((1 + n) / (1 + df)) + 1, with `top` = 1 + n."""
+    return math.log(top / (1.0 + df)) + 1.0
+
+
+class _Cached(dict[int, float]):
+    """A function of an integer, each value computed once when first asked for."""
+
+    def __init__(self, fn: Callable[[int], float]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def __missing__(self, key: int) -> float:
+        self[key] = got = self.fn(key)
+        return got
+
+
+_TF = _Cached(lambda c: 1.0 + math.log(c))  # 1 + ln(count)
+
+
+def tfidf_scores(texts: list[str], query: str) -> list[float]:
     """The TF-IDF cosine of each of `texts` with `query` (zeros when no text or the query has
-    no term), one float64 per text."""
-    return TermMatrix([*texts, query]).cosine(np.arange(len(texts)), len(texts))
+    no term), one float per text."""
+    return TermMatrix([*texts, query]).cosine(range(len(texts)), len(texts))

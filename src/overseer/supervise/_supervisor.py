@@ -6,14 +6,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from overseer.models import Model
 from overseer.runtime import AgentSpec, BaseSupervisor, Interaction, Run, RunResult, Tool, Verdict
 from overseer.runtime.bus import Outcome
 from overseer.runtime.steps import Agent, AgentContext, AgentStepError
 from overseer.runtime.verdicts import Approve, Guide, Replace, Verify
 from overseer.supervise._core import Review, SupervisorCore, SupervisorSettings
+from overseer.supervise._extract import Embed
 from overseer.supervise._steps import step_of
 
 
@@ -47,7 +46,7 @@ class SupervisorAgent(BaseSupervisor):
         settings: SupervisorSettings | None = None,
         *,
         name: str = "supervisor",
-        embed: Callable[[list[str]], np.ndarray] | None = None,
+        embed: Embed | None = None,
     ) -> None:
         self.name = name
         self.model = model

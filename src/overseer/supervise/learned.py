@@ -22,8 +22,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-
-import numpy as np
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from overseer.supervise._learned_data import (
     LABELS,
@@ -35,6 +35,9 @@ from overseer.supervise._learned_data import (
     label_of,
 )
 from overseer.supervise.filters import Step, Trigger, normalize_action
+
+if TYPE_CHECKING:
+    import numpy
 
 __all__ = [
     "CATEGORICAL",
@@ -126,9 +129,22 @@ def _check_names(names: Sequence[str], where: str) -> None:
             )
 
 
-def vectorize(feats: Mapping[str, float | str], names: Sequence[str]) -> np.ndarray:
+def _numpy() -> ModuleType:
+    """numpy, imported when a trigger is loaded or used (not with the package: the core installs
+    without it, issue 49). Its dot product (BLAS) is what every trigger's threshold was chosen
+    on, so a pure-Python sum in another order could move a probability across it."""
+    try:
+        import numpy
+    except ImportError:
+        raise ImportError(
+            "the learned trigger needs numpy: pip install 'overseer-agents[train]'"
+        ) from None
+    return numpy
+
+
+def vectorize(feats: Mapping[str, float | str], names: Sequence[str]) -> numpy.ndarray:
     """The vector of `feats` over `names` (NUMERIC names, and `category=value` one-hots)."""
-    out = np.zeros(len(names))
+    out = _numpy().zeros(len(names))
     for j, n in enumerate(names):
         if n in NUMERIC:
             out[j] = float(feats.get(n, 0.0))
@@ -166,6 +182,7 @@ class LearnedTrigger:
 
     def prob(self, feats: Mapping[str, float | str]) -> float:
         """The predicted probability that the LLM would make a kept intervention."""
+        np = _numpy()
         x = (vectorize(feats, self.features) - np.array(self.mean)) / np.array(self.scale)
         z = float(np.dot(np.array(self.coef), x) + self.intercept)
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
@@ -205,6 +222,7 @@ def load_trigger(ref: str | Path) -> LearnedTrigger:
     """A trigger by path or by name; another format, version or feature set is refused with
     one line saying which and what was expected."""
     path = _resolve(ref)
+    _numpy()  # a missing numpy said now, not at the first flagged step
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
@@ -311,6 +329,7 @@ def train_trigger(
     every example is positive, never when none is) instead of an error."""
     from sklearn.linear_model import LogisticRegression
 
+    np = _numpy()
     labels = [e.label for e in train]
     if len(set(labels)) < 2 and allow_constant and labels:
         return _constant(train, validation, label=label, seed=seed)

@@ -10,13 +10,11 @@ LLM tier's settings.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
-
-import numpy as np
 
 from overseer.runtime import Supervisor
 from overseer.supervise._core import SupervisorSettings
+from overseer.supervise._extract import Embed
 from overseer.supervise._supervisor import SupervisorAgent
 from overseer.supervise.learned import DEFAULT_TRIGGER, load_trigger
 from overseer.supervise.rules import RuleSettings, rule_plugins
@@ -91,7 +89,7 @@ def supervision_plugins(
     base: SupervisorSettings | None = None,
     rules: RuleSettings | None = None,
     verifier: bool = True,
-    embed: Callable[[list[str]], np.ndarray] | None = None,
+    embed: Embed | None = None,
     name: str = "supervisor",
 ) -> list[Supervisor]:
     """The chain of `mode` for one run, in the order it is asked: the rule tier's plug-ins

@@ -8,10 +8,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from overseer.runtime.steps import ToolRecord
-from overseer.supervise._extract import extract
+from overseer.supervise._extract import Embed, extract
 from overseer.supervise._grounding import Reading, regrounded, swap_number
 from overseer.supervise._markup import strip_markup
 from overseer.supervise.filters import Step, normalize_action
@@ -193,7 +191,7 @@ class PurifyRule:
         self,
         settings: RuleSettings,
         book: Book,
-        embed: Callable[[list[str]], np.ndarray] | None = None,
+        embed: Embed | None = None,
     ) -> None:
         self.s, self.book, self.embed = settings, book, embed
         self.extracts: set[str] = set()  # outputs it produced (masking keeps them)

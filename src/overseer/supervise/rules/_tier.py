@@ -5,11 +5,10 @@ is a bus plug-in of its own (`overseer.supervise.rules.plugins`)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
-
-import numpy as np
+from collections.abc import Sequence
 
 from overseer.runtime.steps import ToolRecord
+from overseer.supervise._extract import Embed
 from overseer.supervise.filters import Step
 from overseer.supervise.rules._base import Blocked, Book, RuleFiring, RuleSettings
 from overseer.supervise.rules._logic import (
@@ -32,7 +31,7 @@ class RuleTier:
         self,
         settings: RuleSettings | None = None,
         *,
-        embed: Callable[[list[str]], np.ndarray] | None = None,
+        embed: Embed | None = None,
     ) -> None:
         self.settings = settings or RuleSettings()
         self.embed = embed

@@ -21,15 +21,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any, ClassVar, Generic, TypeVar, cast
-
-import numpy as np
 
 from overseer.runtime import BaseSupervisor, Interaction, Run, Verdict
 from overseer.runtime.steps import ALL_KINDS, ToolRecord
 from overseer.runtime.verdicts import Replace
+from overseer.supervise._extract import Embed
 from overseer.supervise._steps import step_of
 from overseer.supervise.rules._base import (
     NOTE_MARK,
@@ -129,7 +128,7 @@ class Purification(RulePlugin[PurifyRule]):
         self,
         settings: RuleSettings | None = None,
         *,
-        embed: Callable[[list[str]], np.ndarray] | None = None,
+        embed: Embed | None = None,
     ) -> None:
         super().__init__(settings)
         self.embed = embed
@@ -263,7 +262,7 @@ def _extract(text: str) -> bool:
 def rule_plugins(
     settings: RuleSettings | None = None,
     *,
-    embed: Callable[[list[str]], np.ndarray] | None = None,
+    embed: Embed | None = None,
 ) -> list[RulePlugin[Any]]:
     """The rule tier as a chain: the plug-ins of the rules `settings` switch on, in the order
     a run asks them (purification, grounding, budget, loop breaker, masking)."""
