@@ -38,4 +38,4 @@ fi
 .venv/bin/mypy
 # One process by default; OVERSEER_TEST_WORKERS=2 runs two pytest-xdist workers (each test
 # file stays on one worker, so a module's model or Ray fixture loads once). Arguments go to pytest.
-.venv/bin/python -m pytest -n "${OVERSEER_TEST_WORKERS:-0}" --dist loadfile "$@"
+.venv/bin/python -m pytest -n "${OVERSEER_TEST_WORKERS:-0}" --dist loadfile --durations=25 "$@"

@@ -1,17 +1,19 @@
-"""Each framework's own agent through `overseer proxy`, on qwen2.5-coder-0.5b (issue 40 item 5).
+"""A LangGraph agent through `overseer proxy`, on qwen2.5-coder-0.5b (issue 40 item 5).
 
-The agent (LangGraph, OpenAI Agents SDK, pydantic-ai, smolagents; built as in
-benchmarks/framework_tasks.py) has only its base URL changed: it talks to an `overseer proxy
---upstream` process, which relays to the embedded model's own HTTP server through a recording
-proxy, so the test reads what reached the model and the usage the server reported. The task
-is one generated page-and-loop task (`overseer.tasks.pageloop`, development seed).
+The agent (built as in benchmarks/framework_tasks.py) has only its base URL changed: it talks
+to an `overseer proxy --upstream` process, which relays to the embedded model's own HTTP server
+through a recording proxy, so the test reads what reached the model and the usage the server
+reported. The task is one generated page-and-loop task (`overseer.tasks.pageloop`, development
+seed).
 
 Asserted is what holds on every machine: the run ends with an answer, the proxy purified the
 page (its trace), the request that carries the page reached the model smaller than the raw
 page alone would be (prompt tokens against the page's own token count, by the model's
 tokenizer) and still states the fact asked for. Not asserted: total-run savings or a right
 answer (a 0.5B model's path varies between machines); they are printed, and measured by the
-benchmark.
+benchmark. The other frameworks go through the proxy on a scripted server
+(tests/integrations/test_framework_tasks_bench.py: the `proxy` arm of each), which asserts the
+same purification; one framework on the real model keeps the test command's time (issue 49).
 
 Needs qwen2.5-coder-0.5b (`pip install 'overseer-agents[qwen05]'`); without it these tests fail,
 naming it.
@@ -73,10 +75,8 @@ def page_request(exchanges: list[Exchange]) -> Exchange | None:
     return None
 
 
-@pytest.mark.parametrize("framework", ft.FRAMEWORKS)
-def test_the_agent_through_the_proxy_answers_from_a_purified_page(
-    framework: str, qwen: LlamaCppModel
-) -> None:
+def test_the_agent_through_the_proxy_answers_from_a_purified_page(qwen: LlamaCppModel) -> None:
+    framework = "langgraph"
     with RecordingProxy(qwen.base_url) as rec:
         args = ft.options(["--model", qwen.name, "--max-calls", str(MAX_CALLS)])
         args.base_url = rec.base_url

@@ -63,7 +63,8 @@ def test_every_framework_and_arm_is_run_stored_paired_and_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store, page = tmp_path / "runs.sqlite", tmp_path / "frameworks.md"
-    proxied = ("langgraph", "pydantic-ai")  # the proxy arm, a process each (smolagents: below)
+    # the proxy arm, a process each (smolagents: below; on the real model: tests/e2e)
+    proxied = ("langgraph", "pydantic-ai", "openai-agents")
     with LoopbackServer(trapped(TASK)) as srv:
         argv = ["--base-url", srv.base_url, "--model", "scripted", "--n", "1", "--max-calls", "8"]
         argv += ["--store", str(store), "--page", str(page)]
@@ -271,7 +272,6 @@ def test_the_peers_pages_title_passes_the_evidence_page_check() -> None:
     check of tests/evidence recognises; stop 54's CI failed on a title without one."""
     from _frameworks_report import Row
     from _peers_report import verdict
-
     from tests.evidence.test_page_titles import verdict_problems
 
     def rows(arm: str, kind: str, n: int, right: int) -> list[Row]:
