@@ -1,9 +1,9 @@
-"""The rogue-agent monitor on a framework's run (issue 49 item 1): a LangGraph, Agents SDK or
-pydantic-ai agent, or a client of the proxy, whose model gives token logprobs has its answer
-featurised by
-`UncertaintyMonitor` through the guard's plug-ins, like a team agent's turn. A framework run
-cannot be rolled back, so the monitor runs with `intervene=False` there: it estimates and
-counts the turns it would roll back; one that would roll back is refused at the start."""
+"""The rogue-agent monitor on a framework's run (issue 49 item 1): a LangGraph, Agents SDK,
+pydantic-ai or smolagents agent, or a client of the proxy, whose model gives token logprobs has
+its answer featurised by `UncertaintyMonitor` through the guard's plug-ins, like a team
+agent's turn. A framework run cannot be rolled back, so the monitor runs with `intervene=False`
+there: it estimates and counts the turns it would roll back; one that would roll back is refused
+at the start."""
 
 from __future__ import annotations
 
@@ -176,3 +176,31 @@ def test_the_monitor_featurises_a_pydantic_ai_answer_from_its_logprobs(tmp_path:
     assert stats == {"turns": 1, "without_logprobs": 0, "flagged": 1, "intervenes": False}
     (row,) = monitor.rows
     assert row["agent"] == "researcher" and row["entropy"] > 0
+
+
+def test_the_monitor_featurises_a_smolagents_answer_from_its_logprobs(tmp_path: Path) -> None:
+    """smolagents' `OpenAIServerModel` passes its keyword arguments to the server
+    (`logprobs=True, top_logprobs=3`); the metered call keeps the reply's logprobs."""
+    from smolagents import OpenAIServerModel, ToolCallingAgent, tool
+
+    from overseer.integrations.smolagents import OverseerSupervisor
+
+    def script(body: Mapping[str, Any], n: int) -> Reply:
+        if n == 1:
+            return Reply(calls=(ToolCall("lookup", {"word": "wren"}),))
+        return Reply(calls=(ToolCall("final_answer", {"answer": "A wren is a small bird."}),))
+
+    monitor = UncertaintyMonitor({"agent": _pessimist()}, fallback_role="agent", intervene=False)
+    with LoopbackServer(script) as srv:
+        model = OpenAIServerModel(
+            model_id="scripted", api_base=srv.base_url, api_key="none", logprobs=True,
+            top_logprobs=3,
+        )  # fmt: skip
+        agent = ToolCallingAgent(tools=[tool(lookup)], model=model, max_steps=4, name="researcher")
+        sup = OverseerSupervisor(mode="rules", trace_dir=tmp_path, plugins=(monitor,))
+        answer = sup.attach(agent).run("What is a wren?")
+        asked = [r.get("logprobs") for r in srv.requests]
+    assert answer == "A wren is a small bird." and asked and all(asked)
+    stats = sup.guard.last.stats["plugins"]["rogue-monitor"]
+    assert stats["without_logprobs"] == 0 and stats["turns"] >= 1 and stats["flagged"] >= 1
+    assert all(row["entropy"] > 0 for row in monitor.rows)

@@ -5,7 +5,8 @@ is stopped earlier: a ToolCallingAgent's `execute_tool_call` and a CodeAgent's
 `python_executor` are wrapped on the agent instance (the refusal is what the agent reads
 instead of the tool output). `run` is wrapped so the supervisor knows when a run starts and
 ends; the model's `generate`, so each call is booked as the server reported it (the final
-answer's, the one at `max_steps`, the raw reply's cached prompt tokens: TokenUsage has none);
+answer's, the one at `max_steps`, the raw reply's cached prompt tokens: TokenUsage has none;
+its token logprobs, for a monitor plug-in);
 `provide_final_answer`, so the answer at `max_steps` is settled (`GuardRun.settle`).
 """
 
@@ -20,6 +21,8 @@ from smolagents.utils import AgentToolExecutionError
 
 from overseer.integrations._parts import args_text
 from overseer.integrations._smol_steps import CODE_TOOL
+from overseer.models import TokenLogprob
+from overseer.models.positions import logprobs_of
 
 if TYPE_CHECKING:
     from overseer.integrations.smolagents import OverseerSupervisor as Gate
@@ -149,6 +152,18 @@ def _field(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
 
 
+def logprobs(raw: Any) -> tuple[TokenLogprob, ...]:
+    """The token logprobs of an OpenAI-style reply's first choice, when the model asked for
+    them (`OpenAIServerModel(..., logprobs=True, top_logprobs=N)`), else none."""
+    choices = _field(raw, "choices")
+    if not choices:
+        return ()
+    choice = choices[0]
+    if hasattr(choice, "model_dump"):
+        choice = choice.model_dump()
+    return tuple(logprobs_of(choice) or ()) if isinstance(choice, Mapping) else ()
+
+
 def cached_tokens(raw: Any) -> int:
     """The cached prompt tokens an OpenAI-style reply reports
     (`usage.prompt_tokens_details.cached_tokens`), else 0."""
@@ -158,8 +173,8 @@ def cached_tokens(raw: Any) -> int:
 
 def _meter(model: Any, gate: Gate) -> None:
     """Wrap the model instance's `generate`: each call is reported to `gate.metered` (usage
-    as given, cached tokens, seconds, the reply's text). A streamed step's call is booked
-    from the step (`generate_stream`'s deltas carry no raw usage)."""
+    as given, cached tokens, seconds, the reply's text, its token logprobs if any). A streamed
+    step's call is booked from the step (`generate_stream`'s deltas carry no raw usage)."""
     name = str(getattr(model, "model_id", "") or "")
     generate: Callable[..., Any] = model.generate
 
@@ -168,8 +183,9 @@ def _meter(model: Any, gate: Gate) -> None:
         reply = generate(*args, **kwargs)
         took = time.perf_counter() - start
         gate.metered(
-            reply.token_usage, cached_tokens(reply.raw), took, name, args_text(reply.content)
-        )
+            reply.token_usage, cached_tokens(reply.raw), took, name, args_text(reply.content),
+            logprobs(reply.raw),
+        )  # fmt: skip
         return reply
 
     model.generate = metered

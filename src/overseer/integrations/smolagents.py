@@ -52,7 +52,7 @@ from overseer.integrations._smol_steps import (
     step_from_smolagents,
     unexecuted,
 )
-from overseer.models import Model, Usage
+from overseer.models import Model, TokenLogprob, Usage
 from overseer.runtime import Run, Supervisor
 from overseer.runtime.steps import Verifier
 from overseer.supervise import Step, SupervisorSettings, SupervisorStats, preset
@@ -332,15 +332,23 @@ class OverseerSupervisor:
 
     # -- model calls and tools -------------------------------------------------------------
     def metered(
-        self, used: TokenUsage | None, cached: int, seconds: float, model: str, text: str
+        self,
+        used: TokenUsage | None,
+        cached: int,
+        seconds: float,
+        model: str,
+        text: str,
+        logprobs: tuple[TokenLogprob, ...] = (),
     ) -> None:
-        """One model call of the agent running in this context, as it was reported; booked at
-        the agent's next step (after its tools ran, as a step's budget is counted) or run end."""
+        """One model call of the agent running in this context, as it was reported (with its
+        token logprobs when the model asked for them); booked at the agent's next step (after
+        its tools ran, as a step's budget is counted) or run end."""
         here = self._here.get()
         if here is None or here[0].run.ended:
             return  # a call outside any supervised run
+        call = (used, cached, seconds, model, text, logprobs)
         with here[0].lock:
-            here[0].calls.setdefault(id(here[1]), []).append((used, cached, seconds, model, text))
+            here[0].calls.setdefault(id(here[1]), []).append(call)
 
     def gate(self, agent: Any, tool: str, args: str, code: str) -> str | None:
         """The rule tier's refusal of a call (a repeat, a spent budget), before it runs."""
@@ -458,8 +466,8 @@ class OverseerSupervisor:
         name = _name(agent)
         calls = inv.calls.pop(id(agent), [])
         if not calls and step is not None:
-            calls = [(step.token_usage, 0, 0.0, "", "")]
-        for used, cached, seconds, model, text in calls:
+            calls = [(step.token_usage, 0, 0.0, "", "", ())]
+        for used, cached, seconds, model, text, logprobs in calls:
             with suppress(BudgetExceeded):
                 inv.run.book(
                     name,
@@ -470,6 +478,7 @@ class OverseerSupervisor:
                     latency_s=seconds,
                     output=text,
                     reported=used is not None,
+                    logprobs=logprobs,
                 )
         if step is not None and name in inv.run.spent and name not in inv.told:
             inv.told.add(name)
