@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from overseer.supervise._extract import passages
 from overseer.supervise._rank import STOP_WORDS, TermMatrix, terms, tfidf_scores
-from overseer.supervise._rank_np import Counts
 from overseer.traces import load_whowhen
 
 sklearn_text = pytest.importorskip("sklearn.feature_extraction.text")
@@ -67,45 +66,6 @@ def test_scores_equal_scikit_learn_s_on_real_pages() -> None:
                 assert np.allclose(ours, theirs, atol=1e-12), (traj.id, step.index)
                 checked += 1
     assert checked >= 5
-
-
-@settings(max_examples=300, deadline=None)
-@given(texts=st.lists(TEXT, max_size=8), query=TEXT)
-def test_numpy_s_cosine_is_the_pure_one_bit_for_bit_on_any_text(
-    texts: list[str], query: str
-) -> None:
-    """With numpy installed the cosine runs in it (`_rank_np`); its floats are the core's."""
-    matrix = TermMatrix([*texts, query])
-    docs = list(range(len(texts)))
-    assert Counts(matrix.ids, matrix.no_term).cosine(docs, len(texts)) == matrix.cosine_pure(
-        docs, len(texts)
-    )
-
-
-def test_numpy_s_cosine_is_the_pure_one_bit_for_bit_on_real_pages() -> None:
-    """Every long observation of the Who&When hand logs and 40 generated 11-13 k pages, cut into
-    passages, each passage subset `extract` could rank (all; every other one)."""
-    from overseer.supervise.purify import strip_markup
-    from overseer.tasks.pageloop import make_tasks
-
-    pages = [
-        (s.text, t.question)
-        for t in load_whowhen("hand")
-        for s in t.steps
-        if s.is_observation and len(s.text) > 2000
-    ]
-    pages += [
-        (strip_markup(t.page), t.question) for t in make_tasks(40, 29, chars=(11_000, 13_000))
-    ]
-    checked = 0
-    for page, query in pages:
-        matrix = TermMatrix([*(p.text for p in passages(page)), query])
-        n = matrix.n_docs - 1
-        for docs in (list(range(n)), list(range(0, n, 2))):
-            got = Counts(matrix.ids, matrix.no_term).cosine(docs, n)
-            assert got == matrix.cosine_pure(docs, n), query
-            checked += any(got)
-    assert checked >= 50
 
 
 def test_a_subset_is_scored_as_if_only_it_had_been_given() -> None:

@@ -4,10 +4,11 @@ It computes exactly what scikit-learn's `TfidfVectorizer(sublinear_tf=True, stop
 "english", token_pattern=r"(?u)\\b[^\\W_]+\\b")` followed by a cosine with the query gave
 (the scorer `extract` used until issue 50), without scikit-learn (its import stalled the first
 purification of a process for about 2.4 s, and its sparse matrices cost tens of milliseconds
-per 8,000-character output on the proxy's event loop). The core path is pure Python (issue 49:
-numpy is no core dependency); with numpy installed the cosine runs in it (`_rank_np`, half the
-time), the same floats bit for bit: each sum is taken one addition at a time in the order
-numpy's `bincount` takes it (a document's terms by id, that is by first occurrence; not
+per 8,000-character output on the proxy's event loop), in pure Python (issue 49: numpy is no
+core dependency; a numpy cosine was measured beside it, about equal at 8,000 characters and
+1.7x faster at 100,000, not worth a second implementation). Its floats are the numpy version's
+(until issue 49) bit for bit: each sum is taken one addition at a time in the order numpy's
+`bincount` took it (a document's terms by id, that is by first occurrence; not
 `sum()`, which compensates from Python 3.12 on), and only the documents that share a term
 with the query get a vector at all (the others score 0.0, as a sum of zeros does).
 `benchmarks/purify_speed.py` times it.
@@ -23,15 +24,11 @@ import collections
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from functools import cache, partial, reduce
+from functools import partial, reduce
 from itertools import accumulate, chain, compress, count, repeat
 from operator import add, mul, ne, not_, sub, truediv
-from typing import TYPE_CHECKING
 
 from overseer.supervise._tokens import SEP, lower_words
-
-if TYPE_CHECKING:
-    from overseer.supervise._rank_np import Counts
 from overseer.supervise._tokens import warm as tokens_warm
 
 # words, not `_`-joined names (`foo_bar` is no token, as in scikit-learn's pattern)
@@ -66,10 +63,8 @@ STOP_WORDS = frozenset(_STOP_TEXT.split())
 
 
 def warm() -> None:
-    """Build the tokeniser's tables for the common characters now (`_tokens.warm`), and load
-    numpy's cosine if numpy is installed."""
+    """Build the tokeniser's tables for the common characters now (`_tokens.warm`)."""
     tokens_warm()
-    _numpy_counts()
 
 
 def terms(text: str) -> list[str]:
@@ -129,17 +124,6 @@ def _underscored(text: str) -> set[str]:
     return out
 
 
-@cache
-def _numpy_counts() -> type[Counts] | None:
-    """numpy's term counts (`_rank_np.Counts`) when numpy is installed, else None; looked up
-    at the first ranking (importing purification imports no numpy)."""
-    try:
-        from overseer.supervise._rank_np import Counts
-    except ImportError:  # numpy is not installed: the pure path
-        return None
-    return Counts
-
-
 class TermMatrix:
     """The words of a list of documents, tokenised once: which documents say anything beyond
     another one, and TF-IDF cosines among any subset of them."""
@@ -147,8 +131,6 @@ class TermMatrix:
     def __init__(self, docs: list[str]) -> None:
         self.n_docs = len(docs)
         self.ids, self.no_term = _term_ids(docs)
-        counts = _numpy_counts()
-        self.counts = counts(self.ids, self.no_term) if counts is not None else None
 
     def novel(self, ref: int) -> list[bool]:
         """Per document, whether it holds a term document `ref` lacks."""
@@ -158,14 +140,7 @@ class TermMatrix:
     def cosine(self, docs: Sequence[int], ref: int) -> list[float]:
         """The TF-IDF cosine of each document of `docs` (indices, `ref` not among them) with
         document `ref`, the IDF counted over `docs` and `ref` alone (as if only they had been
-        given): one float per document of `docs`, 0.0 for one sharing no term with `ref`.
-        In numpy when it is installed (`_rank_np`: the same floats, half the time)."""
-        if self.counts is not None:
-            return self.counts.cosine(docs, ref)
-        return self.cosine_pure(docs, ref)
-
-    def cosine_pure(self, docs: Sequence[int], ref: int) -> list[float]:
-        """`cosine` in pure Python (the core's path: numpy is no core dependency)."""
+        given): one float per document of `docs`, 0.0 for one sharing no term with `ref`."""
         scores = [0.0] * len(docs)
         asked = set(self.ids[ref]).difference(self.no_term)
         subset = list(map(self.ids.__getitem__, docs))
