@@ -192,11 +192,12 @@ def _imported(node: ast.AST) -> list[str]:
     return []
 
 
-def _lab_imports(text: str, where: str, *, lazy_ok: bool) -> list[str]:
+def _lab_imports(text: str, where: str, *, lazy_ok: bool, numpy: bool = False) -> list[str]:
     """Imports of the lab, anywhere in `text` (or, with `lazy_ok`, at import time only: not
-    inside a function, not under `if TYPE_CHECKING`), and of the lab-only dependencies at
-    import time."""
+    inside a function, not under `if TYPE_CHECKING`), and of the lab-only dependencies (with
+    `numpy`, numpy too) at import time."""
     out: list[str] = []
+    deps = (*LAB_ONLY_DEPENDENCIES, "numpy") if numpy else LAB_ONLY_DEPENDENCIES
 
     def visit(node: ast.AST, lazy: bool) -> None:
         for child in ast.iter_child_nodes(node):
@@ -206,9 +207,7 @@ def _lab_imports(text: str, where: str, *, lazy_ok: bool) -> list[str]:
             for mod in _imported(child):
                 parts = mod.split(".")
                 lab = parts[0] == "overseer" and len(parts) > 1 and parts[1] in LAB
-                if (lab and not (lazy_ok and inner)) or (
-                    parts[0] in LAB_ONLY_DEPENDENCIES and not inner
-                ):
+                if (lab and not (lazy_ok and inner)) or (parts[0] in deps and not inner):
                     out.append(f"{where}:{child.lineno} imports {mod}")
                     break
             visit(child, inner)
@@ -234,6 +233,26 @@ def test_the_product_never_imports_the_lab() -> None:
     assert stale == [], f"allow-listed modules that are gone: {stale}"
 
 
+#: the core install (no extras): no numpy at import time either (issue 49, item 5; the plug-ins
+#: that compute in numpy, `monitor`, `prune`, `adapt`, take the `monitor` extra)
+LEAN_CORE = ("runtime", "models", "sandbox", "supervise", "integrations", "proxy", "cli")
+
+
+def test_no_core_module_imports_numpy_at_import_time() -> None:
+    found = [
+        hit
+        for name in LEAN_CORE
+        for f in sorted((SRC / name).rglob("*.py"))
+        for hit in _lab_imports(
+            f.read_text(encoding="utf-8"),
+            str(f.relative_to(SRC)),
+            lazy_ok=str(f.relative_to(SRC)) in CLI_LAB_DISPATCH,
+            numpy=True,
+        )
+    ]
+    assert found == [], "\n".join(found)
+
+
 @pytest.mark.parametrize(
     ("text", "lazy_ok", "hits"),
     [
@@ -252,6 +271,20 @@ def test_the_product_never_imports_the_lab() -> None:
 )
 def test_the_lab_import_check_tells_them_apart(text: str, lazy_ok: bool, hits: int) -> None:
     assert len(_lab_imports(text, "x.py", lazy_ok=lazy_ok)) == hits
+
+
+@pytest.mark.parametrize(
+    ("text", "hits"),
+    [
+        ("import numpy as np", 1),
+        ("from numpy.typing import ArrayLike", 1),
+        ("def f():\n    import numpy", 0),
+        ("if TYPE_CHECKING:\n    import numpy", 0),
+        ("import numbers", 0),
+    ],
+)
+def test_the_core_check_also_tells_numpy_apart(text: str, hits: int) -> None:
+    assert len(_lab_imports(text, "x.py", lazy_ok=False, numpy=True)) == hits
 
 
 def test_importing_the_product_loads_no_lab() -> None:

@@ -1,18 +1,16 @@
 """The product installs lean (issue 49, item 5): importing any of its packages loads no numpy,
-scipy, scikit-learn or matplotlib, and none of its modules imports them at import time (a
-plug-in or the lab may, behind their extras: `monitor`, `bench`, `train`)."""
+scipy, scikit-learn or matplotlib (a plug-in or the lab may, behind their extras: `monitor`,
+`bench`, `train`), and purification gives the same text without numpy. That no core module
+imports them at import time is checked with the lab's imports in tests/test_layers.py."""
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "overseer"
-#: the product: `pip install overseer-agents` without extras
-CORE = ("runtime", "models", "sandbox", "supervise", "integrations", "proxy", "cli")
+from tests.test_layers import LEAN_CORE as CORE
+
 HEAVY = ("numpy", "scipy", "sklearn", "matplotlib")
 #: modules that import an optional framework (their extra brings it; it may bring numpy)
 FRAMEWORKS = ("langgraph", "openai_agents", "pydantic_ai", "smolagents", "otel", "_otel_spans")
@@ -34,47 +32,6 @@ def test_importing_every_product_module_loads_no_numpy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == []
-
-
-def _heavy_at_import(text: str, where: str) -> list[str]:
-    """Imports of numpy / scipy / scikit-learn / matplotlib outside a function and outside
-    `if TYPE_CHECKING:`."""
-    out: list[str] = []
-
-    def visit(node: ast.AST, lazy: bool) -> None:
-        for child in ast.iter_child_nodes(node):
-            inner = lazy or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
-            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
-                inner = True
-            names: list[str] = []
-            if isinstance(child, ast.Import):
-                names = [a.name for a in child.names]
-            elif isinstance(child, ast.ImportFrom) and child.module and not child.level:
-                names = [child.module]
-            if not inner and any(n.split(".")[0] in HEAVY for n in names):
-                out.append(f"{where}:{child.lineno} imports {', '.join(names)}")
-            visit(child, inner)
-
-    visit(ast.parse(text, where), False)
-    return out
-
-
-def test_no_product_module_imports_numpy_at_import_time() -> None:
-    found = [
-        hit
-        for name in CORE
-        for f in sorted((SRC / name).rglob("*.py"))
-        for hit in _heavy_at_import(f.read_text(encoding="utf-8"), str(f.relative_to(SRC)))
-    ]
-    assert found == [], "\n".join(found)
-
-
-def test_the_import_check_tells_them_apart() -> None:
-    assert _heavy_at_import("import numpy as np", "x.py")
-    assert _heavy_at_import("from numpy.typing import ArrayLike", "x.py")
-    assert not _heavy_at_import("def f():\n    import numpy", "x.py")
-    assert not _heavy_at_import("if TYPE_CHECKING:\n    import numpy", "x.py")
-    assert not _heavy_at_import("import numbers", "x.py")
 
 
 def test_without_numpy_purification_extracts_the_same_text() -> None:
