@@ -155,6 +155,32 @@ def arm_rows(rows: Sequence[Row], fw: str, fam: str) -> list[str]:
     return out
 
 
+#: why a peer at its documented settings can leave every request of these runs as it was
+IDLE_WHY = {
+    "mask": "masking keeps the last M = 10 tool outputs whole, and a run of at most 8 model "
+    "calls has fewer",
+    "trim": "ToolOutputTrimmer never touches the items after the last `recent_turns` (2) user "
+    "messages, and each run here is one user message",
+}
+
+
+def idle_peers(rows: Sequence[Row], fw: str, fam: str) -> str:
+    """A sentence naming the peers that changed no request in any of their runs (so they ran
+    as the plain agent), with why, or "" when every peer that ran acted somewhere."""
+    idle = [
+        p for p in PEERS
+        if (mine := list(_by_task(rows, fw, fam, p).values())) and not any(r.acted for r in mine)
+    ]  # fmt: skip
+    if not idle:
+        return ""
+    why = "; ".join(IDLE_WHY[p] for p in idle if p in IDLE_WHY)
+    return (
+        f"{', '.join(idle)} changed no request in any of {'its' if len(idle) == 1 else 'their'} "
+        f"runs (acted on 0), so {'it' if len(idle) == 1 else 'they'} ran as the plain agent"
+        + (f": {why}." if why else ".")
+    )
+
+
 HEAD = (
     "| arm | n | right | invented | prompt tokens | evaluated | acted on | overseer W/L "
     "| overseer - arm, right [95%] | overseer's tokens / arm's [95%] |"
@@ -212,6 +238,7 @@ def write(path: Path, rows: Sequence[Row], store: Store, declared: str) -> None:
             mark = "holds" if ok else "missed" if ok is not None else "not judged"
             lines += [f"## {fw}, {name}", "", f"Goal {mark}: {said}. {mde(rows, fw, fam)}.", ""]
             lines += [HEAD, "|" + "---|" * 10, *body, ""]
+            lines += [idle, ""] if (idle := idle_peers(rows, fw, fam)) else []
     commits = sorted({r.commit for r in rows})
     lines += [f"Code: {', '.join(commits)}.", ""]
     path.write_text("\n".join(lines), encoding="utf-8")

@@ -284,3 +284,23 @@ def test_the_peers_pages_title_passes_the_evidence_page_check() -> None:
     judged = [*rows("with", "missing", 12, 12), *rows("without", "missing", 12, 0)]
     for title in (verdict(judged), verdict(rows("with", "missing", 2, 2))):
         assert verdict_problems(f"# {title}\n") == []
+
+
+def test_a_peer_that_changed_no_request_is_named_with_why() -> None:
+    """A peer whose runs all left every request as it was is said to have run as the plain
+    agent (with why, for masking and the trimmer); one that acted once is not named."""
+    from _frameworks_report import Row
+    from _peers_report import idle_peers
+
+    def rows(arm: str, acted: list[bool]) -> list[Row]:
+        return [
+            Row("m", "pydantic-ai", arm, 41, f"pageloop11k/41/{i}", acted={"x": 1} if a else {})
+            for i, a in enumerate(acted)
+        ]  # fmt: skip
+
+    said = idle_peers([*rows("with", [True] * 3), *rows("mask", [False] * 3)], "pydantic-ai", "a")
+    assert said.startswith("mask changed no request") and "M = 10" in said
+    assert (
+        idle_peers([*rows("with", [True]), *rows("mask", [False, True])], "pydantic-ai", "a") == ""
+    )
+    assert idle_peers(rows("with", [True]), "pydantic-ai", "a") == ""
