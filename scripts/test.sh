@@ -36,6 +36,8 @@ fi
 .venv/bin/ruff check src tests benchmarks scripts examples
 .venv/bin/ruff format --check src tests benchmarks scripts examples
 .venv/bin/mypy
-# One process by default; OVERSEER_TEST_WORKERS=2 runs two pytest-xdist workers (each test
-# file stays on one worker, so a module's model or Ray fixture loads once). Arguments go to pytest.
-.venv/bin/python -m pytest -n "${OVERSEER_TEST_WORKERS:-0}" --dist loadfile --durations=25 "$@"
+# Two pytest-xdist workers by default, each on its own core (tests/conftest.py pins them, so
+# the models they load size their threads to one core); the tests that start Ray, and the
+# tiny evidence runs, stay on one worker each (`SERIAL` there). OVERSEER_TEST_WORKERS=0 runs
+# one process. Arguments go to pytest.
+.venv/bin/python -m pytest -n "${OVERSEER_TEST_WORKERS:-2}" --dist loadgroup --durations=25 "$@"

@@ -16,6 +16,44 @@ import pytest
 
 from overseer.models import LlamaCppModel, load_model
 
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist, each worker keeps to its own share of the cores (worker i of n: the
+    cores i, i + n, ...), so the models it loads and the servers and Ray it starts (which size
+    their threads to the cores they may use) never contend with the other worker's: llama.cpp
+    threads beyond the free cores cost many times their work."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    n = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if worker.startswith("gw") and 1 < n <= len(cores):
+        os.sched_setaffinity(0, cores[int(worker[2:]) % n :: n])
+
+
+#: test files whose tests must share one xdist worker, in file order: every test that starts
+#: a Ray cluster (two at once on this machine would contend for its cores, and `ray start`
+#: records one cluster per machine), and the tiny evidence runs (compose's stores are reused
+#: by the monitor and prune tests after it)
+SERIAL = {
+    "ray": ("bench/test_ray_backend.py", "bench/test_ray_faults.py", "bench/test_ray_faults4.py",
+            "bench/test_scale_out.py", "bench/test_scale_out_recorded.py",
+            "cli/test_backend_cli.py", "e2e/test_ray_cluster.py", "monitor/test_ray_games.py",
+            "prune/test_ray_eval.py"),
+    "evidence-tiny": ("bench/test_evidence.py",),
+}  # fmt: skip
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks the tests of `SERIAL`'s files with their xdist group (`--dist loadgroup`)."""
+    here = Path(__file__).parent
+    group = {f: name for name, files in SERIAL.items() for f in files}
+    if missing := [f for f in group if not (here / f).is_file()]:
+        raise pytest.UsageError(f"tests/conftest.py SERIAL names no such test file: {missing}")
+    for item in items:
+        name = group.get(item.path.relative_to(here).as_posix())
+        if name:
+            item.add_marker(pytest.mark.xdist_group(name))
+
+
 # every trace event a test writes (in process or in a CLI subprocess) is validated against
 # the schema at the writer; production runs validate on read (`read_trace(validate=True)`)
 os.environ.setdefault("OVERSEER_TRACE_VALIDATE", "1")
@@ -40,7 +78,7 @@ def benchmark_script() -> Callable[[str], ModuleType]:
 @pytest.fixture(scope="session")
 def embedded_model() -> Iterator[LlamaCppModel]:
     """SmolLM2-135M in process (also listening on loopback: `.base_url`)."""
-    model = load_model("smollm2-135m", n_ctx=4096, n_threads=2)
+    model = load_model("smollm2-135m", n_ctx=4096)  # threads: the cores it may use
     assert isinstance(model, LlamaCppModel)
     yield model
     model.close()

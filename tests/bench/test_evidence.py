@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -13,6 +14,9 @@ import pytest
 
 import overseer.models
 from overseer.evidence import CLAIMS, get_claim, run_claim
+from overseer.evidence.export import export_path, read_export
+from overseer.evidence.reading import page_tables_reading
+from overseer.evidence.readme import page_row
 from overseer.models import ScriptedModel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,6 +164,20 @@ def test_tiny_claim_on_the_embedded_model_writes_its_page(
     pngs = sorted(docs.glob(f"{claim}-*.png"))
     assert pngs and all(p.read_bytes().startswith(PNG) for p in pngs)
     assert all(f"]({p.name})" in text for p in pngs)
+    # the page's items on a real run (the prompt-cache switch itself: a scripted test above)
+    for needle in (
+        "prefix cache on",
+        "Power (minimum detectable effect",
+        "## Reading",
+        "sha256:b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    ):
+        assert needle in text, needle  # fmt: skip
+    assert re.search(r"threads [1-9]", text), "the thread count (as many as free cores)"
+    assert page_row(text) is not None
+    data, _ = read_export(export_path(docs, claim))
+    assert all(line in text.splitlines() for line in page_tables_reading(data))
+    if claim == "monitor":
+        assert "Chance level: 10%" in text and "reset rate" in text
 
 
 def test_acted_on_counts_tasks_whose_trace_has_a_verdict_rule_or_rollback(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -157,29 +156,3 @@ def test_readme_rows_update_and_check(tmp_path: Path) -> None:
     assert mod.main(["--readme", str(readme), "--docs-dir", str(docs), "--check"]) == 0
     readme.write_text("no markers\n")
     assert mod.main(["--readme", str(readme), "--docs-dir", str(docs)]) == 2
-
-
-@pytest.mark.e2e
-@pytest.mark.parametrize("claim", ["prune", "monitor"])
-def test_tiny_no_cache_page_on_smollm2_has_every_new_item(
-    claim: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    spec = importlib.util.spec_from_file_location("evidence_cli", ROOT / "benchmarks/evidence.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    out, docs = tmp_path / "r", tmp_path / "d"
-    argv = [claim, "--size", "tiny", "--model", "smollm2-135m", "--no-prompt-cache",
-            "--out-dir", str(out), "--docs-dir", str(docs), "--no-progress"]  # fmt: skip
-    assert mod.main(argv) == 0, capsys.readouterr().err
-    text = (docs / f"{claim}.md").read_text()
-    for needle in ("prefix cache off", "Power (minimum detectable effect", "## Reading",
-                   "sha256:b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-                   "prompt cache off"):  # fmt: skip
-        assert needle in text, needle
-    assert re.search(r"threads [1-9]", text), "the thread count (as many as free cores)"
-    assert page_row(text) is not None
-    data, _ = read_export(export_path(docs, claim))
-    assert all(line in text.splitlines() for line in page_tables_reading(data))
-    if claim == "monitor":
-        assert "Chance level: 10%" in text and "reset rate" in text
