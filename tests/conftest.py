@@ -43,13 +43,18 @@ SERIAL = {
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Marks the tests of `SERIAL`'s files with their xdist group (`--dist loadgroup`)."""
+    """Marks the tests of `SERIAL`'s files with their xdist group (`--dist loadgroup`), and
+    every other test of the session's SmolLM2 (`embedded_model`) with one group of its own:
+    at temperature 0 its replies still depend on what its prompt cache holds, so its tests
+    meet it in one process, in file order, as in a run without workers."""
     here = Path(__file__).parent
     group = {f: name for name, files in SERIAL.items() for f in files}
     if missing := [f for f in group if not (here / f).is_file()]:
         raise pytest.UsageError(f"tests/conftest.py SERIAL names no such test file: {missing}")
     for item in items:
         name = group.get(item.path.relative_to(here).as_posix())
+        if name is None and "embedded_model" in getattr(item, "fixturenames", ()):
+            name = "smollm2"
         if name:
             item.add_marker(pytest.mark.xdist_group(name))
 
@@ -78,7 +83,9 @@ def benchmark_script() -> Callable[[str], ModuleType]:
 @pytest.fixture(scope="session")
 def embedded_model() -> Iterator[LlamaCppModel]:
     """SmolLM2-135M in process (also listening on loopback: `.base_url`)."""
-    model = load_model("smollm2-135m", n_ctx=4096)  # threads: the cores it may use
+    # two threads even on a worker's one core: its replies depend on the thread count too,
+    # and the tests' expectations were set at two
+    model = load_model("smollm2-135m", n_ctx=4096, n_threads=2)
     assert isinstance(model, LlamaCppModel)
     yield model
     model.close()
