@@ -1,6 +1,6 @@
 """Every script in examples/ run once on the real model, qwen2.5-coder-0.5b, kept short (a
-4,000-character page, at most 3 model calls a run: what is asserted is read from the first two
-requests, and a third leaves the team example's researcher the step that reads the page): the
+4,000-character page, at most 2 model calls a run: what is asserted is read from the first two
+requests; the team example gets a third, its researcher's step that reads the page): the
 example starts `overseer serve` itself when no server answers (the team example, on a free
 port), the others use one served model.
 
@@ -29,7 +29,8 @@ from overseer.models import LlamaCppModel
 
 pytestmark = pytest.mark.e2e
 
-SHORT = ("--page-chars", "4000", "--max-calls", "3")
+SHORT = ("--page-chars", "4000", "--max-calls", "2")
+TEAM = ("--page-chars", "4000", "--max-calls", "3")
 
 
 def _scripted() -> Any:
@@ -61,5 +62,5 @@ def test_team_example_starts_overseer_serve() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     # no --base-url: nothing listens on the port, so the script starts `overseer serve`
-    res = ex.run_example("team.py", "", "--port", str(port), *SHORT, timeout=1800)
+    res = ex.run_example("team.py", "", "--port", str(port), *TEAM, timeout=1800)
     _check(res)
