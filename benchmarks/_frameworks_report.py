@@ -96,7 +96,10 @@ class Store:
         return len(rows)
 
     def rows(self) -> list[Row]:
-        return [Row(**json.loads(v)) for (v,) in self.db.execute("SELECT row FROM runs")]
+        """The stored runs, less the ones kept under another arm's key (an older run of an
+        arm, archived as `with-COMMIT` when it was rerun): they are history, not a result."""
+        sql = "SELECT row FROM runs WHERE json_extract(row, '$.arm') = arm"
+        return [Row(**json.loads(v)) for (v,) in self.db.execute(sql)]
 
     def note(self, key: str, value: str | None = None) -> str | None:
         """Read (or, with a value, write) one line of the run's provenance."""
