@@ -37,7 +37,7 @@ fi
 .venv/bin/ruff format --check src tests benchmarks scripts examples
 .venv/bin/mypy
 # Two pytest-xdist workers by default, each on its own core (tests/conftest.py pins them, so
-# the models they load size their threads to one core); the tests that start Ray, and the
-# tiny evidence runs, stay on one worker each (`SERIAL` there). OVERSEER_TEST_WORKERS=0 runs
-# one process. Arguments go to pytest.
+# the models they load size their threads to one core); the tests that start Ray, the tiny
+# evidence runs and the session SmolLM2's tests stay on one worker each (groups set there).
+# OVERSEER_TEST_WORKERS=0 runs one process. Arguments go to pytest.
 .venv/bin/python -m pytest -n "${OVERSEER_TEST_WORKERS:-2}" --dist loadgroup --durations=25 "$@"
