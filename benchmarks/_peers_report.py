@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _frameworks_report import Row, Store
-from _frameworks_runners import FRAMEWORKS, PEERS, applies
+from _frameworks_runners import FRAMEWORKS, MASK_KEEP, PEERS, applies
 
 #: written before any held-out run (issue 48 item 2): the seeds and sizes the page judges on
 DECLARED = (
@@ -157,8 +157,7 @@ def arm_rows(rows: Sequence[Row], fw: str, fam: str) -> list[str]:
 
 #: why a peer at its documented settings can leave every request of these runs as it was
 IDLE_WHY = {
-    "mask": "masking keeps the last M = 10 tool outputs whole, and a run of at most 8 model "
-    "calls has fewer",
+    "mask": f"masking keeps the last M = {MASK_KEEP} tool outputs whole, and no run here had more",
     "trim": "ToolOutputTrimmer never touches the items after the last `recent_turns` (2) user "
     "messages, and each run here is one user message",
 }

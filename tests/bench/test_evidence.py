@@ -171,7 +171,7 @@ def test_tiny_claim_on_the_embedded_model_writes_its_page(
         "## Reading",
         "sha256:b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     ):
-        assert needle in text, needle  # fmt: skip
+        assert needle in text, needle
     assert re.search(r"threads [1-9]", text), "the thread count (as many as free cores)"
     assert page_row(text) is not None
     data, _ = read_export(export_path(docs, claim))
