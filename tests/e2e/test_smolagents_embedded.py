@@ -105,7 +105,8 @@ def test_readme_snippet_runs_as_written(tmp_path: Path) -> None:
 
 
 def test_rules_mode_budget_on_real_token_counts(embedded_model: LlamaCppModel) -> None:
-    agent_model = OpenAIServerModel(
+    # the first call forced to `visit`: CI's SmolLM2 once answered at step 1, so no tool step
+    agent_model = FirstVisit(
         model_id=embedded_model.name,
         api_base=embedded_model.base_url,
         api_key="none",

@@ -149,6 +149,19 @@ def test_token_budget_tells_the_agent_to_answer_and_refuses_more_tools() -> None
     assert sup.stats["rules"] == {"budget": 2}  # crossed once, one refused call
 
 
+def test_token_budget_note_survives_the_purification_of_its_step() -> None:
+    # the budget is spent at step 1, whose long page the rule tier purifies: the note was
+    # appended before the purified text replaced the observation, and so was lost (CI, stop 56)
+    sup = OverseerSupervisor(mode="rules", rules=RuleSettings(budget_tokens=10, masking=False))
+    agent = sup.attach(
+        tool_agent([("fetch", {"url": "https://x/long"}), ("final_answer", {"answer": "312"})], 3)
+    )
+    assert agent.run("How tall is the tower?") == "312"
+    first = action_steps(agent)[0].observations or ""
+    assert "observation replaced by purification" in first
+    assert "token budget is spent" in first and ANSWER in first
+
+
 def test_modes_are_chosen_from_python() -> None:
     assert OverseerSupervisor(mode="rules").settings is None  # the rule plug-ins, no LLM tier
     with pytest.raises(ValueError, match="expected a supervisor model"):

@@ -406,6 +406,7 @@ class OverseerSupervisor:
             refused = self._count_unexecuted(inv, memory_step, step)
         if not refused:  # a refused step is on the bus already (its refusal)
             self._judge(inv, memory_step, step, agent)
+        self._tell_spent(inv, name, memory_step)  # after the judge, which may replace the text
         if self.guard.settings.rule_tier and agent is not None:
             mask_memory(inv.run.model_input, agent, memory_step, name, inv.originals)
         self._log_firings(inv, n)
@@ -461,8 +462,7 @@ class OverseerSupervisor:
 
     def _charge(self, inv: _Invocation, agent: Any, step: ActionStep | None = None) -> None:
         """Book the agent's model calls since its last step (`step`'s usage when none was
-        metered: its model was hooked after the call); tell the agent, once, at `step` that
-        its rule-tier budget is spent."""
+        metered: its model was hooked after the call)."""
         name = _name(agent)
         calls = inv.calls.pop(id(agent), [])
         if not calls and step is not None:
@@ -480,7 +480,11 @@ class OverseerSupervisor:
                     reported=used is not None,
                     logprobs=logprobs,
                 )
-        if step is not None and name in inv.run.spent and name not in inv.told:
+
+    @staticmethod
+    def _tell_spent(inv: _Invocation, name: str, step: ActionStep) -> None:
+        """Tell the agent, once, at `step` that its rule-tier token budget is spent."""
+        if name in inv.run.spent and name not in inv.told:
             inv.told.add(name)
             step.observations = f"{step.observations or ''}\n\n{inv.run.spent[name]}".strip()
 
