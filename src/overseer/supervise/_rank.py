@@ -25,8 +25,9 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial, reduce
-from itertools import accumulate, chain, compress, count, repeat
-from operator import add, mul, ne, not_, sub, truediv
+from itertools import chain, compress, count, repeat
+from operator import add, mul, not_, truediv
+from typing import NamedTuple
 
 from overseer.supervise._tokens import SEP, lower_words
 from overseer.supervise._tokens import warm as tokens_warm
@@ -92,23 +93,36 @@ _SEEDED = {w: i for i, w in enumerate((SEP, *sorted(STOP_WORDS)))}
 _SEEDED_IDS = frozenset(_SEEDED.values())
 
 
-def _term_ids(docs: list[str]) -> tuple[list[list[int]], frozenset[int]]:
-    """Each document's words as ids, in order, and the ids that are no term (the stop words,
-    words holding `_`). Ids come after `_SEEDED`'s in order of first occurrence, handed out by
-    C-level passes (a new word gets its position's number: `dict.setdefault` with one counter
-    over all documents, not consecutive); only their order matters downstream (a document's
-    terms are summed by id), so that the result never depends on hashing. A word holding `_`
-    (no token: the pattern needs a word boundary at both ends) gets an id too, never counted."""
+class _Terms(NamedTuple):
+    """Documents tokenised (`_term_ids`): each one's words, the ids of the words, each one's
+    distinct ids, and the ids that are no term."""
+
+    words: list[list[str]]
+    vocab: dict[str, int]
+    sets: list[set[int]]
+    no_term: frozenset[int]
+
+
+def _term_ids(docs: list[str]) -> _Terms:
+    """Each document's words, and its distinct words as ids, with the ids that are no term
+    (the stop words, words holding `_`). Ids come after `_SEEDED`'s in order of first
+    occurrence, handed out by C-level passes (a new word gets its position's number:
+    `dict.setdefault` with one counter over all documents, not consecutive); only their order
+    matters downstream (a document's terms are summed by id), so that the result never
+    depends on hashing. A word holding `_` (no token: the pattern needs a word boundary at
+    both ends) gets an id too, never counted. No list of ids per document is kept: only the
+    few documents that share a term with a query and repeat a word need one (`_Weights`)."""
     if not docs:
-        return [], _SEEDED_IDS
+        return _Terms([], {}, [], _SEEDED_IDS)
     text = lower_words(_joined(docs))
     vocab = dict(_SEEDED)
     add_id = partial(map, vocab.setdefault)
-    at = count(len(_SEEDED))
-    ids = list(map(list, map(add_id, map(str.split, text.split(SEP)[1:]), repeat(at))))
+    words = list(map(str.split, text.split(SEP)[1:]))
+    sets = list(map(set, map(add_id, words, repeat(count(len(_SEEDED))))))
     if "_" not in text:
-        return ids, _SEEDED_IDS
-    return ids, _SEEDED_IDS.union([vocab[w] for w in _underscored(text)])
+        return _Terms(words, vocab, sets, _SEEDED_IDS)
+    no_term = _SEEDED_IDS.union([vocab[w] for w in _underscored(text)])
+    return _Terms(words, vocab, sets, no_term)
 
 
 def _underscored(text: str) -> set[str]:
@@ -130,89 +144,60 @@ class TermMatrix:
 
     def __init__(self, docs: list[str]) -> None:
         self.n_docs = len(docs)
-        self.ids, self.no_term = _term_ids(docs)
+        self.words, self.vocab, self.sets, self.no_term = _term_ids(docs)
 
     def novel(self, ref: int) -> list[bool]:
         """Per document, whether it holds a term document `ref` lacks."""
-        known = self.no_term.union(self.ids[ref])
-        return list(map(not_, map(known.issuperset, self.ids)))
+        known = self.no_term.union(self.sets[ref])
+        return list(map(not_, map(known.issuperset, self.sets)))
 
     def cosine(self, docs: Sequence[int], ref: int) -> list[float]:
         """The TF-IDF cosine of each document of `docs` (indices, `ref` not among them) with
         document `ref`, the IDF counted over `docs` and `ref` alone (as if only they had been
-        given): one float per document of `docs`, 0.0 for one sharing no term with `ref`."""
+        given): one float per document of `docs`, 0.0 for one sharing no term with `ref`.
+
+        Only the documents sharing a term with `ref` get a vector (a Python step each: on a
+        page about a third of its passages, fewer steps than flat passes over all of them)."""
         scores = [0.0] * len(docs)
-        asked = set(self.ids[ref]).difference(self.no_term)
-        subset = list(map(self.ids.__getitem__, docs))
+        asked = self.sets[ref].difference(self.no_term)
+        subset = list(map(self.sets.__getitem__, docs))
         sharing = list(compress(range(len(docs)), map(not_, map(asked.isdisjoint, subset))))
         if not sharing:
             return scores
         df: dict[int, int] = {}
-        _count(df, chain.from_iterable(map(set, [*subset, self.ids[ref]])))
-        idf = _Cached(partial(_idf, 2.0 + len(docs)))  # 1 + n, n = the documents and `ref`
-        vectors = _Vectors([*map(subset.__getitem__, sharing), self.ids[ref]], self.no_term)
-        vectors.weigh(map(idf.__getitem__, map(df.__getitem__, vectors.flat)))
-        for j, score in zip(sharing, vectors.dots(asked), strict=True):
-            scores[j] = score
+        _count(df, chain.from_iterable(subset))
+        _count(df, self.sets[ref])
+        weights = _Weights(self, df, _Cached(partial(_idf, 2.0 + len(docs))))
+        terms, query, norm = weights.of(ref)
+        unit = dict(zip(terms, map(truediv, query, repeat(norm)), strict=True))
+        for j in sharing:
+            terms, vector, norm = weights.of(docs[j])
+            pairs = zip(terms, vector, strict=True)
+            scores[j] = reduce(add, [w / norm * unit[t] for t, w in pairs if t in asked], 0.0)
         return scores
 
 
-class _Vectors:
-    """The TF-IDF vectors of documents (lists of word ids), the last the query's, computed
-    flat: each step one C-level pass over all their terms (a Python step per document cost
-    five times numpy's time on an 8,000-character page). A document's terms are its distinct
-    ids less `no_term`, in id order, as numpy's `unique` had them; its weights are added one
-    at a time in that order (numpy's `bincount`, not `sum()`, which compensates from Python
-    3.12 on)."""
+class _Weights:
+    """A document's TF-IDF vector in a `TermMatrix`: its terms (distinct ids less `no_term`,
+    in id order, as numpy's `unique` had them), their weights tf * idf (tf = 1 + ln(count),
+    counted only in a document that repeats a word) and the vector's L2 norm, its squares
+    added one at a time in term order (numpy's `bincount`, not `sum()`, which compensates from
+    Python 3.12 on)."""
 
-    def __init__(self, docs: list[list[int]], no_term: frozenset[int]) -> None:
-        self.docs, self.no_term = docs, no_term
-        self.sets = list(map(set, docs))
-        self.terms = list(map(sorted, map(set.difference, self.sets, repeat(no_term))))
-        self.flat = list(chain.from_iterable(self.terms))
-        self.ends = list(accumulate(map(len, self.terms)))
-        self.weights: list[float] = []
+    def __init__(self, matrix: TermMatrix, df: dict[int, int], idf: _Cached) -> None:
+        self.matrix, self.df, self.idf = matrix, df, idf
 
-    def weigh(self, idf: Iterable[float]) -> None:
-        """The weights from each term's IDF (`idf`, one per term of `flat`): tf * idf, tf =
-        1 + ln(count) (1.0 for a term said once; counted only in documents that repeat one)."""
-        self.weights = weights = list(idf)
-        said = map(
-            sub,
-            map(len, self.docs),
-            map(sum, map(map, repeat(self.no_term.__contains__), self.docs)),
-        )
-        for k in compress(range(len(self.docs)), map(ne, said, map(len, self.terms))):
-            start, end = self.ends[k] - len(self.terms[k]), self.ends[k]
+    def of(self, doc: int) -> tuple[list[int], list[float], float]:
+        """Document `doc`'s terms, weights and norm."""
+        matrix = self.matrix
+        words, distinct = matrix.words[doc], matrix.sets[doc]
+        terms = sorted(distinct.difference(matrix.no_term))
+        weights = list(map(self.idf.__getitem__, map(self.df.__getitem__, terms)))
+        if len(words) != len(distinct):  # a word said twice (maybe a stop word: tf 1.0 then)
             counts: dict[int, int] = {}
-            _count(counts, self.docs[k])
-            tf = map(_TF.__getitem__, map(counts.__getitem__, self.terms[k]))
-            weights[start:end] = map(mul, tf, weights[start:end])
-
-    def _segments(self, values: list[float], ends: list[int]) -> list[list[float]]:
-        return list(map(values.__getitem__, map(slice, [0, *ends[:-1]], ends)))
-
-    def dots(self, asked: set[int]) -> list[float]:
-        """Each document's (but the query's) cosine with the query: its normalised weights
-        times the query's, added in term order over the terms both have (numpy added a 0.0
-        for each other one, which changes no sum of non-negative numbers)."""
-        parts = self._segments(self.weights, self.ends)
-        norms = list(
-            map(
-                math.sqrt,
-                map(reduce, repeat(add), map(map, repeat(mul), parts, parts), repeat(0.0)),
-            )
-        )
-        query = dict(zip(self.terms[-1], map(truediv, parts[-1], repeat(norms[-1])), strict=True))
-        both = list(map(asked.__contains__, self.flat))
-        by_term = map(
-            truediv,
-            compress(self.weights, both),
-            chain.from_iterable(map(repeat, norms, map(len, map(asked.intersection, self.sets)))),
-        )
-        products = list(map(mul, by_term, map(query.__getitem__, compress(self.flat, both))))
-        ends = list(accumulate(map(len, map(asked.intersection, self.sets[:-1]))))
-        return list(map(reduce, repeat(add), self._segments(products, ends), repeat(0.0)))
+            _count(counts, map(matrix.vocab.__getitem__, words))
+            weights = list(map(mul, map(_TF.__getitem__, map(counts.__getitem__, terms)), weights))
+        return terms, weights, math.sqrt(reduce(add, map(mul, weights, weights), 0.0))
 
 
 # `Counter`'s C counting loop, without its Python-level constructor (2 µs a call, paid per
