@@ -1,8 +1,8 @@
-"""Every script in examples/ run once on the real model, qwen2.5-coder-0.5b, kept short (a
-4,000-character page, at most 2 model calls a run: what is asserted is read from the first two
-requests; the team example gets a third, its researcher's step that reads the page): the
-example starts `overseer serve` itself when no server answers (the team example, on a free
-port), the others use one served model.
+"""Examples run once on the real model, qwen2.5-coder-0.5b (the smolagents and team scripts:
+`ON_QWEN` says why not the others), kept short (a 4,000-character page, at most 2 model calls
+a run: what is asserted is read from the first two requests; the team example gets a third,
+its researcher's step that reads the page): the team example starts `overseer serve` itself
+on a free port (no server answers there), the smolagents one uses the served model.
 
 What must hold on a real model: the script ends normally with its result line, the rule tier
 acted on the page (purification: the page is over its 3,000-character threshold), and the
@@ -52,7 +52,14 @@ def _check(res: dict[str, Any]) -> None:
     assert res["tokens_with"] > 0 and res["tokens_without"] > 0, res
 
 
-@pytest.mark.parametrize("name", sorted(set(ex.FRAMEWORKS) - {"team.py"}))
+#: the examples run here on the real model: smolagents has no other qwen test; LangGraph, the
+#: Agents SDK, pydantic-ai and the proxy are run on qwen with overseer by the trap, concurrency
+#: and proxy tests (tests/e2e/test_framework_*_qwen.py, test_proxy_frameworks_qwen.py), and
+#: every example's own code on a real HTTP server by test_examples_scripted.py
+ON_QWEN = ("smolagents_agent.py",)
+
+
+@pytest.mark.parametrize("name", ON_QWEN)
 def test_example_on_qwen(name: str, qwen: LlamaCppModel) -> None:
     _check(ex.run_example(name, qwen.base_url, "--model", qwen.name, *SHORT, timeout=1800))
 
