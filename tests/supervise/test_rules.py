@@ -17,6 +17,7 @@ from overseer.supervise.rules import (
     extract,
     mask_stub,
 )
+from overseer.supervise.rules._logic import same_output
 
 
 def call(args: str = '{"url": "https://a.org/x", "page": 1}', *, agent: str = "a", **kw) -> Step:
@@ -319,6 +320,32 @@ def test_paging_that_returns_new_content_is_never_refused() -> None:
     pages = [f"Page {n}: " + " ".join(f"w{n}x{i}" for i in range(80)) for n in range(1, 9)]
     assert all(_page_call(tier, n, text) is None for n, text in enumerate(pages, 1))
     assert not tier.counts
+
+
+def _long_page(seed: int, n_words: int) -> str:
+    import random as _random
+
+    rng = _random.Random(seed)
+    return " ".join(f"w{rng.randrange(5000)}" for _ in range(n_words))
+
+
+@pytest.mark.parametrize("n_words", [1_500, 14_000])  # the second over the kept-trigrams size
+def test_a_long_page_that_only_changes_its_counter_is_a_progress_free_loop(n_words: int) -> None:
+    """Near-equal long outputs (>= 97% word trigrams shared) count as the same output, each
+    compared with the last one kept (its trigrams kept, or recomputed for a long one)."""
+    tier = RuleTier(RuleSettings(loop_limit=2))
+    body = _long_page(1, n_words)
+    replies = [f"Result {n} of many. {body}" for n in range(1, 4)]
+    assert _page_call(tier, 1, replies[0]) is None and _page_call(tier, 2, replies[1]) is None
+    blocked = _page_call(tier, 3, replies[2])
+    assert blocked is not None and "same output" in blocked.note
+
+
+def test_long_pages_of_the_same_size_with_other_words_are_not_the_same_output() -> None:
+    tier = RuleTier(RuleSettings(loop_limit=2))
+    pages = [_long_page(seed, 1_500) for seed in range(1, 6)]
+    assert all(_page_call(tier, n, text) is None for n, text in enumerate(pages, 1))
+    assert same_output(pages[0], pages[0].replace(" ", "\n  ")) and not same_output(*pages[:2])
 
 
 def test_the_same_page_twice_does_not_block_a_third_different_call() -> None:

@@ -41,11 +41,55 @@ class _Seen:
     failed: bool = False
 
 
+class _Shingles:
+    """A text with its words and word trigrams computed when first asked: what `same_output`
+    compares, kept with a tool's last output so that each output is split once, not once per
+    comparison (the split of two 8,000-character pages cost more than purifying one)."""
+
+    __slots__ = ("_grams", "_words", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._words: list[str] | None = None
+        self._grams: set[tuple[str, str, str]] | None = None
+
+    @property
+    def words(self) -> list[str]:
+        if self._words is None:
+            self._words = self.text.split()
+        return self._words
+
+    @property
+    def grams(self) -> set[tuple[str, str, str]]:
+        if self._grams is None:
+            w = self.words
+            self._grams = set(zip(w, w[1:], w[2:], strict=False))
+        return self._grams
+
+    def same(self, other: _Shingles) -> bool:
+        """`same_output` of the two texts."""
+        if self.words == other.words:
+            return True
+        a, b = len(self.text), len(other.text)
+        if min(a, b) < 200 or abs(a - b) > 0.05 * max(a, b):
+            return False
+        ga, gb = self.grams, other.grams
+        return len(ga & gb) >= 0.97 * max(len(ga), len(gb), 1)
+
+    def forget(self) -> None:
+        """Keep the text only (a long output's words and trigrams are recomputed if asked)."""
+        self._words = self._grams = None
+
+
+#: a tool's last output longer than this keeps no words or trigrams between calls (memory)
+_KEEP_SHINGLES = 64_000
+
+
 @dataclass
 class _ToolRun:
     """The latest outputs of one tool for one (agent, subtask): how many in a row were the same."""
 
-    last: str = ""
+    last: _Shingles | None = None
     same: int = 0  # consecutive calls (any arguments) that returned `last`
     args: set[str] = field(default_factory=set)  # the signatures of those calls
 
@@ -53,14 +97,7 @@ class _ToolRun:
 def same_output(a: str, b: str) -> bool:
     """Equal after whitespace is collapsed, or (for long outputs) nearly equal: at least 97%
     of their word trigrams shared (linear in the length, so a 50,000-char page costs little)."""
-    wa, wb = a.split(), b.split()
-    if wa == wb:
-        return True
-    if min(len(a), len(b)) < 200 or abs(len(a) - len(b)) > 0.05 * max(len(a), len(b)):
-        return False
-    ga = {tuple(wa[i : i + 3]) for i in range(len(wa) - 2)}
-    gb = {tuple(wb[i : i + 3]) for i in range(len(wb) - 2)}
-    return len(ga & gb) >= 0.97 * max(len(ga), len(gb), 1)
+    return _Shingles(a).same(_Shingles(b))
 
 
 class LoopRule:
@@ -134,9 +171,11 @@ class LoopRule:
         seen = self._of(step)
         seen.shown, seen.failed = (step.error or shown), step.error is not None
         run = self._runs.setdefault((step.agent, step.subtask, step.tool or step.kind), _ToolRun())
-        result = step.error or raw
-        if not (run.same and same_output(run.last, result)):
+        result = _Shingles(step.error or raw)
+        if not (run.same and run.last is not None and run.last.same(result)):
             run.same, run.args = 0, set()
+        if len(result.text) > _KEEP_SHINGLES:
+            result.forget()
         run.same, run.last = run.same + 1, result
         run.args.add(normalize_action(step))
 
