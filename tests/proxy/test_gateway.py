@@ -243,3 +243,23 @@ def test_a_pooled_connection_the_upstream_closed_is_sent_again(tmp_path: Path) -
         srv.close()
         proxy.close()
     assert [g.choices[0].message.content for g in got] == ["ok"] * 3
+
+
+def test_the_environments_http_proxy_is_honoured_for_the_upstream(
+    upstream: MockUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HTTP_PROXY / NO_PROXY are read once at start, as the SDKs' clients read them: a dead
+    proxy named for the upstream is a 502; the upstream in NO_PROXY is reached directly."""
+    body = {"model": "mock", "messages": ASK}
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{_free_port()}")  # nothing listens
+    for no_proxy, status in (("", 502), ("127.0.0.1", 200)):
+        monkeypatch.setenv("NO_PROXY", no_proxy)
+        proxy = Proxy(upstream.base_url, ProxySettings(trace_dir=tmp_path))
+        try:  # the test's own client ignores the environment: only the proxy reads it
+            with httpx.Client(trust_env=False) as client:
+                r = client.post(f"{proxy.base_url}/chat/completions", json=body)
+        finally:
+            proxy.close()
+        assert r.status_code == status, r.text
+        if status == 502:
+            assert upstream.base_url in r.json()["error"]["message"]
