@@ -55,6 +55,7 @@ from overseer.tasks.pageloop import (
     PageTools,
     invents,
     make_tasks,
+    says_not_found,
 )
 from overseer.tasks.pageloop import score_answer as score_page
 
@@ -93,6 +94,16 @@ class Case:
     tools: Callable[[], Any]
     score: Callable[[str | None, Any], bool]
     invents: Callable[[str | None], bool]
+
+
+def rescored(rows: list[Row]) -> list[Row]:
+    """The stored rows with each unanswerable pageloop task scored again from its stored
+    answer by today's `says_not_found` (a fix to the scorer reaches every arm's stored runs
+    alike: "the page does not hold the answer" was once scored wrong); the rest as stored."""
+    for r in rows:
+        if r.kind in UNANSWERABLE and r.task.startswith("pageloop"):
+            r.right = r.error is None and not r.invented and says_not_found(r.answer)
+    return rows
 
 
 def page_case(t: PageTask) -> Case:
@@ -295,13 +306,13 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"prompt tokens, {'right' if row.right else 'wrong'}, {row.seconds:.0f} s"
               + (f"; {row.error[:80]}" if row.error else ""), flush=True)  # fmt: skip
     seeds = {t.seed for t in tasks}
-    rows = [r for r in store.rows() if r.model == a.model and r.seed in seeds]
+    rows = [r for r in rescored(store.rows()) if r.model == a.model and r.seed in seeds]
     print_tables(rows)
     if a.page:
         write_page(a.page, rows, store)
         print(f"wrote {a.page}")
     if a.peers_page:
-        peers.write(a.peers_page, store.rows(), store, peers.DECLARED)
+        peers.write(a.peers_page, rescored(store.rows()), store, peers.DECLARED)
         print(f"wrote {a.peers_page}")
     if a.export:
         print(f"exported {store.export(a.export)} rows to {a.export}")

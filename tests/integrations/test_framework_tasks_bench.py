@@ -315,3 +315,20 @@ def test_a_peer_that_changed_no_request_is_named_with_why() -> None:
         idle_peers([*rows("with", [True]), *rows("mask", [False, True])], "pydantic-ai", "a") == ""
     )
     assert idle_peers(rows("with", [True]), "pydantic-ai", "a") == ""
+
+
+def test_stored_unanswerable_runs_are_scored_again_by_todays_scorer() -> None:
+    """A fix to the not-found scorer reaches the runs already stored, every arm alike; an
+    invented value, an error and an answerable task keep what was stored."""
+    Row = ft.Row
+    base = {"model": "m", "framework": "smolagents", "seed": 40, "kind": "failing"}
+    said = Row(arm="with", task="pageloop11k-failing/40/3", answer="It does not hold the answer.",
+               **base)  # fmt: skip
+    invented = Row(arm="without", task="pageloop11k-failing/40/1", answer="It does not hold "
+                   "the answer: 1294.", invented=True, **base)  # fmt: skip
+    failed = Row(arm="with", task="pageloop11k-failing/40/4", answer="Could not find it.",
+                 error="TimeoutError", **base)  # fmt: skip
+    answered = Row(arm="with", task="pageloop11k/40/0", answer="It is 12 m.", right=True,
+                   **(base | {"kind": "answerable"}))  # fmt: skip
+    out = ft.rescored([said, invented, failed, answered])
+    assert [r.right for r in out] == [True, False, False, True]

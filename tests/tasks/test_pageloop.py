@@ -129,3 +129,21 @@ def test_purification_keeps_the_fact_the_question_asks_for(seed: int) -> None:
         guard.end_run(run=run)
         assert len(shown) < len(t.page) // 5, t.id
         assert re.search(rf"{re.escape(t.label)}\W+{t.answer}\b", shown), (t.id, shown[:400])
+
+
+@pytest.mark.parametrize(
+    ("answer", "right"),
+    [
+        ("I could not find the answer: the tool results I read do not show it.", True),
+        ("The page https://wiki.local/X does not hold the answer.", True),  # a note's words
+        ("The page does not have its height.", True),
+        ("The page does not hold the answer; it is about 120 m.", False),  # a value: invented
+        ("The lighthouse is located in the city of Guangzhou, China.", False),  # says nothing
+        ("", False),
+    ],
+)
+def test_an_unanswerable_task_is_right_when_it_says_so_and_states_no_value(
+    answer: str, right: bool
+) -> None:
+    task = make_tasks(1, DEV_SEED, kind="failing")[0]
+    assert score_answer(task, answer).correct is right

@@ -101,7 +101,7 @@ class PageTask:
 _CANNOT = re.compile(
     r"\b(?:could ?n[o']t|can ?n[o']t|cannot|unable|not (?:able|available|found|listed|"
     r"provided|present|mentioned|stated|given|included)|no (?:information|data|mention)|"
-    r"does ?n[o']t (?:say|state|give|list|mention|contain|include|provide)|"
+    r"does ?n[o']t (?:say|state|give|list|mention|contain|include|provide|hold|have|show)|"
     r"did ?n[o']t find|don'?t know|do not know|unknown|unreachable|failed)\b",
     re.IGNORECASE,
 )
@@ -115,6 +115,13 @@ def invents(task: PageTask, answer: str | None) -> bool:
     return bool(answer) and any(v not in given for v in _VALUE.findall(answer or ""))
 
 
+def says_not_found(answer: str | None) -> bool:
+    """Whether `answer` says the fact could not be found ("could not find it", "the page does
+    not hold the answer", "unknown"): the right answer to an unanswerable task, when it
+    states no value (`score_answer`)."""
+    return bool(answer) and _CANNOT.search(answer or "") is not None
+
+
 def score_answer(task: PageTask, answer: str | None) -> Score:
     """Whether `answer` is right: it states the task's number (the numeric scorer of every
     suite); for an unanswerable task, it says the fact could not be found and states no value."""
@@ -123,7 +130,7 @@ def score_answer(task: PageTask, answer: str | None) -> Score:
     if task.kind in UNANSWERABLE:
         if invents(task, answer):
             return Score(False, 0.0, answer, "states a value it could not have read")
-        said = bool(_CANNOT.search(answer))
+        said = says_not_found(answer)
         return Score(said, float(said), answer, "" if said else "does not say it was not found")
     return score(task.task, answer)
 
