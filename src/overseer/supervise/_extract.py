@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from itertools import repeat
 from operator import lt, neg
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -129,7 +130,7 @@ def _prose(text: str) -> bool:
 def _by_score(scores: list[float], order: list[int]) -> list[int]:
     """Positions by falling score, then by `order` (earlier first), as numpy's `lexsort` of
     `(order, -scores)` gave them: a NaN (only an embedder can give one) after every number."""
-    if all(s == s for s in scores):
+    if not any(map(math.isnan, scores)):
         if all(map(lt, order, order[1:])):  # `order` rising: a stable sort by score keeps it
             return sorted(range(len(scores)), key=list(map(neg, scores)).__getitem__)
         return sorted(range(len(scores)), key=lambda j: (-scores[j], order[j]))
@@ -143,7 +144,7 @@ def _by_score(scores: list[float], order: list[int]) -> list[int]:
 
 def _best(scores: list[float]) -> float:
     """The highest score (NaN when any is NaN, as numpy's `max` gives it)."""
-    return math.nan if any(s != s for s in scores) else max(scores)
+    return math.nan if any(map(math.isnan, scores)) else max(scores)
 
 
 def _fill(
@@ -157,7 +158,7 @@ def _fill(
     used, keep_chars, floor = budget
     kept: set[int] = set()
     full = False
-    below = [s < floor for s in scores] if floor > 0 else [False] * len(order)
+    below = list(map(lt, scores, repeat(floor))) if floor > 0 else [False] * len(order)
     for j in _by_score(scores, order):
         text = texts[order[j]]
         if below[j] and _prose(text):
@@ -183,8 +184,7 @@ def _fill_tiers(
     shares a term with the query; then, only when every passage before was kept, chrome.
     Chrome is ranked with the page's own text when the query asks about metadata."""
     used, keep_chars, floor = budget
-    kinds = parts.kinds
-    kind = [kinds[i] for i in ranked]
+    kind = list(map(parts.kinds.__getitem__, ranked))
     last = () if asks_meta else ("chrome",)
     own = [j for j, k in enumerate(kind) if k != "data" and k not in last]
     data = [j for j, k in enumerate(kind) if k == "data" and scores[j] >= max(floor, 1e-9)]
@@ -227,9 +227,11 @@ def extract(
     parts = cut(text, min(PASSAGE_MAX, keep_chars), data=cutting)
     kept, used = _rows_and_heads(parts, keep_chars)
     ranked, scores = _ranked(parts, kept, query, cutting, embed)
-    kinds = parts.kinds
-    own = [j for j, i in enumerate(ranked) if kinds[i] != "data"]  # the floor is theirs
-    floor = RELEVANCE_FLOOR * _best([scores[j] for j in own]) if own else 0.0
+    own = scores  # the floor is the page's own text's (not its structured data's)
+    if "data" in parts.kinds:
+        kinds = parts.kinds
+        own = [scores[j] for j, i in enumerate(ranked) if kinds[i] != "data"]
+    floor = RELEVANCE_FLOOR * _best(own) if own else 0.0
     asks_meta = ASKS_METADATA.search(query) is not None
     kept |= _fill_tiers(parts, ranked, scores, (used, keep_chars, floor), asks_meta)
     if len(kept) == len(parts.texts) and len(text) <= keep_chars:

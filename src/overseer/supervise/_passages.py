@@ -134,8 +134,11 @@ def _sentences(par: str, limit: int, marked: bool) -> list[str]:
     """A paragraph's sentences (`_split_long`), from its text marked by `_marked` or not."""
     if not marked:
         return _split_long(par, limit)
+    sentences = list(filter(None, map(str.strip, par.split(_MARK))))
+    if len(par) <= limit or not sentences or max(map(len, sentences)) <= limit:
+        return sentences  # none to slice (most paragraphs): no call per sentence
     out: list[str] = []
-    for sentence in filter(None, map(str.strip, par.split(_MARK))):
+    for sentence in sentences:
         _slices(sentence, limit, out)
     return out
 
