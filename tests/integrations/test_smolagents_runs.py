@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from overseer.integrations.smolagents import ConcurrentRunError, OverseerSupervisor
+from overseer.integrations.smolagents import UNPARSED_NOTE, ConcurrentRunError, OverseerSupervisor
 from overseer.runtime import read_trace
 from overseer.supervise.rules import RuleSettings
 
@@ -109,3 +109,16 @@ def test_a_final_answer_copying_a_note_is_asked_again_once(tmp_path: Path) -> No
 
     agent = sup.attach(tool_agent([*replies[:4], ("final_answer", {"answer": "312"})], 8))
     assert agent.run("How tall is the tower?") == "312"
+
+
+def test_a_final_answer_copying_the_unparsed_reply_note_is_asked_again(tmp_path: Path) -> None:
+    """The note smolagents' agent reads after replies that could not be run (written by the
+    adapter, not the bus) is overseer's words too: a final answer copying it, without its
+    "[overseer]" tag, is asked again once (a 0.5B agent answered it on a development task)."""
+    sup = OverseerSupervisor(mode="rules", rules=RuleSettings(loop_limit=2), trace_dir=tmp_path)
+    copy = UNPARSED_NOTE.removeprefix("[overseer] ")
+    replies: list[Any] = ["I think the answer is in the page."] * 3
+    replies += [("final_answer", {"answer": copy}), ("final_answer", {"answer": "312"})]
+    agent = sup.attach(tool_agent(replies, 8))
+    assert agent.run("How tall is the tower?") == "312"
+    assert sup.stats["reasked"] == 1

@@ -189,6 +189,12 @@ class GuardRun:
             self._notes.setdefault(agent, []).append(note)
             return note
 
+    def told(self, agent: str, note: str) -> None:
+        """A note a host showed `agent` in words of its own (smolagents' note on a reply it
+        could not run): a final answer that copies it is no answer, as for a refusal."""
+        with self._lock:
+            self._notes.setdefault(agent, []).append(note)
+
     def reask(self, agent: str, answer: str) -> str | None:
         """The user turn asking `agent` once more when its answer only repeats overseer's
         words (a refusal it read, the closing turn) or a tool output it was shown twice or more

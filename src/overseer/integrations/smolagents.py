@@ -498,6 +498,7 @@ class OverseerSupervisor:
         if blocked is not None:  # refused and counted on the bus; this note says why here
             obs = memory_step.observations or ""
             memory_step.observations = f"{obs}\n\n{UNPARSED_NOTE}".strip()
+            inv.run.told(step.agent, UNPARSED_NOTE)  # an answer copying it is asked again
         return blocked is not None
 
     def _log_firings(self, inv: _Invocation, step_number: int) -> None:
