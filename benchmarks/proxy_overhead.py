@@ -16,11 +16,13 @@ Payloads:
 
 Targets: `direct` (the mock), `overseer rules on`, `rules off` (relay and book only),
 `traces on` (rules on, each run's trace written), `litellm` (LiteLLM's proxy with the mock as
-its only model, when `--litellm` names its executable, installed in a venv of its own). JSON
-and streaming. Rounds are interleaved (every cell once per round, targets in turn), latencies
-pooled over the rounds. `added` = the target's percentile minus `direct`'s for the same payload,
-mode and c; `rps` = completed requests per second of the cell (at c = 200, the saturation
-throughput); errors = non-200 replies and failed requests, never retried.
+its only model, when `--litellm` names its executable, installed in a venv of its own),
+`overseer before` (rules on, an earlier commit's src given by `--before`: before and after in
+one run, under the same conditions). JSON and streaming. Rounds are interleaved (every cell
+once per round, targets in turn), latencies pooled over the rounds. `added` = the target's
+percentile minus `direct`'s for the same payload, mode and c; `rps` = completed requests per
+second of the cell (at c = 200, the saturation throughput); errors = non-200 replies and failed
+requests, never retried.
 
     taskset -c 0 .venv/bin/python benchmarks/proxy_overhead.py --seconds 1 --rounds 2 \\
         --litellm /tmp/litellm-venv/bin/litellm
@@ -226,8 +228,20 @@ def _wait(url: str) -> None:
     raise SystemExit(f"{url}: did not come up")
 
 
-def start_targets(litellm: str | None, tmp: Path) -> tuple[dict[str, str], list[Any]]:
-    """The mock, the three overseer proxies and LiteLLM (when given): their chat URLs."""
+def _before_env(src: str, tmp: Path) -> dict[str, str]:
+    """The environment of the `--before` proxy: its checkout's src first on the path, and
+    uvloop hidden (commits before e3e8e7a did not depend on it: uvicorn ran asyncio's loop)."""
+    hide = tmp / "no-uvloop"
+    hide.mkdir(exist_ok=True)
+    (hide / "uvloop.py").write_text('raise ImportError("uvloop: not a dependency then")\n')
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(hide), src]))
+
+
+def start_targets(
+    litellm: str | None, tmp: Path, before: str | None = None
+) -> tuple[dict[str, str], list[Any]]:
+    """The mock, the three overseer proxies, the `--before` one and LiteLLM (when given):
+    their chat URLs."""
     up = _free_port()
     procs = [_start([sys.executable, "-c", MOCK, str(up)])]
     upstream = f"http://127.0.0.1:{up}/v1"
@@ -242,6 +256,11 @@ def start_targets(litellm: str | None, tmp: Path) -> tuple[dict[str, str], list[
         port = _free_port()
         procs.append(_start([*cli, *extra, "--port", str(port)]))
         targets[name] = f"http://127.0.0.1:{port}/v1/chat/completions"
+    if before:
+        port = _free_port()
+        env = _before_env(before, tmp)
+        procs.append(_start([*cli, "--trace-dir", "", "--port", str(port)], env))
+        targets["overseer before"] = f"http://127.0.0.1:{port}/v1/chat/completions"
     if litellm:
         port = _free_port()
         cfg = tmp / "litellm.yaml"
@@ -343,6 +362,11 @@ def main() -> None:
     p.add_argument("--payloads", default=",".join(PAYLOADS))
     p.add_argument("--levels", default=",".join(map(str, LEVELS)))
     p.add_argument("--modes", default="json,stream")
+    p.add_argument(
+        "--before",
+        help="another checkout's src directory (a worktree of an earlier commit): its proxy, "
+        "rules on, on asyncio's loop, is one more target, 'overseer before'",
+    )
     p.add_argument("--purify-only", action="store_true")
     p.add_argument("--sizes", default="1000,8000,100000,10000000")
     a = p.parse_args()
@@ -353,7 +377,7 @@ def main() -> None:
             print(f"litellm: {a.litellm} not found: no LiteLLM rows", file=sys.stderr)
             a.litellm = None
         tmp = Path(tempfile.mkdtemp(prefix="proxy-bench-"))
-        targets, procs = start_targets(a.litellm, tmp)
+        targets, procs = start_targets(a.litellm, tmp, a.before)
         try:
             rows = measure(targets, a)
         finally:
