@@ -210,7 +210,7 @@ def verdict(rows: Sequence[Row]) -> str:
             if ok is None and said != "not run":
                 thin.append(f"{fw} {fam}")
             elif ok is not None:
-                (held if ok else missed).append(f"{fw} {fam}")
+                (held if ok else missed).append(f"{fw} ({fam})")
     if not held and not missed:
         return (
             "overseer beside the frameworks' own context control: inconclusive, "
