@@ -9,7 +9,6 @@ over its cap (413) and turns a client that leaves mid-upload into a `Fault` (no 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import socket
 import sys
@@ -125,11 +124,10 @@ def relayed(resp: httpx.Response, kind: str = "application/json") -> StreamingRe
 
 
 def uvicorn_settings() -> dict[str, Any]:
-    """How every overseer HTTP face runs uvicorn: on uvloop where it is installed (a core
-    dependency but on Windows: the proxy's relay path a third faster, issue 50), malformed
-    requests answered with one JSON error, lifespan on, no logs of its own, 30 s keep-alive."""
+    """How every overseer HTTP face runs uvicorn: malformed requests answered with one JSON
+    error, lifespan on, no logs of its own, 30 s keep-alive. Its loop is uvicorn's "auto":
+    uvloop, a core dependency but on Windows (the proxy's relay path a third faster, issue 50)."""
     return {
-        "loop": "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio",
         "http": _JsonErrorHttpTools,
         "lifespan": "on",
         "log_config": None,

@@ -128,23 +128,16 @@ def _term_ids(docs: list[str]) -> _Terms:
     return _Terms(words, vocab, sets, no_term)
 
 
-_NUMBERS: list[int] = []  # 0, 1, 2, ...: made once, handed out again by every `_numbers`
-_NUMBERS_KEPT = 1 << 15  # numbers kept (about 1 MB at most); a longer text makes its own
+#: 0, 1, 2, ...: ints made once at import (about 260 KB), handed out again by `_numbers`
+_NUMBERS = tuple(range(1 << 15))
 
 
 def _numbers(start: int, size: int) -> Iterator[int]:
     """The integers from `start` on, `size` of them at least, as `itertools.count(start)`
-    gives them, but made once (up to `_NUMBERS_KEPT`): ints that exist already. A longer
-    list replaces the kept one whole (never extended in place: a thread reading the old one
-    meanwhile still reads 0, 1, 2, ...)."""
-    global _NUMBERS
-    stop = start + size
-    if stop > _NUMBERS_KEPT:
+    gives them, but ints that exist already (`_NUMBERS`) when they fit there."""
+    if start + size > len(_NUMBERS):
         return count(start)
-    numbers = _NUMBERS
-    if len(numbers) < stop:
-        numbers = _NUMBERS = list(range(min(_NUMBERS_KEPT, max(stop, 2 * len(numbers)))))
-    return islice(numbers, start, None)
+    return islice(_NUMBERS, start, None)
 
 
 def _underscored(text: str) -> set[str]:
