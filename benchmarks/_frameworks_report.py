@@ -71,18 +71,32 @@ class Store:
         )
         self.db.commit()
 
-    def absorb(self, path: Path) -> int:
-        """Add the rows of a gzipped JSON-lines export the store does not have; how many."""
+    def absorb(self, path: Path, *, replace: bool = False) -> int:
+        """Add the rows of a gzipped JSON-lines export the store does not have; how many.
+        `replace`: a row the store has is superseded instead (a rerun at newer code): the old
+        one is archived under the key `ARM-COMMIT`, which the tables do not read."""
         import gzip
 
         added = 0
         with gzip.open(path, "rt", encoding="utf-8") as f:
             for line in f:
                 r = Row(**json.loads(line))
-                if not self.has(r.model, r.framework, r.arm, r.seed, r.task):
-                    self.put(r)
-                    added += 1
+                key = (r.model, r.framework, r.arm, r.seed, r.task)
+                if self.has(*key):
+                    if not replace:
+                        continue
+                    self._archive(key)
+                self.put(r)
+                added += 1
         return added
+
+    def _archive(self, key: tuple[str, str, str, int, str]) -> None:
+        """Move the stored run `key` to the key of its arm and commit (`with-b5ea3c1`)."""
+        where = "WHERE (model, framework, arm, seed, task) = (?, ?, ?, ?, ?)"
+        (row,) = self.db.execute(f"SELECT row FROM runs {where}", key).fetchone()
+        old = f"{key[2]}-{json.loads(row).get('commit') or 'old'}"
+        self.db.execute(f"UPDATE OR REPLACE runs SET arm = ? {where}", (old, *key))
+        self.db.commit()
 
     def export(self, path: Path) -> int:
         """Write every row as gzipped JSON lines, in key order (what `absorb` reads back);

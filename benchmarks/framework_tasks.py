@@ -221,6 +221,12 @@ def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "(rows it has are kept): a run resumes where the exported one stopped",
     )
     ap.add_argument(
+        "--replace",
+        action="store_true",
+        help="with --rows-from: its rows supersede the stored ones of the same run (a rerun at "
+        "newer code); each superseded row is kept as history under the arm ARM-COMMIT",
+    )
+    ap.add_argument(
         "--report-only",
         action="store_true",
         help="run nothing: print the tables and write the pages from the rows stored so far "
@@ -277,7 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     store = Store(a.store)
     if a.rows_from:
-        added = store.absorb(a.rows_from)
+        added = store.absorb(a.rows_from, replace=a.replace)
         print(f"framework_tasks: {added} rows added from {a.rows_from}")
     # task by task, every arm of a task in a row: a run cut short leaves complete pairs
     todo = [

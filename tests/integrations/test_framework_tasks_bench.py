@@ -257,6 +257,28 @@ def test_an_export_restores_the_same_rows_into_a_new_store(tmp_path: Path) -> No
     ]  # fmt: skip
 
 
+def test_a_rerun_at_newer_code_supersedes_the_stored_run_and_keeps_it_as_history(
+    tmp_path: Path,
+) -> None:
+    """`--rows-from FILE --replace`: the export's runs replace the stored ones of the same key;
+    each replaced row moves to `ARM-COMMIT` (out of the tables), the others are untouched."""
+    from _frameworks_report import Row, Store
+
+    store = Store(tmp_path / "s.sqlite")
+    for task, right in (("pageloop11k-missing/40/0", False), ("pageloop11k/40/0", True)):
+        store.put(Row("m", "smolagents", "with", 40, task, right=right, commit="aaa"))
+    rerun = Store(tmp_path / "rerun.sqlite")
+    rerun.put(Row("m", "smolagents", "with", 40, "pageloop11k-missing/40/0", right=True,
+                  commit="bbb"))  # fmt: skip
+    rerun.export(tmp_path / "r.jsonl.gz")
+    assert store.absorb(tmp_path / "r.jsonl.gz", replace=True) == 1
+    now = sorted((r.task, r.right, r.commit) for r in store.rows())
+    assert now == [("pageloop11k-missing/40/0", True, "bbb"), ("pageloop11k/40/0", True, "aaa")]
+    keys = sorted(store.db.execute("SELECT arm, task FROM runs"))
+    assert ("with-aaa", "pageloop11k-missing/40/0") in keys and len(keys) == 3
+    assert store.absorb(tmp_path / "r.jsonl.gz") == 0  # without --replace: kept as stored
+
+
 def test_the_best_peer_is_judged_on_the_tasks_overseer_ran_not_on_one_cheap_task() -> None:
     """An arm run on one task of five is not the best peer for being cheap there; among the
     arms that ran (nearly) all of overseer's tasks, the best share right wins, then fewer
