@@ -149,6 +149,41 @@ def test_only_a_value_a_tool_result_supports_stands_once_the_tools_closed(
     assert out.answer == (answer if stands else NOT_FOUND_ANSWER)
 
 
+#: how qwen 0.5B answered smolagents' final-answer call on held-out search-never-finds tasks
+WRITTEN = (
+    "Calling tools:\n[{'id': 'call_2btdn0BvTTq36FH9faC_0', 'type': 'function', 'function': "
+    "{'name': 'read_page', 'arguments': {'url': 'https://shop.local/kestrel'}}}]"
+)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_tool_call_written_as_the_answer_once_the_tools_closed_is_no_answer(
+    tmp_path: Path, framework: str
+) -> None:
+    with LoopbackServer(_reader(WRITTEN)) as srv:
+        out = run_agent(framework, srv.base_url, [_page(PAGE)], QUESTION, GuardSettings(),
+                        trace_dir=tmp_path)  # fmt: skip
+    assert out.error is None, out.error
+    assert out.answer == NOT_FOUND_ANSWER
+
+
+def test_smolagents_final_answer_that_writes_a_tool_call_is_no_answer() -> None:
+    from smolagents import OpenAIServerModel, ToolCallingAgent, tool
+
+    from overseer.integrations.smolagents import OverseerSupervisor
+
+    with LoopbackServer(_reader(WRITTEN)) as srv:
+        model = OpenAIServerModel(model_id="scripted", api_base=srv.base_url, api_key="none")
+        agent = ToolCallingAgent(tools=[tool(_page(PAGE))], model=model, max_steps=8)
+        sup = OverseerSupervisor(mode="rules")
+        assert sup.attach(agent).run(QUESTION) == NOT_FOUND_ANSWER
+    # with its tools open, overseer leaves an agent's own final answer alone
+    with LoopbackServer(lambda body, n: Reply(text=WRITTEN)) as srv:
+        model = OpenAIServerModel(model_id="scripted", api_base=srv.base_url, api_key="none")
+        agent = ToolCallingAgent(tools=[tool(_page(PAGE))], model=model, max_steps=1)
+        assert OverseerSupervisor(mode="rules").attach(agent).run(QUESTION) != NOT_FOUND_ANSWER
+
+
 def test_smolagents_replaces_a_value_invented_again() -> None:
     from smolagents import OpenAIServerModel, ToolCallingAgent, tool
 

@@ -109,3 +109,22 @@ def test_an_html_page_is_read_as_the_text_it_shows() -> None:
     'mentioned 347 times' stood on a page whose <h1> named the museum); table rows are facts;
     numbers in tags and styles are not read; the row of another label is no support."""
     assert supported_numbers(HTML_PAGE, QUESTION) == {"42"}
+
+
+def test_a_tool_call_written_as_text_is_told_from_an_answer() -> None:
+    from overseer.runtime._turns import written_call
+
+    for call in (
+        "Calling tools:\n[{'id': 'c1', 'type': 'function', 'function': {'name': 'search', "
+        "'arguments': {'query': 'Belkir Observatory'}}}]",
+        '{"name": "search", "arguments": {"query": "collection festival"}}',
+        '[{"function": {"name": "fetch_page", "arguments": "{}"}}]',
+    ):
+        assert written_call(call), call
+    for answer in (
+        "It costs $85.",
+        '{"answer": "1990"}',
+        "The search tool's arguments were wrong, so I could not find it.",
+        "calling tools is not possible now",
+    ):
+        assert not written_call(answer), answer
