@@ -220,7 +220,9 @@ def test_a_page_whose_sentences_share_nothing_with_the_task_keeps_none_of_them()
     """A page without the fact (its sentences all filler): the extract keeps its headings and
     rows, no sentence (whose numbers a small model copied as the answer), and says so."""
     filler = "The harbour council archive records were mentioned {} times in older accounts. "
-    page = "\n\n".join(["History", *(filler.format(100 + i) * 3 for i in range(20)), "Built: 1902"])
+    page = "\n\n".join(
+        ["History", *(filler.format(100 + i) * 3 for i in range(20)), "Built: 1902"]
+    )
     query = "How tall is the Holra Lighthouse? https://wiki.local/Holra_Lighthouse"
     out = extract(page, query, 600)
     assert "older accounts" not in out and "History" in out and "Built: 1902" in out
