@@ -216,26 +216,6 @@ def test_extract_drops_filler_that_shares_nothing_with_the_task() -> None:
     )
 
 
-def test_a_page_whose_sentences_share_nothing_with_the_task_keeps_none_of_them() -> None:
-    """A page without the fact (its sentences all filler): the extract keeps its headings and
-    rows, no sentence (whose numbers a small model copied as the answer), and says so."""
-    filler = "The harbour council archive records were mentioned {} times in older accounts. "
-    page = "\n\n".join(
-        ["History", *(filler.format(100 + i) * 3 for i in range(20)), "Built: 1902"]
-    )
-    query = "How tall is the Holra Lighthouse? https://wiki.local/Holra_Lighthouse"
-    out = extract(page, query, 600)
-    assert "older accounts" not in out and "History" in out and "Built: 1902" in out
-    assert out.endswith("[overseer: no sentence of this page shares a word with the task; "
-                        "kept its headings, rows and lists, the rest was cut]")  # fmt: skip
-    assert not re.search(r"\d", out.rsplit("\n\n", 1)[1])
-    # one sentence about the task is enough for the usual ranking, filler under the floor out
-    about = page.replace("Built: 1902", "The Holra Lighthouse is painted white.")
-    kept = extract(about, query, 600)
-    assert "painted white" in kept and "older accounts" not in kept
-    assert "kept the passages most relevant" in kept
-
-
 def test_extract_cuts_one_huge_line_into_verbatim_slices() -> None:
     text = "word " * 3000 + "needle 42 here " + "word " * 3000
     out = extract(text, "needle", 400)

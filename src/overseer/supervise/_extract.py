@@ -231,10 +231,7 @@ def extract(
     if "data" in parts.kinds:
         kinds = parts.kinds
         own = [scores[j] for j, i in enumerate(ranked) if kinds[i] != "data"]
-    best = _best(own) if own else 0.0
-    # nothing of the page's own text shares a term with the task: its sentences are filler,
-    # and a small model copied their numbers as the answer (peers, missing-fact pages)
-    floor = RELEVANCE_FLOOR * best if best != 0 or not cutting else math.inf
+    floor = RELEVANCE_FLOOR * _best(own) if own else 0.0
     asks_meta = ASKS_METADATA.search(query) is not None
     kept |= _fill_tiers(parts, ranked, scores, (used, keep_chars, floor), asks_meta)
     if len(kept) == len(parts.texts) and len(text) <= keep_chars:
@@ -244,8 +241,5 @@ def extract(
     note = (  # no number: a small model copies numbers it reads near the end (issue 39)
         f"[overseer: kept the passages most relevant to the task by {how} similarity; "
         "the rest was cut]"
-        if floor != math.inf
-        else "[overseer: no sentence of this page shares a word with the task; kept its "
-        "headings, rows and lists, the rest was cut]"
     )
     return f"{out}\n\n{note}" if out else note
