@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/uv pip install --quiet --python .venv/bin/python -e '.[qwen05]'
+.venv/bin/uv pip install --quiet --compile-bytecode --python .venv/bin/python -e '.[qwen05]'
 MODEL="${DEMO_MODEL:-qwen2.5-coder-0.5b}"
 STORE="${DEMO_STORE:-results/demo.sqlite}"
 REPORT="${DEMO_REPORT:-results/report}"

@@ -6,7 +6,12 @@ bash scripts/setup.sh
 # The framework trap tests (tests/e2e/test_framework_trap_qwen.py) and the examples' real runs
 # (tests/e2e/test_examples_qwen.py) need a model that writes its own tool calls:
 # Qwen2.5-Coder-0.5B (SmolLM2 writes none unless forced).
-.venv/bin/uv pip install --quiet --python .venv/bin/python -e '.[qwen05]'
+.venv/bin/uv pip install --quiet --compile-bytecode --python .venv/bin/python -e '.[qwen05]'
+# Lint and type-check in the background while apt fetches the system packages below (mypy's
+# 40-odd seconds of one core overlap the downloads on a machine that lacks them).
+( .venv/bin/ruff check src tests benchmarks scripts examples \
+  && .venv/bin/ruff format --check src tests benchmarks scripts examples && .venv/bin/mypy ) &
+LINT=$!
 # The report test opens a generated page in a real headless browser: Debian's chromium.
 if ! command -v chromium >/dev/null 2>&1; then
   if ! command -v apt-get >/dev/null 2>&1; then
@@ -33,9 +38,7 @@ if ! command -v redis-server >/dev/null 2>&1 && command -v apt-get >/dev/null 2>
   $R apt-get install -y --no-install-recommends redis-server \
     || { $R apt-get update && $R apt-get install -y --no-install-recommends redis-server; }
 fi
-.venv/bin/ruff check src tests benchmarks scripts examples
-.venv/bin/ruff format --check src tests benchmarks scripts examples
-.venv/bin/mypy
+wait "$LINT"  # the lint's own exit status: a finding stops here
 # Two pytest-xdist workers by default, each on its own core (tests/conftest.py pins them, so
 # the models they load size their threads to one core); the tests that start Ray, the tiny
 # evidence runs and the session SmolLM2's tests stay on one worker each (groups set there).
