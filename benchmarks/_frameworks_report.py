@@ -74,7 +74,9 @@ class Store:
     def absorb(self, path: Path, *, replace: bool = False) -> int:
         """Add the rows of a gzipped JSON-lines export the store does not have; how many.
         `replace`: a row the store has is superseded instead (a rerun at newer code): the old
-        one is archived under the key `ARM-COMMIT`, which the tables do not read."""
+        one is archived under the key `ARM-COMMIT`, which the tables do not read. Without it,
+        another run of a stored key is kept as that history (an export lists an arm's archived
+        runs after its current one, so a store rebuilt from it is the store it came from)."""
         import gzip
 
         added = 0
@@ -82,13 +84,27 @@ class Store:
             for line in f:
                 r = Row(**json.loads(line))
                 key = (r.model, r.framework, r.arm, r.seed, r.task)
+                if self.has(*key) and not replace:
+                    added += self._keep_as_history(r)
+                    continue
                 if self.has(*key):
-                    if not replace:
-                        continue
                     self._archive(key)
                 self.put(r)
                 added += 1
         return added
+
+    def _keep_as_history(self, r: Row) -> int:
+        """Store `r`, a run other than the stored one of its key, under `ARM-COMMIT`; 0 when
+        it is the stored run or that history is already kept."""
+        key = (r.model, r.framework, r.arm, r.seed, r.task)
+        where = "WHERE (model, framework, arm, seed, task) = (?, ?, ?, ?, ?)"
+        (row,) = self.db.execute(f"SELECT row FROM runs {where}", key).fetchone()
+        old = (r.model, r.framework, f"{r.arm}-{r.commit or 'old'}", r.seed, r.task)
+        if json.loads(row) == asdict(r) or self.has(*old):
+            return 0
+        self.db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?)", (*old, json.dumps(asdict(r))))
+        self.db.commit()
+        return 1
 
     def _archive(self, key: tuple[str, str, str, int, str]) -> None:
         """Move the stored run `key` to the key of its arm and commit (`with-b5ea3c1`)."""

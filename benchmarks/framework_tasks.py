@@ -218,7 +218,8 @@ def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--rows-from",
         type=Path,
         help="first add the rows of an export (docs/evidence/runs/*.rows.jsonl.gz) to the store "
-        "(rows it has are kept): a run resumes where the exported one stopped",
+        "(rows it has are kept; another run of one of them is kept as history, under the arm "
+        "ARM-COMMIT): a run resumes where the exported one stopped",
     )
     ap.add_argument(
         "--replace",

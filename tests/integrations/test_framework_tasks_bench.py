@@ -279,6 +279,31 @@ def test_a_rerun_at_newer_code_supersedes_the_stored_run_and_keeps_it_as_history
     assert store.absorb(tmp_path / "r.jsonl.gz") == 0  # without --replace: kept as stored
 
 
+def test_a_store_rebuilt_from_its_export_keeps_the_archived_runs_as_history(
+    tmp_path: Path,
+) -> None:
+    """An export lists an archived run (`with-aaa`) with its arm as run (`with`), after the
+    current one: absorbed into a new store it is history again, not dropped and not current,
+    and the rebuilt store exports the same bytes."""
+    from _frameworks_report import Row, Store
+
+    store = Store(tmp_path / "s.sqlite")
+    store.put(Row("m", "smolagents", "with", 40, "pageloop11k/40/0", right=False, commit="aaa"))
+    rerun = Store(tmp_path / "rerun.sqlite")
+    rerun.put(Row("m", "smolagents", "with", 40, "pageloop11k/40/0", right=True, commit="bbb"))
+    rerun.export(tmp_path / "r.jsonl.gz")
+    store.absorb(tmp_path / "r.jsonl.gz", replace=True)
+    store.export(tmp_path / "all.jsonl.gz")
+    rebuilt = Store(tmp_path / "rebuilt.sqlite")
+    assert rebuilt.absorb(tmp_path / "all.jsonl.gz") == 2
+    assert [(r.right, r.commit) for r in rebuilt.rows()] == [(True, "bbb")]
+    keys = sorted(rebuilt.db.execute("SELECT arm, task FROM runs"))
+    assert keys == [("with", "pageloop11k/40/0"), ("with-aaa", "pageloop11k/40/0")]
+    rebuilt.export(tmp_path / "again.jsonl.gz")
+    assert (tmp_path / "again.jsonl.gz").read_bytes() == (tmp_path / "all.jsonl.gz").read_bytes()
+    assert rebuilt.absorb(tmp_path / "all.jsonl.gz") == 0  # each run once, history included
+
+
 def test_the_best_peer_is_judged_on_the_tasks_overseer_ran_not_on_one_cheap_task() -> None:
     """An arm run on one task of five is not the best peer for being cheap there; among the
     arms that ran (nearly) all of overseer's tasks, the best share right wins, then fewer
