@@ -64,8 +64,9 @@ class Store:
         sql = "SELECT 1 FROM runs WHERE (model, framework, arm, seed, task) = (?, ?, ?, ?, ?)"
         return self.db.execute(sql, key).fetchone() is not None
 
-    def put(self, r: Row) -> None:
-        key = (r.model, r.framework, r.arm, r.seed, r.task)
+    def put(self, r: Row, *, arm: str | None = None) -> None:
+        """Store `r` under its key, or under `arm` instead of its own (an archived run)."""
+        key = (r.model, r.framework, arm or r.arm, r.seed, r.task)
         self.db.execute(
             "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?)", (*key, json.dumps(asdict(r)))
         )
@@ -84,33 +85,35 @@ class Store:
             for line in f:
                 r = Row(**json.loads(line))
                 key = (r.model, r.framework, r.arm, r.seed, r.task)
-                if self.has(*key) and not replace:
-                    added += self._keep_as_history(r)
+                stored = self._stored(key)
+                if stored is not None and not replace:
+                    added += self._keep_as_history(r, stored)
                     continue
-                if self.has(*key):
-                    self._archive(key)
+                if stored is not None:
+                    self._archive(key, stored)
                 self.put(r)
                 added += 1
         return added
 
-    def _keep_as_history(self, r: Row) -> int:
-        """Store `r`, a run other than the stored one of its key, under `ARM-COMMIT`; 0 when
-        it is the stored run or that history is already kept."""
-        key = (r.model, r.framework, r.arm, r.seed, r.task)
-        where = "WHERE (model, framework, arm, seed, task) = (?, ?, ?, ?, ?)"
-        (row,) = self.db.execute(f"SELECT row FROM runs {where}", key).fetchone()
-        old = (r.model, r.framework, f"{r.arm}-{r.commit or 'old'}", r.seed, r.task)
-        if json.loads(row) == asdict(r) or self.has(*old):
+    def _stored(self, key: tuple[str, str, str, int, str]) -> dict[str, Any] | None:
+        """The stored run of `key`, as its JSON object, or None."""
+        sql = "SELECT row FROM runs WHERE (model, framework, arm, seed, task) = (?, ?, ?, ?, ?)"
+        found = self.db.execute(sql, key).fetchone()
+        return None if found is None else dict(json.loads(found[0]))
+
+    def _keep_as_history(self, r: Row, stored: dict[str, Any]) -> int:
+        """Store `r`, a run other than `stored` of its key, under `ARM-COMMIT`; 0 when it is
+        the stored run or that history is already kept."""
+        old = f"{r.arm}-{r.commit or 'old'}"
+        if stored == asdict(r) or self.has(r.model, r.framework, old, r.seed, r.task):
             return 0
-        self.db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?)", (*old, json.dumps(asdict(r))))
-        self.db.commit()
+        self.put(r, arm=old)
         return 1
 
-    def _archive(self, key: tuple[str, str, str, int, str]) -> None:
+    def _archive(self, key: tuple[str, str, str, int, str], stored: dict[str, Any]) -> None:
         """Move the stored run `key` to the key of its arm and commit (`with-b5ea3c1`)."""
         where = "WHERE (model, framework, arm, seed, task) = (?, ?, ?, ?, ?)"
-        (row,) = self.db.execute(f"SELECT row FROM runs {where}", key).fetchone()
-        old = f"{key[2]}-{json.loads(row).get('commit') or 'old'}"
+        old = f"{key[2]}-{stored.get('commit') or 'old'}"
         self.db.execute(f"UPDATE OR REPLACE runs SET arm = ? {where}", (old, *key))
         self.db.commit()
 
