@@ -7,6 +7,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from overseer.supervise.filters import Step
 from overseer.supervise.rules import (
@@ -346,6 +348,75 @@ def test_long_pages_of_the_same_size_with_other_words_are_not_the_same_output() 
     pages = [_long_page(seed, 1_500) for seed in range(1, 6)]
     assert all(_page_call(tier, n, text) is None for n, text in enumerate(pages, 1))
     assert same_output(pages[0], pages[0].replace(" ", "\n  ")) and not same_output(*pages[:2])
+
+
+def _trigrams(words: list[str]) -> set[tuple[str, str, str]]:
+    return set(zip(words, words[1:], words[2:], strict=False))
+
+
+def _trigram_verdict(a: str, b: str) -> bool:
+    """`same_output` by its definition alone: no early exit (what the bound must agree with)."""
+    wa, wb = a.split(), b.split()
+    if wa == wb:
+        return True
+    if min(len(a), len(b)) < 200 or abs(len(a) - len(b)) > 0.05 * max(len(a), len(b)):
+        return False
+    ga, gb = _trigrams(wa), _trigrams(wb)
+    return len(ga & gb) >= 0.97 * max(len(ga), len(gb), 1)
+
+
+_FEW = ["the", "a", "river", "bridge", "1901", "1902", "opened", "x", "y", "z"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    words=st.lists(st.sampled_from(_FEW), min_size=40, max_size=400),
+    edits=st.lists(st.tuples(st.integers(0, 399), st.sampled_from(["new", "word", "1903", ""])),
+                   max_size=30),
+)  # fmt: skip
+def test_the_loop_breakers_shortcut_gives_the_verdict_of_the_full_trigram_check(
+    words: list[str], edits: list[tuple[int, str]]
+) -> None:
+    """Near-copies (a few words changed or dropped) and distinct texts: `same_output`, which
+    rejects distinct pages by a bound before building trigram sets, agrees with the plain
+    definition on every pair."""
+    other = list(words)
+    for at, word in edits:
+        if other:
+            other[at % len(other)] = word
+    a, b = " ".join(words), " ".join(w for w in other if w)
+    assert same_output(a, b) == _trigram_verdict(a, b)
+    assert same_output(b, a) == _trigram_verdict(b, a)
+
+
+def test_the_shortcut_decides_distinct_pages_of_one_vocabulary_without_trigram_sets() -> None:
+    """Two pages of the same common words, each sentence with a number of its own (the proxy
+    benchmark's agent outputs): told apart by the words one lacks, no trigram set built."""
+    from overseer.supervise.rules._logic import _Shingles
+
+    words = [*_FEW, "spring", "after", "winter", "work", "on", "its", "stone", "arches"]
+    rng = np.random.default_rng(3)
+
+    def page() -> str:
+        return " ".join(" ".join(rng.choice(words, 12)) + f" {rng.random()}." for _ in range(60))
+
+    a, b = _Shingles(page()), _Shingles(page())
+    assert not a.same(b) and not _trigram_verdict(a.text, b.text)
+    assert a._grams is None and b._grams is None
+    c = _Shingles(a.text.replace(a.words[5], "changed", 1))
+    assert c.same(a) and c._grams is not None  # a near-copy: the full check decides
+
+
+@pytest.mark.parametrize(("changed", "same"), [(6, True), (9, True), (10, False), (40, False)])
+def test_the_shortcut_is_exact_near_the_97_percent_line(changed: int, same: bool) -> None:
+    """1,000 distinct words, `changed` of them replaced: 3 of 998 trigrams lost per word, so
+    9 words changed leave 97.3% shared (the same output) and 10 leave 96.99% (not)."""
+    words = [f"w{i}" for i in range(1000)]
+    other = [f"new{i}" if i % 50 == 25 and i // 50 < changed else w for i, w in enumerate(words)]
+    if changed > 20:
+        other = [f"new{i}" if i % 25 == 12 else w for i, w in enumerate(words)]
+    a, b = " ".join(words), " ".join(other)
+    assert same_output(a, b) is same and _trigram_verdict(a, b) is same
 
 
 def test_the_same_page_twice_does_not_block_a_third_different_call() -> None:
