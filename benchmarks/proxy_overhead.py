@@ -230,7 +230,11 @@ def _wait(url: str) -> None:
 
 def _before_env(src: str, tmp: Path) -> dict[str, str]:
     """The environment of the `--before` proxy: its checkout's src first on the path, and
-    uvloop hidden (commits before e3e8e7a did not depend on it: uvicorn ran asyncio's loop)."""
+    uvloop hidden when that checkout did not depend on it (before e3e8e7a uvicorn ran
+    asyncio's loop; read from the checkout's pyproject.toml)."""
+    deps = (Path(src).parent / "pyproject.toml").read_text()
+    if '"uvloop' in deps.split("[project.optional-dependencies]")[0]:
+        return dict(os.environ, PYTHONPATH=src)
     hide = tmp / "no-uvloop"
     hide.mkdir(exist_ok=True)
     (hide / "uvloop.py").write_text('raise ImportError("uvloop: not a dependency then")\n')

@@ -11,6 +11,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -263,3 +264,33 @@ def test_the_environments_http_proxy_is_honoured_for_the_upstream(
         assert r.status_code == status, r.text
         if status == 502:
             assert upstream.base_url in r.json()["error"]["message"]
+
+
+def test_the_proxy_command_collects_garbage_as_a_server(
+    upstream: MockUpstream, tmp_path: Path
+) -> None:
+    """`overseer proxy` (one worker) freezes what is alive once it serves and collects the
+    young generation after 10,000 objects (`server_gc`); a `Proxy` made inside a user's
+    process leaves the collector as it found it. Run in a fresh process, so this one's
+    collector is untouched."""
+    script = f"""
+import gc, threading
+import overseer.cli._serve as serve
+from overseer.cli._proxy import _serve_one
+from overseer.proxy import Proxy, ProxyOptions
+proxy = Proxy({upstream.base_url!r})
+proxy.close()
+print("library", gc.get_freeze_count(), gc.get_threshold()[0])
+serve._wait_for_a_stop = lambda: print("served", gc.get_freeze_count() > 0, gc.get_threshold()[0])
+_serve_one(ProxyOptions({upstream.base_url!r}), "127.0.0.1", 0, False, None, None, "memory")
+"""
+    got = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")},
+    ).stdout
+    assert "library 0 700" in got and "served True 10000" in got, got

@@ -204,7 +204,7 @@ def _serve_one(
     """One worker in a thread of this process, until Ctrl-C or SIGTERM."""
     from overseer.cli._serve import _wait_for_a_stop
     from overseer.models import OpenAIModel
-    from overseer.proxy import Proxy, ProxyOptions
+    from overseer.proxy import Proxy, ProxyOptions, server_gc
 
     assert isinstance(options, ProxyOptions)
     model = None
@@ -226,6 +226,7 @@ def _serve_one(
         )
     except OSError as exc:
         raise InputError(f"--host/--port: cannot listen on {host}:{port}: {exc}") from None
+    server_gc()  # this process only serves from now on
     print(
         f"overseer: proxy at {proxy.base_url} -> {options.upstream}, {state} (Ctrl-C stops)",
         flush=True,

@@ -7,10 +7,11 @@ tool outputs purified, repeats masked, loops refused as the tool result; per-run
 answered with an OpenAI-shaped error the SDKs raise. Each run has a ledger and a trace in the
 runtime's schema.
 
-Exported is what a user needs to run one (`Proxy`, `ProxySettings`) and to see how a request
-is attributed (`identify`, `Who`); and `UsageMeter`, a relay that records what an
-OpenAI-compatible server reports for each chat completion (`MeteredCompletion`: usage, prompt
-tokens evaluated, read by `read_usage`), which examples, benchmarks and tests measure with.
+Exported is what a user needs to run one (`Proxy`, `ProxySettings`; `server_gc` for a process
+that only serves it) and to see how a request is attributed (`identify`, `Who`); and
+`UsageMeter`, a relay that records what an OpenAI-compatible server reports for each chat
+completion (`MeteredCompletion`: usage, prompt tokens evaluated, read by `read_usage`), which
+examples, benchmarks and tests measure with.
 
     from overseer.proxy import Proxy
     proxy = Proxy("http://127.0.0.1:8080/v1", port=4000)  # clients use proxy.base_url
@@ -19,6 +20,7 @@ tokens evaluated, read by `read_usage`), which examples, benchmarks and tests me
 """
 
 from overseer.proxy._app import Proxy, ProxyOptions, serve_workers
+from overseer.proxy._gateway import server_gc
 from overseer.proxy._meter import MeteredCompletion, UsageMeter, read_usage
 from overseer.proxy._runs import ProxySettings, Who, identify
 
@@ -32,4 +34,5 @@ __all__ = [
     "identify",
     "read_usage",
     "serve_workers",
+    "server_gc",
 ]

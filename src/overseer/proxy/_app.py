@@ -39,7 +39,7 @@ from yarl import URL
 
 from overseer.models import Model
 from overseer.models import serve as front
-from overseer.proxy._gateway import Clock
+from overseer.proxy._gateway import Clock, server_gc
 from overseer.proxy._judge import Judges
 from overseer.proxy._relay import Call, answer_of, asked_again, book_reply, relay, with_answer
 from overseer.proxy._request import check_request
@@ -361,7 +361,9 @@ def worker_app() -> Starlette:
     """The app of one worker process of `serve_workers` (uvicorn's factory)."""
     options = pickle.loads(base64.b64decode(os.environ[_WORKER_ENV]))
     assert isinstance(options, ProxyOptions)
-    return ProxyApp(options).app
+    app = ProxyApp(options).app
+    server_gc()  # the worker process only serves
+    return app
 
 
 def serve_workers(options: ProxyOptions, *, host: str, port: int, workers: int) -> None:

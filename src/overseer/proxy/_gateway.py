@@ -9,10 +9,12 @@ client reads when the upstream dies mid-stream, and how much of a request is ove
   (`sse_error`), which the SDKs raise, instead of a stream cut short.
 - `Clock` measures overseer's share of a request: wall time in the proxy minus the time spent
   waiting for the upstream, booking and tracing included (`x-overseer-overhead-ms`).
+- `server_gc` sets garbage collection for a process that does nothing but serve the proxy.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import threading
@@ -102,3 +104,20 @@ class Clock:
 def comment(name: str, value: Any) -> bytes:
     """An SSE comment line (clients skip it): `: name: value`."""
     return f": {name}: {value}\n\n".encode()
+
+
+#: the young generation's threshold in a serving process (CPython's default: 700 objects)
+SERVER_GC_YOUNG = 10_000
+
+
+def server_gc() -> None:
+    """Garbage collection for a process that only serves the proxy (`overseer proxy` and its
+    workers; never a `Proxy` inside a user's process): what is alive once it serves (modules,
+    the app) is frozen out of every later collection, and the young generation is collected
+    after 10,000 new objects instead of 700. Why (issue 50): at 200 requests in flight the
+    collector took about 15% of the proxy's core, mostly re-scanning long-lived objects, and
+    a full collection paused every request for about 0.1 s; most objects a request makes die
+    with it, before a young collection sees them."""
+    gc.freeze()
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(SERVER_GC_YOUNG, middle, old)
