@@ -14,8 +14,9 @@ Names load on first use, so `import overseer` (and the CLI's `--help`) stays fas
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from overseer._lazy import lazy_exports
 
 #: each exported name -> the module that defines it
 _HOME = {
@@ -76,18 +77,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Load an exported name from its home module on first use (PEP 562)."""
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module 'overseer' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _HOME)  # each name loaded on first use
 
 
 if TYPE_CHECKING:

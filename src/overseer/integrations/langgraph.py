@@ -43,7 +43,7 @@ import dataclasses
 import json
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, NotRequired
 
@@ -99,6 +99,10 @@ def _plain(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
 def _closed(messages: list[Any], task: str) -> list[Any]:
     """The messages with a user turn closing the tools and restating the question."""
     return [*messages, HumanMessage(content=ad.closed_turn(task))]
+
+
+#: the requests of one model call, each answered by its response; returns the one that stands
+_Calls = Generator[ModelRequest, ModelResponse, ModelResponse]
 
 
 class OverseerState(AgentState[Any]):
@@ -308,16 +312,13 @@ class OverseerMiddleware(AgentMiddleware):
         request, stop = self._prepare(request)
         if stop is not None:
             return stop
+        calls = self._calls(request)
         try:
-            started = time.monotonic()
-            response = handler(request)
-            self._book(request, response, started)
-            again = self._reask(request, response)
-            if again is not None:
-                started = time.monotonic()
-                response = handler(again)
-                self._book(again, response, started)
-            response = self._settled(request, response)
+            asked = next(calls)
+            while True:
+                asked = calls.send(handler(asked))
+        except StopIteration as done:
+            response: ModelResponse = done.value
         except BaseException as exc:
             self._end_on_error(request, exc)
             raise
@@ -330,21 +331,34 @@ class OverseerMiddleware(AgentMiddleware):
         request, stop = self._prepare(request)
         if stop is not None:
             return stop
+        calls = self._calls(request)
         try:
-            started = time.monotonic()
-            response = await handler(request)
-            self._book(request, response, started)
-            again = self._reask(request, response)
-            if again is not None:
-                started = time.monotonic()
-                response = await handler(again)
-                self._book(again, response, started)
-            response = self._settled(request, response)
+            asked = next(calls)
+            while True:
+                asked = calls.send(await handler(asked))
+        except StopIteration as done:
+            response: ModelResponse = done.value
         except BaseException as exc:
             self._end_on_error(request, exc)
             raise
         self._end_after_model(request, response)
         return response
+
+    def _calls(
+        self, request: ModelRequest
+    ) -> Generator[ModelRequest, ModelResponse, ModelResponse]:
+        """One model call of the graph, as the requests to send (the sync and the async hook
+        send each and pass back its response): booked, asked once more when the answer only
+        copied overseer's words, then settled."""
+        started = time.monotonic()
+        response = yield request
+        self._book(request, response, started)
+        again = self._reask(request, response)
+        if again is not None:
+            started = time.monotonic()
+            response = yield again
+            self._book(again, response, started)
+        return self._settled(request, response)
 
     def _end_on_error(self, request: ModelRequest, exc: BaseException) -> None:
         """A model call that raised (a server error, a cancellation) ends the graph: close its

@@ -15,9 +15,9 @@ SDK's HTTP client) are imported on first use, so importing a package that only n
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from overseer._lazy import lazy_exports
 from overseer.models._registry import ModelCard, list_models, load_model, model_card
 from overseer.models._scripted import ScriptedModel
 from overseer.models._structured import StructuredOutputError, ask_structured
@@ -64,16 +64,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """A lazy export (PEP 562), imported from its module on first use and then cached."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The module's names, lazy exports included (for completion and `dir`)."""
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)  # each name loaded on first use
