@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from overseer.errors import install_hint
+from overseer.tasks import _coro
 
 PACKAGE = "inspect-evals"
 VERSION = "0.26.0"
@@ -82,12 +83,7 @@ def store() -> Store:
 
 def drive(coro: Any) -> Any:
     """Run a coroutine that never suspends (the suites' tools and checks) without a loop."""
-    try:
-        coro.send(None)
-    except StopIteration as stop:
-        return stop.value
-    coro.close()
-    raise RuntimeError("an AgentDojo tool or check awaited something; expected none")
+    return _coro.drive(coro, "an AgentDojo tool or check")
 
 
 def _install_inspect_ai() -> None:

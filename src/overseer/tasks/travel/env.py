@@ -22,18 +22,14 @@ from pydantic import ValidationError, create_model
 
 from overseer.runtime import ToolResult
 from overseer.runtime.tools import ToolKind
+from overseer.tasks._coro import drive
 from overseer.tasks._types import Score
 from overseer.tasks.travel._shim import CURRENT, Store, ToolCall, load_travel_suite
 
 
 def _drive(coro: Any) -> Any:
     """Run a coroutine that never suspends (the travel tools and checks) without a loop."""
-    try:
-        coro.send(None)
-    except StopIteration as stop:
-        return stop.value
-    coro.close()
-    raise RuntimeError("a travel tool or check awaited something; expected none")
+    return drive(coro, "a travel tool or check")
 
 
 @cache
