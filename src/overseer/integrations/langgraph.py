@@ -344,9 +344,7 @@ class OverseerMiddleware(AgentMiddleware):
         self._end_after_model(request, response)
         return response
 
-    def _calls(
-        self, request: ModelRequest
-    ) -> Generator[ModelRequest, ModelResponse, ModelResponse]:
+    def _calls(self, request: ModelRequest) -> _Calls:
         """One model call of the graph, as the requests to send (the sync and the async hook
         send each and pass back its response): booked, asked once more when the answer only
         copied overseer's words, then settled."""
