@@ -46,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -232,8 +233,8 @@ def _before_env(src: str, tmp: Path) -> dict[str, str]:
     """The environment of the `--before` proxy: its checkout's src first on the path, and
     uvloop hidden when that checkout did not depend on it (before e3e8e7a uvicorn ran
     asyncio's loop; read from the checkout's pyproject.toml)."""
-    deps = (Path(src).parent / "pyproject.toml").read_text()
-    if '"uvloop' in deps.split("[project.optional-dependencies]")[0]:
+    project = tomllib.loads((Path(src).parent / "pyproject.toml").read_text())["project"]
+    if any(d.startswith("uvloop") for d in project["dependencies"]):
         return dict(os.environ, PYTHONPATH=src)
     hide = tmp / "no-uvloop"
     hide.mkdir(exist_ok=True)
