@@ -39,11 +39,13 @@ What these hooks cannot do:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import threading
 import time
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal, NotRequired
 
@@ -96,6 +98,12 @@ def _plain(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     return [{"role": _role(m), "content": _text(m.content)} for m in messages]
 
 
+def _answer_of(response: ModelResponse) -> AIMessage | None:
+    """The reply's AI message when it is an answer (it calls no tool); None otherwise."""
+    ai = next((m for m in response.result if isinstance(m, AIMessage)), None)
+    return ai if ai is not None and not ai.tool_calls else None
+
+
 def _closed(messages: list[Any], task: str) -> list[Any]:
     """The messages with a user turn closing the tools and restating the question."""
     return [*messages, HumanMessage(content=ad.closed_turn(task))]
@@ -103,6 +111,45 @@ def _closed(messages: list[Any], task: str) -> list[Any]:
 
 #: the requests of one model call, each answered by its response; returns the one that stands
 _Calls = Generator[ModelRequest, ModelResponse, ModelResponse]
+
+
+@dataclasses.dataclass
+class _Turn:
+    """One model call as a hook drives it: send `asked` and `feed` its response until `asked`
+    is None, then `result()`. An exception on the way (the server's, a cancellation) goes to
+    `failed`, which ends the graph's run; a finished call goes to `ended`."""
+
+    calls: _Calls | None  # None: `response` is the stop message, nothing is sent
+    response: ModelResponse | AIMessage | None
+    ended: Callable[[ModelResponse], None]
+    failed: Callable[[BaseException], None]
+    asked: ModelRequest | None = None
+
+    def __post_init__(self) -> None:
+        if self.calls is not None:
+            with self.failing():
+                self.asked = next(self.calls)
+
+    @contextlib.contextmanager
+    def failing(self) -> Iterator[None]:
+        try:
+            yield
+        except BaseException as exc:
+            self.failed(exc)
+            raise
+
+    def feed(self, response: ModelResponse) -> None:
+        assert self.calls is not None, "feed() after the call was done"
+        try:
+            self.asked = self.calls.send(response)
+        except StopIteration as done:
+            self.asked, self.response = None, done.value
+
+    def result(self) -> ModelResponse | AIMessage:
+        assert self.response is not None and self.asked is None, "result() before the call ended"
+        if self.calls is not None and isinstance(self.response, ModelResponse):
+            self.ended(self.response)
+        return self.response
 
 
 class OverseerState(AgentState[Any]):
@@ -309,40 +356,30 @@ class OverseerMiddleware(AgentMiddleware):
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse | AIMessage:
-        request, stop = self._prepare(request)
-        if stop is not None:
-            return stop
-        calls = self._calls(request)
-        try:
-            asked = next(calls)
-            while True:
-                asked = calls.send(handler(asked))
-        except StopIteration as done:
-            response: ModelResponse = done.value
-        except BaseException as exc:
-            self._end_on_error(request, exc)
-            raise
-        self._end_after_model(request, response)
-        return response
+        turn = self._turn(request)
+        while (asked := turn.asked) is not None:
+            with turn.failing():
+                turn.feed(handler(asked))
+        return turn.result()
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse | AIMessage:
+        turn = self._turn(request)
+        while (asked := turn.asked) is not None:
+            with turn.failing():
+                turn.feed(await handler(asked))
+        return turn.result()
+
+    def _turn(self, request: ModelRequest) -> _Turn:
+        """The model call the sync and the async hook drive alike; `_prepare` may end it first."""
         request, stop = self._prepare(request)
-        if stop is not None:
-            return stop
-        calls = self._calls(request)
-        try:
-            asked = next(calls)
-            while True:
-                asked = calls.send(await handler(asked))
-        except StopIteration as done:
-            response: ModelResponse = done.value
-        except BaseException as exc:
-            self._end_on_error(request, exc)
-            raise
-        self._end_after_model(request, response)
-        return response
+        return _Turn(
+            calls=self._calls(request) if stop is None else None,
+            response=stop,
+            ended=partial(self._end_after_model, request),
+            failed=partial(self._end_on_error, request),
+        )
 
     def _calls(self, request: ModelRequest) -> _Calls:
         """One model call of the graph, as the requests to send (the sync and the async hook
@@ -369,8 +406,8 @@ class OverseerMiddleware(AgentMiddleware):
     def _reask(self, request: ModelRequest, response: ModelResponse) -> ModelRequest | None:
         """The request asking once more, tools closed, when the reply is an answer that only
         repeats overseer's words (issue 39); None: the reply stands."""
-        ai = next((m for m in response.result if isinstance(m, AIMessage)), None)
-        if ai is None or ai.tool_calls:
+        ai = _answer_of(response)
+        if ai is None:
             return None
         turn = self._run(request.state).reask(self._who(request.messages), _text(ai.content))
         if turn is None:
@@ -381,10 +418,11 @@ class OverseerMiddleware(AgentMiddleware):
     def _settled(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
         """`response` with its answer replaced by "could not find it" when, after overseer
         closed the tools, it states a value no tool result supports (`GuardRun.settle`)."""
-        ai = next((m for m in response.result if isinstance(m, AIMessage)), None)
-        if ai is None or ai.tool_calls:
-            return response
-        instead = self._run(request.state).settle(self._who(request.messages), _text(ai.content))
+        ai = _answer_of(response)
+        run = self._run(request.state)
+        instead = (
+            run.settle(self._who(request.messages), _text(ai.content)) if ai is not None else None
+        )
         if instead is None:
             return response
         result = [
