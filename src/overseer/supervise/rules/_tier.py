@@ -10,15 +10,8 @@ from collections.abc import Sequence
 from overseer.runtime.steps import ToolRecord
 from overseer.supervise._extract import Embed
 from overseer.supervise.filters import Step
+from overseer.supervise.rules import _logic as rules
 from overseer.supervise.rules._base import Blocked, Book, RuleFiring, RuleSettings
-from overseer.supervise.rules._logic import (
-    BudgetRule,
-    GroundRule,
-    LoopRule,
-    MaskRule,
-    PurifyRule,
-    latest_of,
-)
 
 
 class RuleTier:
@@ -27,12 +20,7 @@ class RuleTier:
     `counts` (rule name -> firings) and `firings` (in order) are what results and traces read.
     """
 
-    def __init__(
-        self,
-        settings: RuleSettings | None = None,
-        *,
-        embed: Embed | None = None,
-    ) -> None:
+    def __init__(self, settings: RuleSettings | None = None, *, embed: Embed | None = None) -> None:
         self.settings = settings or RuleSettings()
         self.embed = embed
         self.book = Book()
@@ -50,9 +38,9 @@ class RuleTier:
         """Forget everything (a new run)."""
         s, book = self.settings, self.book
         book.clear()
-        self.loop, self.budget = LoopRule(s, book), BudgetRule(s, book)
-        self.purifier, self.grounder = PurifyRule(s, book, self.embed), GroundRule(s, book)
-        self.masker = MaskRule(s, book)
+        self.loop, self.budget = rules.LoopRule(s, book), rules.BudgetRule(s, book)
+        self.purifier = rules.PurifyRule(s, book, self.embed)
+        self.grounder, self.masker = rules.GroundRule(s, book), rules.MaskRule(s, book)
 
     def before_action(self, step: Step) -> Blocked | None:
         """Call before a tool runs: the refusal when the action repeats, a budget is spent, or
@@ -84,7 +72,7 @@ class RuleTier:
         self, observations: Sequence[ToolRecord], *, agent: str = "", subtask: str = ""
     ) -> list[str]:
         """Texts to show for one agent's observations (oldest first; see `MaskRule`)."""
-        kept = latest_of(observations, self.loop.pinned.get(agent))
+        kept = rules.latest_of(observations, self.loop.pinned.get(agent))
         return self.masker.mask(
             observations, agent, subtask, kept=kept, is_extract=self.purifier.is_extract
         )

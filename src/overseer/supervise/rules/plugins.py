@@ -19,7 +19,6 @@ through the interactions and verdicts, as a host does.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -72,19 +71,22 @@ R = TypeVar("R")
 NOT_MESSAGES = ALL_KINDS - {"message"}
 
 
-class RulePlugin(BaseSupervisor, Generic[R], ABC):
+class RulePlugin(BaseSupervisor, Generic[R]):
     """One rule on the bus: its rule object per run (`_rule`), a `rule` trace event per
     firing, and its firings as stats (`{"rules": {name: n}}`, what every host sums)."""
 
     rule_name: ClassVar[str]
+    #: the rule's class, made once per run from the settings and the run's book
+    rule_type: ClassVar[type[Any]]
+    actions = frozenset({"approve", "replace"})
 
     def __init__(self, settings: RuleSettings | None = None) -> None:
         self.settings = settings or RuleSettings()
         self.name = self.rule_name
 
-    @abstractmethod
     def _make(self, book: Book) -> R:
         """This rule's object for one run, writing its firings to `book`."""
+        return cast(R, self.rule_type(self.settings, book))
 
     def _state(self, run: Run) -> tuple[R, Book]:
         def make() -> tuple[R, Book]:
@@ -122,7 +124,6 @@ class Purification(RulePlugin[PurifyRule]):
 
     rule_name = "purification"
     kinds = NOT_MESSAGES
-    actions = frozenset({"approve", "replace"})
 
     def __init__(
         self,
@@ -150,10 +151,7 @@ class Grounding(RulePlugin[GroundRule]):
     """An answer that is the agent's guess from before it read gets the value read."""
 
     rule_name = "grounding"
-    actions = frozenset({"approve", "replace"})
-
-    def _make(self, book: Book) -> GroundRule:
-        return GroundRule(self.settings, book)
+    rule_type = GroundRule
 
     async def before_tool(self, interaction: Interaction, run: Run) -> Verdict | None:
         step = step_of(interaction, run)
@@ -179,10 +177,7 @@ class Budget(RulePlugin[BudgetRule]):
     a booked model call past the token budget ends the agent's calls."""
 
     rule_name = "budget"
-    actions = frozenset({"approve", "replace"})
-
-    def _make(self, book: Book) -> BudgetRule:
-        return BudgetRule(self.settings, book)
+    rule_type = BudgetRule
 
     async def before_tool(self, interaction: Interaction, run: Run) -> Verdict | None:
         step, rule = step_of(interaction, run), self._rule(run)
@@ -207,10 +202,7 @@ class LoopBreaker(RulePlugin[LoopRule]):
     whatever the arguments, are refused before they run; the note says where the output is."""
 
     rule_name = "loop_breaker"
-    actions = frozenset({"approve", "replace"})
-
-    def _make(self, book: Book) -> LoopRule:
-        return LoopRule(self.settings, book)
+    rule_type = LoopRule
 
     async def before_tool(self, interaction: Interaction, run: Run) -> Verdict | None:
         step, rule = step_of(interaction, run), self._rule(run)
@@ -232,10 +224,8 @@ class Masking(RulePlugin[MaskRule]):
     and the latest output of a call a refusal said is shown above."""
 
     rule_name = "masking"
+    rule_type = MaskRule
     actions = frozenset({"approve"})
-
-    def _make(self, book: Book) -> MaskRule:
-        return MaskRule(self.settings, book)
 
     def view_observations(
         self, agent: str, records: Sequence[ToolRecord], run: Run
