@@ -8,6 +8,7 @@ bus (`overseer.runtime.bus`) applies them and writes their text.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -40,19 +41,16 @@ class Verdict:
     and why (`reason`)."""
 
     action: ClassVar[VerdictAction]
+    #: the trace event's "text", "note" and "task" keys -> the variant's fields that fill them
+    traced: ClassVar[Mapping[str, str]] = {}
     by: str = ""
     reason: str = ""
 
     def trace_fields(self) -> dict[str, str]:
         """The fields of a `verdict` trace event (the same keys for every variant)."""
-        return {
-            "action": self.action,
-            "by": self.by,
-            "reason": self.reason,
-            "text": "",
-            "note": "",
-            "task": "",
-        }
+        shown = {key: getattr(self, name) for key, name in self.traced.items()}
+        blank = {"text": "", "note": "", "task": ""}
+        return {"action": self.action, "by": self.by, "reason": self.reason, **blank, **shown}
 
     @staticmethod
     def approve(by: str = "", reason: str = "") -> Approve:
@@ -97,11 +95,9 @@ class Approve(Verdict):
 class Guide(Verdict):
     """Append `text` to what the agent reads next."""
 
-    action: ClassVar[VerdictAction] = "guide"
     text: str
-
-    def trace_fields(self) -> dict[str, str]:
-        return {**super().trace_fields(), "text": self.text}
+    action: ClassVar[VerdictAction] = "guide"
+    traced: ClassVar[Mapping[str, str]] = {"text": "text"}
 
 
 @dataclass(frozen=True)
@@ -112,13 +108,11 @@ class Replace(Verdict):
     that reviews the step); the first verdict after it that is not approve applies on top."""
 
     action: ClassVar[VerdictAction] = "replace"
+    traced: ClassVar[Mapping[str, str]] = {"text": "observation", "note": "note"}
     observation: str
     note: str
     guidance: str = ""
     rewrite: bool = False
-
-    def trace_fields(self) -> dict[str, str]:
-        return {**super().trace_fields(), "text": self.observation, "note": self.note}
 
 
 @dataclass(frozen=True)
@@ -126,17 +120,8 @@ class Verify(Verdict):
     """Have the verifier check `task`; its finding is appended to what the agent reads."""
 
     action: ClassVar[VerdictAction] = "verify"
+    traced: ClassVar[Mapping[str, str]] = {"task": "task"}
     task: str
-
-    def trace_fields(self) -> dict[str, str]:
-        return {**super().trace_fields(), "task": self.task}
-
-
-@dataclass(frozen=True)
-class Rollback(Verdict):
-    """Roll the run back to its last checkpoint or irreversible mark (within the bus's cap)."""
-
-    action: ClassVar[VerdictAction] = "rollback"
 
 
 @dataclass(frozen=True)
@@ -153,3 +138,10 @@ class ReplaceTeam(Verdict):
 
     action: ClassVar[VerdictAction] = "replace_team"
     spec: TeamSpec
+
+
+@dataclass(frozen=True)
+class Rollback(Verdict):
+    """Roll the run back to its last checkpoint or irreversible mark (within the bus's cap)."""
+
+    action: ClassVar[VerdictAction] = "rollback"
