@@ -25,7 +25,7 @@ import socket
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any, Self, overload
 from urllib.parse import urlsplit
 
 import httpx
@@ -92,6 +92,27 @@ class MeteredCompletion:
             object.__setattr__(self, name, value)
 
 
+class _Summed:
+    """A read-only attribute of a `UsageMeter`: one field of its recorded completions, summed
+    (the field of `MeteredCompletion` with the attribute's name)."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+        self.field = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.field = name
+
+    @overload
+    def __get__(self, meter: None, owner: type) -> _Summed: ...
+    @overload
+    def __get__(self, meter: UsageMeter, owner: type | None = None) -> int: ...
+    def __get__(self, meter: UsageMeter | None, owner: type | None = None) -> int | _Summed:
+        if meter is None:  # read on the class (help(), docs): the attribute itself
+            return self
+        return sum(getattr(c, self.field) for c in meter.completions)
+
+
 class UsageMeter:
     """A relay on 127.0.0.1 (a free port) in front of `target`, an OpenAI base URL such as
     http://127.0.0.1:8080/v1; clients use `base_url`. Each chat completion answered with 200
@@ -135,30 +156,15 @@ class UsageMeter:
         """Chat completions recorded."""
         return len(self.completions)
 
-    @property
-    def prompt_tokens(self) -> int:
-        """`usage.prompt_tokens` summed over the recorded completions."""
-        return sum(c.prompt_tokens for c in self.completions)
-
-    @property
-    def completion_tokens(self) -> int:
-        """`usage.completion_tokens` summed over the recorded completions."""
-        return sum(c.completion_tokens for c in self.completions)
+    prompt_tokens = _Summed("`usage.prompt_tokens` summed over the recorded completions.")
+    completion_tokens = _Summed("`usage.completion_tokens` summed over the recorded completions.")
+    evaluated_tokens = _Summed("Prompt tokens the server evaluated (not from its cache), summed.")
+    cached_tokens = _Summed("`usage.prompt_tokens_details.cached_tokens`, summed.")
 
     @property
     def tokens(self) -> int:
         """Prompt and completion tokens, summed."""
         return self.prompt_tokens + self.completion_tokens
-
-    @property
-    def evaluated_tokens(self) -> int:
-        """Prompt tokens the server evaluated (not served from its cache), summed."""
-        return sum(c.evaluated_tokens for c in self.completions)
-
-    @property
-    def cached_tokens(self) -> int:
-        """`usage.prompt_tokens_details.cached_tokens` summed over the recorded completions."""
-        return sum(c.cached_tokens for c in self.completions)
 
     def close(self) -> None:
         """Stop listening; the replies in flight finish first (at most 60 s)."""
