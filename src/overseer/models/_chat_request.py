@@ -31,7 +31,13 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-_OPEN = ConfigDict(extra="allow", strict=True, allow_inf_nan=False)
+
+class _Open(BaseModel):
+    """A part of the request as the API defines it: typed where read, other keys kept."""
+
+    model_config = ConfigDict(extra="allow", strict=True, allow_inf_nan=False)
+
+
 INT64 = 2**63
 #: the largest token count llama.cpp takes (an int32)
 MAX_TOKENS = 2**31 - 1
@@ -46,16 +52,14 @@ _WHOLE = BeforeValidator(_whole)
 Tokens = Annotated[int, Field(ge=1, le=MAX_TOKENS), _WHOLE]
 
 
-class TextPart(BaseModel):
-    model_config = _OPEN
+class TextPart(_Open):
     type: Literal["text"]
     text: str
 
 
-class _Other(BaseModel):
+class _Other(_Open):
     """A content part this server cannot read (image_url, input_audio, file, ...)."""
 
-    model_config = _OPEN
     type: str
 
     @model_validator(mode="after")
@@ -82,21 +86,18 @@ Part = Annotated[
 Content = str | list[Part] | None
 
 
-class FunctionCall(BaseModel):
-    model_config = _OPEN
+class FunctionCall(_Open):
     name: str
     arguments: str | dict[str, Any] = "{}"
 
 
-class ToolCall(BaseModel):
-    model_config = _OPEN
+class ToolCall(_Open):
     id: str | None = None
     type: Literal["function"]  # llama.cpp: "Missing tool call type"
     function: FunctionCall
 
 
-class _Message(BaseModel):
-    model_config = _OPEN
+class _Message(_Open):
     content: Content = None
     name: str = ""  # a string when present (llama.cpp refuses null)
 
@@ -127,54 +128,46 @@ class ToolMessage(_Message):
 Message = Annotated[PlainMessage | AssistantMessage | ToolMessage, Field(discriminator="role")]
 
 
-class FunctionDef(BaseModel):
-    model_config = _OPEN
+class FunctionDef(_Open):
     name: Annotated[str, Field(min_length=1, max_length=256)]
     description: str | None = None
     parameters: dict[str, Any] | None = None
     strict: bool | None = None
 
 
-class Tool(BaseModel):
-    model_config = _OPEN
+class Tool(_Open):
     type: Literal["function"]
     function: FunctionDef
 
 
-class _Named(BaseModel):
-    model_config = _OPEN
+class _Named(_Open):
     name: str
 
 
-class NamedToolChoice(BaseModel):
-    model_config = _OPEN
+class NamedToolChoice(_Open):
     type: Literal["function"] = "function"
     function: _Named
 
 
-class StreamOptions(BaseModel):
-    model_config = _OPEN
+class StreamOptions(_Open):
     include_usage: bool | None = None
 
 
-class JsonSchemaFormat(BaseModel):
-    model_config = _OPEN
+class JsonSchemaFormat(_Open):
     name: str | None = None
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
     strict: bool | None = None
 
 
-class ResponseFormat(BaseModel):
-    model_config = _OPEN
+class ResponseFormat(_Open):
     type: Literal["text", "json_object", "json_schema"]
     json_schema: JsonSchemaFormat | None = None
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
 
 
-class ChatRequest(BaseModel):
+class ChatRequest(_Open):
     """A chat-completions request as `overseer serve` documents it."""
 
-    model_config = _OPEN
     model: str | None = None
     messages: Annotated[list[Message], Field(min_length=1)]
     tools: list[Tool] | None = None

@@ -54,12 +54,10 @@ SUPERVISE_MODES: tuple[str, ...] = tuple(MODES)
 
 def mode_of(mode: str) -> Mode:
     """The mode named `mode`; an unknown one names the known ones."""
-    try:
-        return MODES[mode]
-    except KeyError:
-        raise ValueError(
-            f"supervision mode {mode!r} is unknown; expected one of: {', '.join(MODES)}"
-        ) from None
+    if mode not in MODES:
+        known = ", ".join(MODES)
+        raise ValueError(f"supervision mode {mode!r} is unknown; expected one of: {known}")
+    return MODES[mode]
 
 
 def mode_settings(
