@@ -22,6 +22,7 @@ from overseer.cli._options import option_group
 if TYPE_CHECKING:
     from overseer.bench import SolverConfig
     from overseer.experiments.monitor import EnvSetup
+    from overseer.monitor import MonitorSet
     from overseer.tasks import Task
 
 monitor_app = typer.Typer(
@@ -75,6 +76,36 @@ def _kept(store: Path) -> Iterator[None]:
         raise Interrupted(note=f"finished games are kept in {store}; rerun to resume") from None
 
 
+def _lab_game(play: _Play, command: str) -> tuple[EnvSetup, _Play]:
+    """The game's setup for `command` (which needs the lab), and `play` with its game's
+    defaults filled in."""
+    need_lab(command)
+    setup, game = g.env_of(play.game)
+    return setup, replace(play, game=game)
+
+
+def _caps(caps: str) -> list[int]:
+    """--caps as the sorted resets allowed per role, each 1 to 4."""
+    try:
+        cap_list = sorted({int(c) for c in csv_list(caps, "--caps")})
+    except ValueError:
+        raise InputError(f"--caps: expected integers like 1,2, got {caps!r}") from None
+    if any(c < 1 or c > 4 for c in cap_list):
+        raise InputError(f"--caps: expected values 1..4, got {caps!r}")
+    return cap_list
+
+
+def _monitors(path: Path) -> MonitorSet:
+    """The trained monitors at `path` (--monitor); a file that cannot be read is an input error."""
+    from overseer.monitor import MonitorSet
+
+    try:
+        return MonitorSet.load(path)
+    except (ValueError, OSError, RecursionError) as exc:
+        why = " ".join(str(exc).split()) or type(exc).__name__
+        raise InputError(f"--monitor: {why}; run `overseer monitor train` first") from None
+
+
 def _run(
     setup: EnvSetup,
     factory: Callable[[], Sequence[SolverConfig]],
@@ -118,15 +149,13 @@ def collect_cmd(
 ) -> None:
     """Play training and validation games without intervention, storing per-turn features.
     Budgets apply to each game."""
-    need_lab("overseer monitor collect")
+    setup, play = _lab_game(play, "overseer monitor collect")
     from overseer.experiments.monitor import configs_factory
 
-    setup, game = g.env_of(play.game)
-    play = replace(play, game=game)
     tasks = g.first_games(setup.games("train"), games, "--games")
     tasks += g.first_games(setup.games("validation"), val_games, "--val-games")
     _run(setup, configs_factory(setup), tasks, play)
-    print_outcomes(setup, str(game.model), play.store, ["collect"])
+    print_outcomes(setup, str(play.game.model), play.store, ["collect"])
 
 
 @monitor_app.command("train")
@@ -167,27 +196,13 @@ def eval_cmd(
 ) -> None:
     """Test games with no intervention, the trained monitor (per cap) and the random monitor.
     Budgets apply to each game."""
-    need_lab("overseer monitor eval")
+    setup, play = _lab_game(play, "overseer monitor eval")
     from overseer.experiments.monitor import configs_factory, default_monitor_path
-    from overseer.monitor import MonitorSet
 
-    setup, game = g.env_of(play.game)
-    play = replace(play, game=game)
-    model = str(game.model)
-    try:
-        cap_list = sorted({int(c) for c in csv_list(caps, "--caps")})
-    except ValueError:
-        raise InputError(f"--caps: expected integers like 1,2, got {caps!r}") from None
-    if any(c < 1 or c > 4 for c in cap_list):
-        raise InputError(f"--caps: expected values 1..4, got {caps!r}")
+    model, cap_list = str(play.game.model), _caps(caps)
     path = monitor or default_monitor_path(setup.suite, model)
     try:
-        ms = MonitorSet.load(path)
-    except (ValueError, OSError, RecursionError) as exc:
-        why = " ".join(str(exc).split()) or type(exc).__name__
-        raise InputError(f"--monitor: {why}; run `overseer monitor train` first") from None
-    try:
-        factory = configs_factory(setup, ms, path, cap_list)
+        factory = configs_factory(setup, _monitors(path), path, cap_list)
     except ValueError as exc:
         raise InputError(f"--monitor {exc}") from None
     tasks = g.first_games(setup.games("test"), games, "--games")
