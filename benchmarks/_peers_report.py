@@ -180,6 +180,19 @@ def idle_peers(rows: Sequence[Row], fw: str, fam: str) -> str:
     )
 
 
+def none_right(rows: Sequence[Row], fw: str, fam: str) -> str:
+    """A sentence when no arm answered any task of the cell right: the cell then says nothing
+    about accuracy (its bound is the interval's width at this n), only about tokens."""
+    arms = [list(_by_task(rows, fw, fam, a).values()) for a in ("without", *PEERS, OURS)]
+    if fam == "c" or not any(arms) or any(r.right for mine in arms for r in mine):
+        return ""
+    return (
+        "No arm answered any task right: the model does not do these tasks, so the accuracy "
+        "bound is only the interval's width at this n (no difference was measured); the "
+        "tokens are the cell's one reading."
+    )
+
+
 HEAD = (
     "| arm | n | right | invented | prompt tokens | evaluated | acted on | overseer W/L "
     "| overseer - arm, right [95%] | overseer's tokens / arm's [95%] |"
@@ -238,6 +251,7 @@ def write(path: Path, rows: Sequence[Row], store: Store, declared: str) -> None:
             lines += [f"## {fw}, {name}", "", f"Goal {mark}: {said}. {mde(rows, fw, fam)}.", ""]
             lines += [HEAD, "|" + "---|" * 10, *body, ""]
             lines += [idle, ""] if (idle := idle_peers(rows, fw, fam)) else []
+            lines += [blank, ""] if (blank := none_right(rows, fw, fam)) else []
     commits = sorted({r.commit for r in rows})
     lines += [f"Code: {', '.join(commits)}.", ""]
     path.write_text("\n".join(lines), encoding="utf-8")

@@ -359,6 +359,25 @@ def test_a_peer_that_changed_no_request_is_named_with_why() -> None:
     assert idle_peers(rows("with", [True]), "pydantic-ai", "a") == ""
 
 
+def test_a_cell_where_no_arm_answered_right_says_so() -> None:
+    """A family (a) or (b) cell where every arm got every task wrong is said to measure no
+    accuracy difference; one right answer anywhere, or family (c), gets no such sentence."""
+    from _frameworks_report import Row
+    from _peers_report import none_right
+
+    def rows(arm: str, right: list[bool], fw: str = "langgraph") -> list[Row]:
+        return [
+            Row("m", fw, arm, 0, f"agentdojo/banking/user_task_{i}", kind="dojo", right=r)
+            for i, r in enumerate(right)
+        ]  # fmt: skip
+
+    wrong = [*rows("with", [False] * 3), *rows("without", [False] * 3)]
+    assert none_right(wrong, "langgraph", "b").startswith("No arm answered any task right")
+    assert none_right([*wrong, *rows("lc-tuned", [False, True, False])], "langgraph", "b") == ""
+    assert none_right(wrong, "openai-agents", "b") == ""  # that framework ran nothing here
+    assert none_right(wrong, "langgraph", "c") == ""
+
+
 def test_stored_unanswerable_runs_are_scored_again_by_todays_scorer() -> None:
     """A fix to the not-found scorer reaches the runs already stored, every arm alike; an
     invented value, an error and an answerable task keep what was stored."""
