@@ -3,9 +3,9 @@
 The rule tier's judgement of a new tool output (purification: markup stripped, an extract
 ranked; the loop breaker's bookkeeping) is CPU work that grows with the output: about 4 ms for
 8,000 characters, 0.4 s for 1 MB, 4 s for 10 MB on one core here. The proxy never does it on
-its event loop: it runs in a thread (`Judges`), so other clients' requests go on meanwhile,
-and outputs over `LARGE` characters go to a pool of their own, so small outputs never queue
-behind a large one. An output over the cap (`ProxySettings.max_output_chars`, 1,000,000
+its event loop: it runs in a thread (`Judges`), so other clients' requests go on meanwhile
+(a request's new outputs in one hand-off), and a request whose new outputs come to over
+`LARGE` characters goes to a pool of its own, so small outputs never queue behind a large one. An output over the cap (`ProxySettings.max_output_chars`, 1,000,000
 characters by default) is cut to the cap before it is judged: what one request may cost is
 bounded. An output is judged once per run, keyed by its agent, call id and content
 (`result_key`): the requests that carry it again only read the verdict.
@@ -46,7 +46,7 @@ def _digest(text: str) -> str:
 
 class Judges:
     """The threads that judge tool outputs (see the module docstring); `busy`: how many
-    outputs are being judged now (the health check reports it)."""
+    judgements (a request's new outputs each) run now (the health check reports it)."""
 
     def __init__(self, small: int = 4, large: int = 2) -> None:
         self.small = ThreadPoolExecutor(small, thread_name_prefix="overseer-judge")
@@ -55,7 +55,7 @@ class Judges:
         self.warm = False
 
     async def call(self, size: int, fn: Callable[..., T], *args: Any) -> T:
-        """`fn(*args)` in the pool for outputs of `size` characters, awaited."""
+        """`fn(*args)` in the pool for outputs of `size` characters in all, awaited."""
         pool = self.large if size > LARGE else self.small
         self.busy += 1
         try:

@@ -227,21 +227,45 @@ class ProxyRun:
         raise ValueError(f"proxy run {self.name}: unknown operation {kind!r}")
 
     async def _judge(self, op: dict[str, Any]) -> str | None:
-        """A tool output's verdict: refused (a loop), else judged by the bus in a thread (the
-        LLM tier, when there is one, on the event loop: it awaits its model)."""
-        agent, tool, args, output = op["agent"], op["tool"], op["args"], op["output"]
+        """A tool output's verdict (`_judge_all`)."""
+        return (await self._judge_all([op]))[0]
+
+    async def _judge_all(self, ops: list[dict[str, Any]]) -> list[str | None]:
+        """The verdicts of tool outputs, in order: each refused (a loop), else judged by the
+        bus; by the rule tier all in one thread (one hand-off per request, not one per
+        output), by the LLM tier, when there is one, on the event loop (it awaits its
+        model)."""
+        if self.run.guard.supervisor_model is None:
+            size = sum(len(op["output"]) for op in ops)
+            notes = await self.judges.call(size, self._rule_notes, ops)
+        else:
+            notes = [await self._supervised(op) for op in ops]
+        for op, note in zip(ops, notes, strict=True):
+            self.shown[op["id"]] = None if note == op["output"] else note
+        return notes
+
+    def _refusal(self, op: dict[str, Any]) -> str | None:
+        """The loop breaker's note for the call that gave `op`'s output (None: it may run)."""
+        agent, tool, args = op["agent"], op["tool"], op["args"]
         if self.cleared[agent, tool, args] > 0:  # let run at the source: counted there
             self.cleared[agent, tool, args] -= 1
-            note = None
-        else:
-            note = self.run.before_tool(agent, tool, args)
-        if note is None and self.run.guard.supervisor_model is not None:
-            note = await self.run.aafter_tool(agent, tool, args, output)
-        elif note is None:
-            note = await self.judges.call(
-                len(output), self.run.after_tool, agent, tool, args, output
-            )
-        self.shown[op["id"]] = None if note == output else note
+            return None
+        return self.run.before_tool(agent, tool, args)
+
+    def _rule_notes(self, ops: list[dict[str, Any]]) -> list[str | None]:
+        """Each output's verdict by the rule tier, one after another (in a judge thread)."""
+        out = []
+        for op in ops:
+            note = self._refusal(op)
+            if note is None:
+                note = self.run.after_tool(op["agent"], op["tool"], op["args"], op["output"])
+            out.append(note)
+        return out
+
+    async def _supervised(self, op: dict[str, Any]) -> str | None:
+        note = self._refusal(op)
+        if note is None:
+            note = await self.run.aafter_tool(op["agent"], op["tool"], op["args"], op["output"])
         return note
 
     def _at_source(self, agent: str, calls: list[Any]) -> list[str | None]:
@@ -277,13 +301,17 @@ class ProxyRun:
             return messages, False
         keys = [await self.judges.key(agent, r.key, r.output) for r in results]
         async with self._turn() as log:
+            new: dict[str, dict[str, Any]] = {}  # judged once, on its first request
+            for r, key in zip(results, keys, strict=True):
+                if key not in self.shown and key not in new:
+                    op = dict(op="judge", agent=agent, id=key, tool=r.tool, args=r.args)
+                    op["output"] = cut(r.output, self.cap)  # the cut part
+                    new[key] = op
+            if new:
+                await self._judge_all(list(new.values()))
+                log.extend(new.values())
             records = []
             for r, key in zip(results, keys, strict=True):
-                if key not in self.shown:  # judged once, on its first request (the cut part)
-                    op = dict(op="judge", agent=agent, id=key, tool=r.tool, args=r.args)
-                    op["output"] = cut(r.output, self.cap)
-                    await self._do(op)
-                    log.append(op)
                 judged = self.shown[key]
                 records.append((r.tool, r.args, r.output if judged is None else judged))
             view = {"op": "view", "agent": agent, "records": records}

@@ -9,6 +9,7 @@ Anything else is approved without an LLM call.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -98,13 +99,29 @@ class Step:
 
 def normalize_action(step: Step) -> str:
     """A signature of what the step did: tool name plus normalised arguments and code."""
-    args = step.args
+    name, args, code = step.tool or step.kind, step.args, step.code
+    if not isinstance(args, str) or len(args) + len(code) > _REMEMBERED_MAX:
+        return _signature(name, args, code)
+    return _remembered(name, args, code)
+
+
+#: a step whose arguments and code are longer than this (characters) is signed afresh
+_REMEMBERED_MAX = 2_000
+
+
+def _signature(name: str, args: str, code: str) -> str:
+    """`normalize_action` of a step with these fields."""
     try:
         args = json.dumps(json.loads(args), sort_keys=True, separators=(",", ":"))
     except (json.JSONDecodeError, TypeError):
         args = " ".join(args.split())
-    code = "\n".join(ln.rstrip() for ln in step.code.strip().splitlines() if ln.strip())
-    return f"{step.tool or step.kind}|{args.lower()}|{code}"
+    code = "\n".join(ln.rstrip() for ln in code.strip().splitlines() if ln.strip())
+    return f"{name}|{args.lower()}|{code}"
+
+
+# the same, remembered for short steps: the rule tier asks it several times for each step,
+# and JSON's parse and dump were a tenth of the loop breaker's cost per output (issue 50)
+_remembered = functools.lru_cache(maxsize=4096)(_signature)
 
 
 @dataclass(frozen=True)

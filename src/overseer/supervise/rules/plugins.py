@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from overseer.runtime import BaseSupervisor, Interaction, Run, Verdict
@@ -99,7 +98,7 @@ class RulePlugin(BaseSupervisor, Generic[R]):
         return self._state(run)[0]
 
     def _traced(self, run: Run, firing: RuleFiring) -> None:
-        run.trace.event("rule", by=self.name, **asdict(firing))  # the fields of RuleFiring
+        run.trace.event("rule", by=self.name, **vars(firing))  # the fields of RuleFiring (flat)
 
     def _refusal(self, run: Run, blocked: Blocked | None) -> Verdict | None:
         if blocked is None:
