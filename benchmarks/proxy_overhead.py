@@ -30,9 +30,12 @@ requests, never retried.
 
 Everything inherits the script's CPU affinity: under `taskset -c 0` the client, the mock and
 the target share one core (the direct path's own cost is in every row; `added` is the
-target's share of that core). The purification table times the proxy's judgement of one new
-tool output (`GuardRun.after_tool`, what a judge thread runs) per size, the output cut to the
-proxy's 1,000,000-character cap first, as the proxy does.
+target's share of that core). With `--client-cpu 1` the targets keep the script's affinity
+and the client and the mock move to core 1: each target has its core to itself, so its
+saturation throughput is its own, not the load generator's share of the core as well
+(`taskset -c 0 ... --client-cpu 1`: run H). The purification table times the proxy's
+judgement of one new tool output (`GuardRun.after_tool`, what a judge thread runs) per size,
+the output cut to the proxy's 1,000,000-character cap first, as the proxy does.
 """
 
 from __future__ import annotations
@@ -243,12 +246,13 @@ def _before_env(src: str, tmp: Path) -> dict[str, str]:
 
 
 def start_targets(
-    litellm: str | None, tmp: Path, before: str | None = None
+    litellm: str | None, tmp: Path, before: str | None = None, client_cpu: int | None = None
 ) -> tuple[dict[str, str], list[Any]]:
-    """The mock, the three overseer proxies, the `--before` one and LiteLLM (when given):
-    their chat URLs."""
+    """The mock (on `client_cpu` when given), the three overseer proxies, the `--before` one
+    and LiteLLM (when given): their chat URLs."""
     up = _free_port()
-    procs = [_start([sys.executable, "-c", MOCK, str(up)])]
+    mock = [sys.executable, "-c", MOCK, str(up)]
+    procs = [_start(mock if client_cpu is None else ["taskset", "-c", str(client_cpu), *mock])]
     upstream = f"http://127.0.0.1:{up}/v1"
     targets = {"direct": f"{upstream}/chat/completions"}
     cli = [sys.executable, "-m", "overseer.cli", "proxy", "--upstream", upstream]
@@ -372,17 +376,26 @@ def main() -> None:
         help="another checkout's src directory (a worktree of an earlier commit): its proxy, "
         "rules on, on asyncio's loop, is one more target, 'overseer before'",
     )
+    p.add_argument(
+        "--client-cpu",
+        type=int,
+        help="the core the client and the mock run on (the targets keep the script's cores)",
+    )
     p.add_argument("--purify-only", action="store_true")
     p.add_argument("--sizes", default="1000,8000,100000,10000000")
     a = p.parse_args()
     t0 = time.perf_counter()
-    print(f"CPU affinity: {sorted(os.sched_getaffinity(0))}; seed {a.seed}")
+    affinity = os.sched_getaffinity(0)
+    print(f"CPU affinity: {sorted(affinity)}; seed {a.seed}")
     if not a.purify_only:
         if a.litellm and not Path(a.litellm).exists():
             print(f"litellm: {a.litellm} not found: no LiteLLM rows", file=sys.stderr)
             a.litellm = None
         tmp = Path(tempfile.mkdtemp(prefix="proxy-bench-"))
-        targets, procs = start_targets(a.litellm, tmp, a.before)
+        targets, procs = start_targets(a.litellm, tmp, a.before, a.client_cpu)
+        if a.client_cpu is not None:
+            os.sched_setaffinity(0, {a.client_cpu})
+            print(f"client and mock on core {a.client_cpu}")
         try:
             rows = measure(targets, a)
         finally:
@@ -391,6 +404,8 @@ def main() -> None:
                 proc.wait(30)
         print(f"\n{a.rounds} rounds x {a.seconds} s per cell, closed loop\n")
         print("\n".join(rows))
+    if a.client_cpu is not None:  # the judgement timed on the targets' cores
+        os.sched_setaffinity(0, affinity)
     print("\npurification: the proxy's judgement of one new tool output\n")
     print("\n".join(purify_costs([int(x) for x in a.sizes.split(",")], 1_000_000)))
     print(f"\n{time.perf_counter() - t0:.0f} s in all")
