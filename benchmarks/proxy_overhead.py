@@ -22,7 +22,8 @@ one run, under the same conditions). JSON and streaming. Rounds are interleaved 
 once per round, targets in turn), latencies pooled over the rounds. `added` = the target's
 percentile minus `direct`'s for the same payload, mode and c; `rps` = completed requests per
 second of the cell (at c = 200, the saturation throughput); errors = non-200 replies and failed
-requests, never retried.
+requests, never retried. Before each cell the script waits until the targets are idle
+(`settle`): work a target goes on doing after a cell is not charged to the next one.
 
     taskset -c 0 .venv/bin/python benchmarks/proxy_overhead.py --seconds 1 --rounds 2 \\
         --litellm /tmp/litellm-venv/bin/litellm
@@ -42,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import socket
@@ -304,7 +306,31 @@ def table(cells: dict[tuple[str, str, int, str], list[Cell]]) -> list[str]:
     return out
 
 
-def measure(targets: dict[str, str], a: argparse.Namespace) -> list[str]:
+def _cpu_ticks(procs: list[Any]) -> int:
+    """The CPU time the processes have used so far, in clock ticks (`/proc/PID/stat`)."""
+    total = 0
+    for proc in procs:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total
+
+
+def settle(procs: list[Any], limit_s: float = 10.0) -> float:
+    """Wait until the targets are idle (under 2% of a core over 0.25 s: a target may go on
+    working after a cell's last reply, LiteLLM's logging or a trace being written, and that
+    work would be charged to the next cell), at most `limit_s`; the seconds waited."""
+    t0 = time.perf_counter()
+    tick = os.sysconf("SC_CLK_TCK")
+    while time.perf_counter() - t0 < limit_s:
+        before = _cpu_ticks(procs)
+        time.sleep(0.25)
+        if (_cpu_ticks(procs) - before) / tick < 0.02 * 0.25:
+            break
+    return time.perf_counter() - t0
+
+
+def measure(targets: dict[str, str], a: argparse.Namespace, procs: list[Any]) -> list[str]:
     rng = random.Random(a.seed)
     load = Load([page(rng) for _ in range(a.pool)])
     cells: dict[tuple[str, str, int, str], list[Cell]] = {}
@@ -321,12 +347,14 @@ def measure(targets: dict[str, str], a: argparse.Namespace) -> list[str]:
                     rng.shuffle(names)  # no target always first (or last) in a round
                     for name in names:
                         tag = f"r{r}-{payload}-{int(stream)}-{c}-{name[:12].replace(' ', '')}"
+                        waited = settle(procs)
                         got = asyncio.run(
                             run_cell(targets[name], load, payload, stream, c, a.seconds, tag)
                         )
                         key = (payload, "stream" if stream else "json", c, name)
                         cells.setdefault(key, []).append(got)
                         say = f"{key}: {len(got.latencies)} ok, {got.errors} errors"
+                        say += f" (after {waited:.2f} s of settling)"
                         print(say, dict(got.why), file=sys.stderr, flush=True)
     order = {n: i for i, n in enumerate(targets)}
     ordered = dict(sorted(cells.items(), key=lambda kv: (*kv[0][:3], order[kv[0][3]])))
@@ -397,7 +425,7 @@ def main() -> None:
             os.sched_setaffinity(0, {a.client_cpu})
             print(f"client and mock on core {a.client_cpu}")
         try:
-            rows = measure(targets, a)
+            rows = measure(targets, a, procs)
         finally:
             for proc in procs:
                 proc.terminate()

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from overseer.proxy import Proxy, ProxySettings
+from overseer.proxy._judge import Judges
 from overseer.runtime import BaseSupervisor, Interaction, Run
 from overseer.runtime.verdicts import Verdict
 from overseer.supervise.rules import RuleSettings
@@ -33,10 +34,12 @@ class Gate(BaseSupervisor):
         self.over = over
         self.entered, self.release = threading.Event(), threading.Event()
         self.seen: list[int] = []
+        self.threads: list[str] = []  # the thread each output was judged in
 
     async def on_interaction(self, interaction: Interaction, run: Run) -> Verdict:
         if interaction.kind == "tool":
             self.seen.append(len(interaction.observation))
+            self.threads.append(threading.current_thread().name)
             if len(interaction.observation) > self.over:
                 self.entered.set()
                 self.release.wait(20)  # blocks whichever thread judges: the loop, in old code
@@ -105,3 +108,47 @@ def test_an_output_is_judged_once_per_run_however_many_requests_carry_it(
     finally:
         proxy.close()
     assert gate.seen == [len("page " * 2000)]
+
+
+def test_a_requests_new_outputs_are_judged_in_one_hand_off_in_order(
+    upstream: MockUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two new tool outputs of one request are judged one after the other by the same judge
+    thread (one hand-off per request, not one per output); the next request carrying them
+    judges nothing."""
+    handed: list[int] = []  # the characters of each hand-off to a judge thread
+    real = Judges.call
+
+    async def call(self: Judges, size: int, fn: Any, *args: Any) -> Any:
+        if fn.__name__ != "_warm":
+            handed.append(size)
+        return await real(self, size, fn, *args)
+
+    monkeypatch.setattr(Judges, "call", call)
+    gate = Gate(over=10**9)
+    settings = ProxySettings(trace_dir=tmp_path, rules=RuleSettings(purify=False), plugins=(gate,))
+    proxy = Proxy(upstream.base_url, settings)
+    calls = [
+        {
+            "id": c,
+            "type": "function",
+            "function": {"name": "fetch", "arguments": f'{{"url": "{c}"}}'},
+        }
+        for c in ("c0", "c1")
+    ]
+    messages = [
+        *ASK,
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "c0", "content": "first " * 300},
+        {"role": "tool", "tool_call_id": "c1", "content": "second " * 300},
+    ]
+    try:
+        client = _client(proxy, **{"X-Overseer-Run": "two"})
+        for _ in range(2):
+            got = client.chat.completions.create(model="mock", messages=messages)
+            assert got.choices[0].message.content == "ok"
+    finally:
+        proxy.close()
+    assert gate.seen == [len("first " * 300), len("second " * 300)]
+    assert handed == [len("first " * 300) + len("second " * 300)]
+    assert len(set(gate.threads)) == 1 and gate.threads[0].startswith("overseer-judge")

@@ -419,6 +419,20 @@ def test_the_shortcut_is_exact_near_the_97_percent_line(changed: int, same: bool
     assert same_output(a, b) is same and _trigram_verdict(a, b) is same
 
 
+@pytest.mark.parametrize("where", ["start", "spread", "end"])
+@pytest.mark.parametrize("k", [2, 3, 30, 33, 34, 35, 36, 40])
+def test_the_distinct_word_bound_gives_the_trigram_verdict(k: int, where: str) -> None:
+    """`k` distinct words of one 1,000-word page that the other lacks: the bound on distinct
+    words (each starts a trigram of its own, but for the last two places) decides as the
+    trigram sets do, wherever the words stand."""
+    words = [f"w{i}" for i in range(1000)]
+    at = {"start": range(k), "spread": range(0, 1000, 1000 // k), "end": range(1000 - k, 1000)}
+    lacking = [f"new{i}" if i in set(at[where]) else w for i, w in enumerate(words)]
+    a, b = " ".join(lacking), " ".join(words)
+    assert same_output(a, b) == _trigram_verdict(a, b)
+    assert same_output(b, a) == _trigram_verdict(b, a)
+
+
 def test_the_same_page_twice_does_not_block_a_third_different_call() -> None:
     tier = RuleTier(RuleSettings(loop_limit=2))
     for _ in range(2):
