@@ -254,7 +254,7 @@ class ProxyRun:
 
     def _rule_notes(self, ops: list[dict[str, Any]]) -> list[str | None]:
         """Each output's verdict by the rule tier, one after another (in a judge thread)."""
-        out = []
+        out: list[str | None] = []
         for op in ops:
             note = self._refusal(op)
             if note is None:
