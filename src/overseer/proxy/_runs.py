@@ -263,6 +263,7 @@ class ProxyRun:
         return out
 
     async def _supervised(self, op: dict[str, Any]) -> str | None:
+        """One output's verdict when an LLM supervisor judges (awaited on the event loop)."""
         note = self._refusal(op)
         if note is None:
             note = await self.run.aafter_tool(op["agent"], op["tool"], op["args"], op["output"])
