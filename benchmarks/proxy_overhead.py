@@ -34,7 +34,7 @@ the target share one core (the direct path's own cost is in every row; `added` i
 target's share of that core). With `--client-cpu 1` the targets keep the script's affinity
 and the client and the mock move to core 1: each target has its core to itself, so its
 saturation throughput is its own, not the load generator's share of the core as well
-(`taskset -c 0 ... --client-cpu 1`: run H). The purification table times the proxy's
+(`taskset -c 0 ... --client-cpu 1`: runs H and I). The purification table times the proxy's
 judgement of one new tool output (`GuardRun.after_tool`, what a judge thread runs) per size,
 the output cut to the proxy's 1,000,000-character cap first, as the proxy does.
 """
